@@ -1,0 +1,30 @@
+/**
+ * Randomness from node:crypto. DESIGN §11: `sodium.randombytes_buf` crosses into
+ * WASM on every call and caps throughput; node's CSPRNG filling a pooled buffer
+ * is ~25x faster and equally strong.
+ */
+import { randomFillSync, randomUUID } from 'node:crypto'
+
+const POOL_SIZE = 64 * 1024
+let pool = Buffer.allocUnsafe(0)
+let offset = 0
+
+/** `length` fresh random bytes, copied out of a pool refilled as needed. */
+export function randomBytes(length: number): Uint8Array {
+  if (length > POOL_SIZE) return randomFillSync(new Uint8Array(length))
+  if (offset + length > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafe(POOL_SIZE))
+    offset = 0
+  }
+  const bytes = new Uint8Array(length)
+  bytes.set(pool.subarray(offset, offset + length))
+  // Wipe what we handed out so the pool never serves the same bytes twice.
+  pool.fill(0, offset, offset + length)
+  offset += length
+  return bytes
+}
+
+/** A random version-4 UUID. */
+export function newId(): string {
+  return randomUUID()
+}

@@ -1,0 +1,77 @@
+/**
+ * SQLite through knex: one writer connection (all writes go through the
+ * WriteQueue) and a small pool of readers, which WAL lets run alongside it.
+ */
+import { closeSync, openSync } from 'node:fs'
+import knex, { type Knex } from 'knex'
+import { migrations } from '../../../db/migrations'
+
+/** Pragmas applied to every connection (DESIGN §3). */
+const CONNECTION_PRAGMAS = [
+  'PRAGMA foreign_keys = ON',
+  'PRAGMA busy_timeout = 5000',
+  // Erased ciphertext is overwritten, not left in free pages.
+  'PRAGMA secure_delete = ON',
+  // A commit acknowledged to a caller survives power loss: a vault must not lose tokens it handed out.
+  'PRAGMA synchronous = FULL'
+]
+
+export interface Database {
+  /** The single connection every write goes through. */
+  writer: Knex
+  /** A pool of read-only connections. */
+  reader: Knex
+  close(): Promise<void>
+}
+
+type RawConnection = { exec(sql: string, done: (error: Error | null) => void): void }
+
+function connect(filename: string, poolSize: number): Knex {
+  return knex({
+    client: 'sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: poolSize,
+      afterCreate(connection: RawConnection, done: (error: Error | null, connection: RawConnection) => void) {
+        connection.exec(CONNECTION_PRAGMAS.join(';'), (error) => done(error, connection))
+      }
+    },
+    migrations: { migrationSource: migrationSource() }
+  })
+}
+
+/** Feeds knex the explicit migration list of db/migrations/index.ts. */
+function migrationSource(): Knex.MigrationSource<string> {
+  return {
+    getMigrations: async () => Object.keys(migrations).sort(),
+    getMigrationName: (name) => name,
+    getMigration: async (name) => migrations[name]
+  }
+}
+
+/** Opens (creating if needed) the database file and brings its schema up to date. */
+export async function openDatabase(filename: string, options: { readers?: number } = {}): Promise<Database> {
+  // Create the file owner-only before SQLite does; its -wal and -shm files inherit the mode.
+  closeSync(openSync(filename, 'a', 0o600))
+  const writer = connect(filename, 1)
+  try {
+    await writer.raw('PRAGMA journal_mode = WAL')
+    await writer.migrate.latest()
+  } catch (error) {
+    await writer.destroy()
+    throw error
+  }
+  const reader = connect(filename, options.readers ?? 2)
+  return {
+    writer,
+    reader,
+    async close() {
+      await reader.destroy()
+      // Fold the WAL back into the main file so a closed vault is one file.
+      await writer.raw('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined)
+      await writer.destroy()
+    }
+  }
+}

@@ -1,0 +1,54 @@
+import type { Knex } from 'knex'
+
+type Db = Knex | Knex.Transaction
+
+export interface LogRow {
+  tenant_id: string
+  actor_id: string | null
+  actor_type: string | null
+  entity_type: string
+  entity_id: string
+  operation: string
+  message: string
+  created_at: number
+}
+
+export interface LogFilter {
+  tenantId: string
+  entityType?: string
+  entityId?: string
+  startDate?: number
+  endDate?: number
+}
+
+/** SQLite caps bound parameters per statement; 9 columns × 100 rows stays far below. */
+const INSERT_CHUNK = 100
+
+export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    await db('logs').insert(rows.slice(start, start + INSERT_CHUNK))
+  }
+}
+
+function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
+  const query = db('logs').where('tenant_id', filter.tenantId)
+  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
+  if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
+  if (filter.startDate !== undefined) query.andWhere('created_at', '>=', filter.startDate)
+  if (filter.endDate !== undefined) query.andWhere('created_at', '<', filter.endDate)
+  return query
+}
+
+export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
+  const row = await filtered(db, filter).count({ count: '*' }).first()
+  return Number(row?.count ?? 0)
+}
+
+/** Newest first; `seq` breaks ties between entries of the same millisecond. */
+export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
+  return filtered(db, filter)
+    .select('tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at')
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'seq', order: 'desc' }])
+    .limit(limit)
+    .offset(offset)
+}

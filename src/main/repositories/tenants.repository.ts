@@ -1,0 +1,62 @@
+import type { Knex } from 'knex'
+
+type Db = Knex | Knex.Transaction
+
+export interface TenantRow {
+  id: string
+  name: string
+  owner_user_id: string | null
+  created_at: number
+}
+
+export interface UserRow {
+  id: string
+  email: string | null
+  first_name: string | null
+  last_name: string | null
+  picture: string | null
+  created_at: number
+}
+
+export interface MemberRow {
+  id: string
+  tenant_id: string
+  user_id: string
+  role: 'OWNER' | 'ADMIN'
+  created_by: string | null
+  created_at: number
+  modified_by: string | null
+  modified_at: number | null
+}
+
+export async function insertTenant(db: Db, row: TenantRow): Promise<void> {
+  await db('tenants').insert(row)
+}
+
+export async function listTenants(db: Db): Promise<TenantRow[]> {
+  return db('tenants').select('id', 'name', 'owner_user_id', 'created_at').orderBy('created_at')
+}
+
+export async function insertUser(db: Db, row: UserRow): Promise<void> {
+  await db('users').insert(row)
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db('users').whereRaw('lower(email) = lower(?)', [email]).first()
+}
+
+export async function findUser(db: Db, id: string): Promise<UserRow | undefined> {
+  return db('users').where({ id }).first()
+}
+
+export async function insertMember(db: Db, row: MemberRow): Promise<void> {
+  await db('members').insert(row)
+}
+
+export async function findMember(db: Db, tenantId: string, id: string): Promise<MemberRow | undefined> {
+  return db('members').where({ tenant_id: tenantId, id }).first()
+}
+
+export async function findMemberByUser(db: Db, tenantId: string, userId: string): Promise<MemberRow | undefined> {
+  return db('members').where({ tenant_id: tenantId, user_id: userId }).first()
+}

@@ -1,0 +1,81 @@
+/**
+ * The Koa application: a thin adapter from HTTP to the services. It parses,
+ * authenticates and maps errors; all rules live in the services.
+ */
+import cors from '@koa/cors'
+import { createServer as createHttpServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Koa from 'koa'
+import type { Logger } from '../logger'
+import type { Services } from '../services'
+import { authenticate } from './middleware/auth'
+import { bodyParser } from './middleware/body'
+import { errorHandler } from './middleware/errors'
+import { hostCheck } from './middleware/host-check'
+import { mountRoutes } from './routes'
+import { publicRoutes } from './routes/public.routes'
+import type { AppState } from './types'
+
+export interface ServerOptions {
+  logger: Logger
+  /** Extra Host header values to accept besides loopback names. */
+  allowedHosts?: string[]
+  /** Origins allowed by CORS (for public applications collecting in a browser); none by default. */
+  corsOrigins?: string[]
+  /** Largest accepted request body; 5 MB by default. */
+  bodyLimitBytes?: number
+}
+
+export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024
+
+export function createServer(services: Services, options: ServerOptions): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: false })
+  app.silent = true
+  app.on('error', (error: Error & { code?: string }) => {
+    // Only the name and code: a database error's message can contain statement values.
+    options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
+  })
+  app.use(errorHandler())
+  app.use(hostCheck(options.allowedHosts))
+  if (options.corsOrigins?.length) {
+    const origins = new Set(options.corsOrigins)
+    app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'Content-Type'] }))
+  }
+  const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
+  const open = publicRoutes(deps)
+  app.use(open.routes()).use(open.allowedMethods({ throw: false }))
+  app.use(authenticate(services.auth))
+  mountRoutes(app, deps)
+  return app
+}
+
+export interface RunningServer {
+  server: Server
+  url: string
+  /** Stops accepting connections and waits for in-flight requests. */
+  close(): Promise<void>
+}
+
+/** Listens on host:port (port 0 picks a free one). */
+export async function listen(app: Koa<AppState>, host: string, port: number): Promise<RunningServer> {
+  const server = createHttpServer(app.callback())
+  server.keepAliveTimeout = 5_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const address = server.address() as AddressInfo
+  const printableHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return {
+    server,
+    url: `http://${printableHost}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeIdleConnections()
+      })
+  }
+}

@@ -1,0 +1,13 @@
+/** Mounts every resource router; each file owns one REST resource (DESIGN §2). */
+import type Koa from 'koa'
+import type { AppState, RouteDeps } from '../types'
+import { logsRoutes } from './logs.routes'
+
+const RESOURCE_ROUTES = [logsRoutes]
+
+export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): void {
+  for (const build of RESOURCE_ROUTES) {
+    const router = build(deps)
+    app.use(router.routes()).use(router.allowedMethods({ throw: false }))
+  }
+}

@@ -1,0 +1,13 @@
+import Router from '@koa/router'
+import type { AppState, RouteDeps } from '../types'
+
+export function logsRoutes({ services }: RouteDeps) {
+  const router = new Router<AppState>({ prefix: '/logs' })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.logs.list(ctx.state.actor, ctx.query)
+  })
+  router.get('/entity-types', (ctx) => {
+    ctx.body = services.logs.entityTypes(ctx.state.actor)
+  })
+  return router
+}

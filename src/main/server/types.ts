@@ -1,0 +1,24 @@
+import type Router from '@koa/router'
+import type { Actor } from '../services/context'
+import type { Services } from '../services'
+import type { JsonBody } from './middleware/body'
+
+/** Koa state after authentication. */
+export interface AppState {
+  actor: Actor
+}
+
+export type AppRouter = Router<AppState>
+
+/** What every route module receives. */
+export interface RouteDeps {
+  services: Services
+  /** Body-parsing middleware factory with the configured size limit. */
+  json: JsonBody
+}
+
+declare module 'koa' {
+  interface Request {
+    body?: unknown
+  }
+}

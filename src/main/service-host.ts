@@ -1,0 +1,47 @@
+/**
+ * Runs the whole local service: opens the vault, serves REST on loopback and
+ * (later) runs the background jobs. Shared by `tessera serve`, the desktop
+ * app and the API tests, so all three exercise the same start and stop path.
+ */
+import type { MasterKey } from './crypto/types'
+import type { Logger } from './logger'
+import { createServer, listen, type ServerOptions } from './server/app'
+import type { Clock } from './services/context'
+import { openVault, type Vault } from './services/vault'
+
+export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
+  dataDir: string
+  masterKey: MasterKey
+  host: string
+  port: number
+  logger: Logger
+  clock?: Clock
+}
+
+export interface ServiceHost {
+  vault: Vault
+  url: string
+  /** Stops accepting requests, lets in-flight ones finish, then closes the database. */
+  stop(): Promise<void>
+}
+
+export async function startServiceHost(options: ServiceHostOptions): Promise<ServiceHost> {
+  const vault = await openVault(options)
+  try {
+    const app = createServer(vault.services, options)
+    const running = await listen(app, options.host, options.port)
+    let stopping: Promise<void> | undefined
+    return {
+      vault,
+      url: running.url,
+      stop: () =>
+        (stopping ??= (async () => {
+          await running.close()
+          await vault.close()
+        })())
+    }
+  } catch (error) {
+    await vault.close()
+    throw error
+  }
+}

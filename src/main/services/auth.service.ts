@@ -1,0 +1,86 @@
+/**
+ * Turns an SVC-API-KEY into an Actor. Keys are looked up by keyed hash; the
+ * actor is cached in memory per key hash, and every service that changes an
+ * application or session evicts it, so a regenerated or deleted key stops
+ * working at once. Expiry is checked on every call against the injected clock.
+ */
+import type { Knex } from 'knex'
+import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
+import { hashSecret } from '../crypto/secrets'
+import { findApplicationByKeyHash } from '../repositories/applications.repository'
+import type { Actor, Clock } from './context'
+import { UnauthenticatedError } from './errors'
+import type { Keyring } from './keyring'
+
+/** Session keys carry this prefix so they are told apart from application keys without a second lookup. */
+export const SESSION_KEY_PREFIX = 'key_sess'
+
+/** Resolves a session key hash to its actor; provided by the sessions service. */
+export type SessionResolver = (keyHash: string, now: number) => Promise<CachedActor | undefined>
+
+export interface CachedActor {
+  actor: Actor
+  /** Epoch ms after which the credential is rejected; null for never. */
+  expiresAt: number | null
+}
+
+const MAX_CACHED = 10_000
+
+export class AuthService {
+  private readonly cache = new Map<string, CachedActor>()
+  private sessionResolver: SessionResolver = async () => undefined
+  /** Bumped by every eviction, so a lookup that raced with a change is not cached. */
+  private generation = 0
+
+  constructor(private readonly deps: { reader: Knex; keyring: Keyring; clock: Clock }) {}
+
+  /** Installed by the sessions service. */
+  setSessionResolver(resolver: SessionResolver): void {
+    this.sessionResolver = resolver
+  }
+
+  /** The actor behind a key; 401 when the key is missing, unknown or expired. */
+  async authenticate(key: string | undefined): Promise<Actor> {
+    if (!key) throw new UnauthenticatedError('The SVC-API-KEY header is required.')
+    if (key.length > 200) throw new UnauthenticatedError('The API key is invalid or has expired.')
+    const keyHash = hashSecret(this.deps.keyring.secretHashKey, key)
+    const now = this.deps.clock.now()
+    let entry = this.cache.get(keyHash)
+    if (!entry) {
+      const generation = this.generation
+      entry = key.startsWith(SESSION_KEY_PREFIX) ? await this.sessionResolver(keyHash, now) : await this.loadApplication(keyHash)
+      if (entry && generation === this.generation) this.remember(keyHash, entry)
+    }
+    if (!entry || (entry.expiresAt !== null && entry.expiresAt <= now)) {
+      throw new UnauthenticatedError('The API key is invalid or has expired.')
+    }
+    return entry.actor
+  }
+
+  /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize). */
+  evict(actorId: string): void {
+    this.generation++
+    for (const [hash, entry] of this.cache) if (entry.actor.id === actorId) this.cache.delete(hash)
+  }
+
+  private remember(keyHash: string, entry: CachedActor): void {
+    if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
+    this.cache.set(keyHash, entry)
+  }
+
+  private async loadApplication(keyHash: string): Promise<CachedActor | undefined> {
+    const row = await findApplicationByKeyHash(this.deps.reader, keyHash)
+    if (!row) return undefined
+    return {
+      actor: {
+        type: 'application',
+        id: row.id,
+        tenantId: row.tenant_id,
+        applicationType: row.type as ApplicationType,
+        permissions: JSON.parse(row.permissions) as Permission[],
+        rules: JSON.parse(row.rules) as AccessRule[]
+      },
+      expiresAt: row.expires_at === null ? null : Number(row.expires_at)
+    }
+  }
+}

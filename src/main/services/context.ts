@@ -1,0 +1,30 @@
+/**
+ * Who is calling and what time it is: passed to every service method so both
+ * front doors (REST and IPC) are authorised and audited the same way.
+ */
+import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
+
+export type ActorType = 'application' | 'session' | 'user'
+
+export interface Actor {
+  type: ActorType
+  /** Application id, session id or user id. */
+  id: string
+  tenantId: string
+  /** Set for applications (and for sessions: the type of the application that created them). */
+  applicationType?: ApplicationType
+  permissions: readonly Permission[]
+  rules: readonly AccessRule[]
+  /**
+   * The desktop user (tenant OWNER or ADMIN): every permission, tokens masked;
+   * plaintext only through an explicit, logged reveal.
+   */
+  isMember?: boolean
+}
+
+/** Injected time source so expiry logic is testable without sleeping. */
+export interface Clock {
+  now(): number
+}
+
+export const systemClock: Clock = { now: () => Date.now() }

@@ -1,0 +1,48 @@
+/** Token expiry parsing (spec "Token expiration") and ISO 8601 output. */
+import { DateTime } from 'luxon'
+import { ValidationError } from './errors'
+
+const FORMATS_HINT =
+  'must be a date in one of the formats M/D/YYYY h:mm:ss AM|PM ±hh:mm (offset optional, UTC without it), M/D/YYYY (12 AM UTC) or ISO 8601'
+
+// Parsed by hand because luxon's `h … a` format accepts hours 0 and 13–23 with AM/PM.
+const US_DATE_TIME = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?: (\d{1,2}):(\d{2}):(\d{2}) ([AP]M)(?: ([+-](?:0\d|1[0-4]):[0-5]\d))?)?$/i
+
+function parse(text: string): DateTime | undefined {
+  const m = US_DATE_TIME.exec(text)
+  if (!m) {
+    // ISO 8601 without an offset is read as UTC, like the other formats.
+    const iso = DateTime.fromISO(text, { zone: 'utc', setZone: true })
+    return iso.isValid ? iso : undefined
+  }
+  const [, month, day, year, hour12, minute, second, meridiem, offset] = m
+  let hour = 0
+  if (hour12 !== undefined) {
+    const h = Number(hour12)
+    if (h < 1 || h > 12) return undefined
+    hour = (h % 12) + (meridiem.toUpperCase() === 'PM' ? 12 : 0)
+  }
+  const zone = offset ? `UTC${offset}` : 'utc'
+  const dt = DateTime.fromObject(
+    { year: Number(year), month: Number(month), day: Number(day), hour, minute: Number(minute ?? 0), second: Number(second ?? 0) },
+    { zone }
+  )
+  return dt.isValid ? dt : undefined
+}
+
+/**
+ * Parses an `expires_at` value: `M/D/YYYY h:mm:ss AM|PM ±hh:mm` (offset optional, UTC
+ * without it), `M/D/YYYY` (12 AM UTC) or ISO 8601 (UTC when it has no offset).
+ * @throws ValidationError naming `field` when unparseable or not strictly after `now`
+ */
+export function parseExpiresAt(value: unknown, field: string, now: Date): Date {
+  const dt = typeof value === 'string' ? parse(value.trim()) : undefined
+  if (!dt) throw ValidationError.field(field, FORMATS_HINT)
+  if (dt.toMillis() <= now.getTime()) throw ValidationError.field(field, 'must be in the future')
+  return dt.toJSDate()
+}
+
+/** ISO 8601 in UTC (`2030-01-02T03:04:05.000Z`) for an epoch-milliseconds time or a Date. */
+export function toIsoString(ms: number | Date): string {
+  return new Date(ms).toISOString()
+}

@@ -1,0 +1,372 @@
+/**
+ * Liquid expressions (DESIGN §4): one sandboxed liquidjs engine with Tessera's filters,
+ * a bounded cache of parsed templates, and type-preserving evaluation of single outputs.
+ */
+import { randomInt } from 'node:crypto'
+import { Context, Liquid, LiquidError, Output, TokenKind, Value, toValue, toValueSync, type Template } from 'liquidjs'
+import { ValidationError, type FieldErrors } from './errors'
+import { luhnValid } from './token-types'
+
+/** A filter misuse; its message is safe to return (names the filter, never the value). */
+class FilterError extends Error {}
+
+const engine = new Liquid({
+  strictFilters: true,
+  ownPropertyOnly: true,
+  // No file system: an empty in-memory template map, and the tags that load templates refuse to parse.
+  templates: {},
+  parseLimit: 20_000,
+  renderLimit: 100,
+  memoryLimit: 16_000_000,
+  timezoneOffset: 0,
+  locale: 'en-US',
+  // Liquid would print objects as "[object Object]" and join arrays, so distinct data could
+  // render (and fingerprint) alike; JSON keeps them distinct.
+  outputEscape: (value: unknown): string => {
+    const v = toValue(value)
+    return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+  }
+})
+for (const tag of ['include', 'render', 'layout']) {
+  engine.registerTag(tag, {
+    parse() {
+      throw new Error(`the ${tag} tag is not allowed`)
+    },
+    render() {}
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filters. Each validates its arguments before looking at its input, so a dry run with null
+// data (see validateExpression) catches argument errors. A null or missing input gives null.
+
+type Filter = (value: unknown, ...args: unknown[]) => unknown
+
+const MAX_LENGTH_ARG = 1_000
+
+function arity(name: string, args: unknown[], min: number, max = min): void {
+  if (args.length >= min && args.length <= max) return
+  const expected = min === max ? `${min}` : `${min} to ${max}`
+  throw new FilterError(`${name} expects ${expected} argument${max === 1 ? '' : 's'}, got ${args.length}`)
+}
+
+function intArg(name: string, label: string, value: unknown, min = 0, max = MAX_LENGTH_ARG): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value
+  throw new FilterError(`${name}: ${label} must be an integer from ${min} to ${max}`)
+}
+
+function charArg(name: string, label: string, value: unknown): string {
+  if (typeof value === 'string' && [...value].length === 1) return value
+  throw new FilterError(`${name}: ${label} must be a single character`)
+}
+
+function textInput(name: string, value: unknown): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
+  throw new FilterError(`${name} expects a string or number input`)
+}
+
+function cardInput(name: string, value: unknown): string {
+  const digits = textInput(name, value)
+  if (/^\d{13,19}$/.test(digits)) return digits
+  throw new FilterError(`${name} expects a card number of 13 to 19 digits`)
+}
+
+const isNil = (value: unknown): value is null | undefined => value === null || value === undefined
+
+/** Registers `impl` under `name`: arguments checked by `check`, null input passed through. */
+function filter(name: string, check: (args: unknown[]) => void, impl: Filter): void {
+  engine.registerFilter(name, (value: unknown, ...args: unknown[]) => {
+    check(args)
+    value = toValue(value)
+    return isNil(value) ? null : impl(value, ...args)
+  })
+}
+
+const noArgs = (name: string) => (args: unknown[]) => arity(name, args, 0)
+
+function maskAllBut(chars: string[], first: number, last: number, maskChar: string): string {
+  if (first + last >= chars.length) return chars.join('')
+  return chars.slice(0, first).join('') + maskChar.repeat(chars.length - first - last) + chars.slice(chars.length - last).join('')
+}
+
+const DIGITS = '0123456789'
+const LOWER = 'abcdefghijklmnopqrstuvwxyz'
+const UPPER = LOWER.toUpperCase()
+const ALPHANUMERIC = DIGITS + LOWER + UPPER
+const pick = (alphabet: string) => alphabet[randomInt(alphabet.length)]
+
+/** Parses `a.b[0]['c d']` (optionally prefixed by `$`) into keys. */
+function parseJsonPath(path: unknown): string[] {
+  if (typeof path !== 'string') throw new FilterError('json: path must be a string')
+  const keys: string[] = []
+  const segment = /\.?([^.[\]'"]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]/y
+  let pos = path.startsWith('$') ? 1 : 0
+  while (pos < path.length) {
+    segment.lastIndex = pos
+    const m = segment.exec(path)
+    // A bare name is only allowed first; later ones need a dot.
+    if (!m || (m[1] !== undefined && pos > 0 && path[pos] !== '.')) throw new FilterError(`json: invalid path ${JSON.stringify(path)}`)
+    keys.push(m[1] ?? m[2] ?? m[3] ?? m[4])
+    pos = segment.lastIndex
+  }
+  return keys
+}
+
+filter('stringify', noArgs('stringify'), (v) => JSON.stringify(v))
+filter('last4', noArgs('last4'), (v) => [...textInput('last4', v)].slice(-4).join(''))
+filter(
+  'reveal_last',
+  (args) => {
+    arity('reveal_last', args, 1, 2)
+    intArg('reveal_last', 'n', args[0])
+    if (args.length > 1) charArg('reveal_last', 'mask_char', args[1])
+  },
+  (v, n, maskChar = 'X') => maskAllBut([...textInput('reveal_last', v)], 0, n as number, maskChar as string)
+)
+filter(
+  'reveal',
+  (args) => {
+    arity('reveal', args, 2, 3)
+    intArg('reveal', 'first', args[0])
+    intArg('reveal', 'last', args[1])
+    if (args.length > 2) charArg('reveal', 'mask_char', args[2])
+  },
+  (v, first, last, maskChar = 'X') => maskAllBut([...textInput('reveal', v)], first as number, last as number, maskChar as string)
+)
+filter(
+  'json',
+  (args) => {
+    arity('json', args, 1)
+    parseJsonPath(args[0])
+  },
+  (v, path) => {
+    let current: unknown = v
+    if (typeof v === 'string') {
+      try {
+        current = JSON.parse(v)
+      } catch {
+        throw new FilterError('json: input is not valid JSON')
+      }
+    }
+    for (const key of parseJsonPath(path)) {
+      if (typeof current !== 'object' || current === null || !Object.hasOwn(current, key)) return null
+      current = (current as Record<string, unknown>)[key]
+    }
+    return current ?? null
+  }
+)
+for (const [name, pad] of [
+  ['pad_left', (s: string, n: number, c: string) => c.repeat(Math.max(0, n - [...s].length)) + s],
+  ['pad_right', (s: string, n: number, c: string) => s + c.repeat(Math.max(0, n - [...s].length))]
+] as const) {
+  filter(
+    name,
+    (args) => {
+      arity(name, args, 2)
+      intArg(name, 'len', args[0])
+      charArg(name, 'char', args[1])
+    },
+    (v, len, char) => pad(textInput(name, v), len as number, char as string)
+  )
+}
+// ASCII letters and digits are replaced; everything else (separators, other scripts) is kept.
+filter('alias_preserve_format', noArgs('alias_preserve_format'), (v) =>
+  textInput('alias_preserve_format', v).replace(/[0-9]|[a-z]|[A-Z]/g, (c) =>
+    pick(c <= '9' ? DIGITS : c <= 'Z' ? UPPER : LOWER)
+  )
+)
+filter('alias_preserve_length', noArgs('alias_preserve_length'), (v) =>
+  Array.from(textInput('alias_preserve_length', v), () => pick(ALPHANUMERIC)).join('')
+)
+// Keeps only the first digit (the card network) so aliases still look like the same brand
+// without revealing the issuer; the last digit is chosen so the alias passes the Luhn check.
+filter('alias_card', noArgs('alias_card'), (v) => {
+  const digits = cardInput('alias_card', v)
+  let payload = digits[0]
+  for (let i = 2; i < digits.length; i++) payload += pick(DIGITS)
+  for (let check = 0; ; check++) if (luhnValid(payload + check)) return payload + check
+})
+// First 6 and last 4 digits: the most PCI DSS allows to be shown for any PAN length.
+filter('card_mask', noArgs('card_mask'), (v) => maskAllBut([...cardInput('card_mask', v)], 6, 4, 'X'))
+// ISO/IEC 7812 moved to 8-digit IINs; PCI DSS allows the first 8 digits only for PANs of 16+ digits.
+filter('card_bin', noArgs('card_bin'), (v) => {
+  const digits = cardInput('card_bin', v)
+  return digits.slice(0, digits.length >= 16 ? 8 : 6)
+})
+filter('to_string', noArgs('to_string'), (v) => (typeof v === 'object' ? JSON.stringify(v) : String(v)))
+filter('to_number', noArgs('to_number'), (v) => {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN
+  if (!Number.isFinite(n)) throw new FilterError('to_number: input is not a number')
+  return n
+})
+filter('to_boolean', noArgs('to_boolean'), (v) => {
+  if (typeof v === 'boolean') return v
+  if (typeof v === 'number') return v !== 0
+  const s = typeof v === 'string' ? v.trim().toLowerCase() : undefined
+  if (s === 'true' || s === '1') return true
+  if (s === 'false' || s === '0') return false
+  throw new FilterError('to_boolean: input must be true, false, 1 or 0')
+})
+
+// ---------------------------------------------------------------------------------------------
+// Compilation and cache.
+
+interface Compiled {
+  templates: Template[]
+  /** Set when the template is exactly one `{{ … }}` output (ignoring surrounding whitespace). */
+  single?: Value
+  /** Set once the dry run in validateExpression has passed. */
+  validated?: boolean
+}
+
+const CACHE_SIZE = 1_000
+const cache = new Map<string, Compiled>()
+
+function liquidMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
+function compile(source: string, field: string): Compiled {
+  const hit = cache.get(source)
+  if (hit) {
+    // Re-insert so the Map's insertion order tracks recency (least recently used first).
+    cache.delete(source)
+    cache.set(source, hit)
+    return hit
+  }
+  let templates: Template[]
+  try {
+    templates = engine.parse(source)
+  } catch (err) {
+    // Parse errors quote only the expression, which is not sensitive.
+    throw ValidationError.field(field, `is not a valid expression: ${liquidMessage(err)}`)
+  }
+  const parts = templates.filter((t) => !(t.token.kind === TokenKind.HTML && t.token.getText().trim() === ''))
+  const compiled: Compiled = { templates }
+  if (parts.length === 1 && parts[0] instanceof Output) {
+    // A bare Value skips the output escape that Output appends, so the value keeps its type.
+    compiled.single = new Value((parts[0].token as unknown as { content: string }).content, engine)
+  }
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!)
+  cache.set(source, compiled)
+  return compiled
+}
+
+/** A safe message for a render failure: ours and the limit errors pass, anything else may quote data. */
+function runtimeError(err: unknown, field: string): ValidationError {
+  let cause = err
+  while (LiquidError.is(cause) && (cause as { originalError?: unknown }).originalError) {
+    cause = (cause as { originalError?: unknown }).originalError
+  }
+  const message =
+    cause instanceof FilterError || (cause instanceof Error && /limit exceeded$/.test(cause.message))
+      ? (cause as Error).message
+      : 'the expression could not be evaluated'
+  return ValidationError.field(field, message)
+}
+
+function run(compiled: Compiled, scope: Record<string, unknown>, field: string): unknown {
+  try {
+    if (compiled.single) {
+      const ctx = new Context(scope, engine.options, { sync: true }, { liquid: engine })
+      return toValue(toValueSync(compiled.single.value(ctx, false))) ?? null
+    }
+    return engine.renderSync(compiled.templates, scope)
+  } catch (err) {
+    throw runtimeError(err, field)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Public API.
+
+/**
+ * Checks that `source` is a string holding a valid expression: it parses, uses only known
+ * filters, and a dry run against null data succeeds (catching bad filter arguments and
+ * runaway loops). Filter arguments must therefore be literals. Returns the source.
+ * @throws ValidationError naming `field`
+ */
+export function validateExpression(source: unknown, field: string): string {
+  if (typeof source !== 'string') throw ValidationError.field(field, 'must be a string expression')
+  const compiled = compile(source, field)
+  if (!compiled.validated) {
+    run(compiled, { data: null, metadata: {} }, field)
+    compiled.validated = true
+  }
+  return source
+}
+
+/**
+ * Evaluates `source` with `data` (and `metadata`) in scope. A template that is exactly one
+ * `{{ … }}` output returns its value with its JSON type (undefined becomes null); any other
+ * template renders to a string.
+ * @throws ValidationError naming `field` on a syntax error or a failing filter
+ */
+export function evaluateExpression(
+  source: string,
+  context: { data: unknown; metadata?: Record<string, string> },
+  field: string
+): unknown {
+  return run(compile(source, field), { data: context.data, metadata: context.metadata }, field)
+}
+
+const MAX_MASK_DEPTH = 32
+
+function childPath(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+}
+
+/** Maps every string leaf of `mask` through `leaf`, collecting the field errors of all leaves. */
+function mapMask(mask: unknown, path: string, leaf: (source: string, path: string) => unknown): unknown {
+  const errors: FieldErrors = {}
+  const walk = (node: unknown, at: string, depth: number): unknown => {
+    try {
+      if (depth > MAX_MASK_DEPTH) throw ValidationError.field(at, 'is nested too deeply')
+      if (typeof node === 'string') return leaf(node, at)
+      if (Array.isArray(node)) return node.map((item, i) => walk(item, childPath(at, i), depth + 1))
+      if (typeof node === 'object' && node !== null) {
+        // fromEntries defines own properties, so a "__proto__" key stays a plain key.
+        return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v, childPath(at, k), depth + 1)]))
+      }
+      return node
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err
+      for (const [p, messages] of Object.entries(err.errors ?? {})) (errors[p] ??= []).push(...messages)
+      return undefined
+    }
+  }
+  const result = walk(mask, path, 0)
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+  return result
+}
+
+/**
+ * Checks a mask: a string expression, or an object/array whose string leaves are expressions
+ * (other leaves are kept as is). Errors name each leaf, e.g. `mask.number`, `mask[0]`.
+ * @returns the mask unchanged
+ * @throws ValidationError
+ */
+export function validateMask(mask: unknown, field: string): unknown {
+  mapMask(mask, field, (source, path) => validateExpression(source, path))
+  return mask
+}
+
+/**
+ * Evaluates every string leaf of `mask` against `data`, keeping the mask's shape.
+ * @throws ValidationError with leaf paths under `field`
+ */
+export function evaluateMask(mask: unknown, data: unknown, field = 'mask'): unknown {
+  return mapMask(mask, field, (source, path) => evaluateExpression(source, { data }, path))
+}
+
+/**
+ * The string a fingerprint is computed over: the expression's value, JSON-encoded unless it
+ * is a string (`null` for null). The caller hashes it.
+ * @throws ValidationError naming `fingerprint_expression`
+ */
+export function renderFingerprintSource(expression: string, data: unknown, metadata?: Record<string, string>): string {
+  const value = evaluateExpression(expression, { data, metadata }, 'fingerprint_expression')
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}

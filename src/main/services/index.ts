@@ -1,0 +1,45 @@
+/**
+ * Builds every domain service from injected dependencies (DESIGN §1). The REST
+ * server and the IPC handlers are thin adapters over what this returns.
+ */
+import type { Database } from '../db/database'
+import { WriteQueue } from '../db/write-queue'
+import type { Logger } from '../logger'
+import { AuthService } from './auth.service'
+import type { Clock } from './context'
+import type { Keyring } from './keyring'
+import { LogsService } from './logs.service'
+
+export interface ServiceDeps {
+  db: Database
+  keyring: Keyring
+  clock: Clock
+  logger: Logger
+}
+
+/** What every service may use: readers, the single writer queue, keys, time and logs. */
+export interface ServiceContext {
+  reader: Database['reader']
+  writes: WriteQueue
+  keyring: Keyring
+  clock: Clock
+  logger: Logger
+}
+
+export function createServices(deps: ServiceDeps) {
+  const context: ServiceContext = {
+    reader: deps.db.reader,
+    writes: new WriteQueue(deps.db.writer),
+    keyring: deps.keyring,
+    clock: deps.clock,
+    logger: deps.logger
+  }
+  const auth = new AuthService(context)
+  return {
+    context,
+    auth,
+    logs: new LogsService(context)
+  }
+}
+
+export type Services = ReturnType<typeof createServices>

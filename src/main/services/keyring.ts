@@ -1,0 +1,100 @@
+/**
+ * The unwrapped keys of an open vault, held in memory only. Built once at
+ * start-up by `unlockKeyring`, which is also where a wrong master key is caught.
+ */
+import type { Knex } from 'knex'
+import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
+import { randomBytes } from '../crypto/random'
+import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
+import { findVault, insertTenantKey, insertVault, listTenantKeys } from '../repositories/vault.repository'
+
+interface TenantKeys {
+  dataKeys: Map<number, DataKey>
+  currentVersion: number
+  fingerprintKey: FingerprintKey
+}
+
+export class Keyring {
+  private readonly tenants = new Map<string, TenantKeys>()
+
+  constructor(
+    private readonly master: MasterKey,
+    readonly secretHashKey: SecretHashKey
+  ) {}
+
+  /** The key that seals new data for a tenant, with its version. */
+  currentDataKey(tenantId: string): { version: number; key: DataKey } {
+    const keys = this.tenantKeys(tenantId)
+    return { version: keys.currentVersion, key: keys.dataKeys.get(keys.currentVersion)! }
+  }
+
+  /** The key of a given version, for opening older rows. */
+  dataKey(tenantId: string, version: number): DataKey {
+    const key = this.tenantKeys(tenantId).dataKeys.get(version)
+    if (!key) throw new Error(`No data key version ${version} for tenant`)
+    return key
+  }
+
+  fingerprintKey(tenantId: string): FingerprintKey {
+    return this.tenantKeys(tenantId).fingerprintKey
+  }
+
+  /** Creates and stores the first data key and the fingerprint key of a new tenant. */
+  async createTenantKeys(db: Knex | Knex.Transaction, tenantId: string, now: number): Promise<void> {
+    const dataKey = randomBytes(KEY_BYTES) as DataKey
+    const fingerprintKey = randomBytes(KEY_BYTES) as FingerprintKey
+    for (const [purpose, key] of [['data', dataKey], ['fingerprint', fingerprintKey]] as const) {
+      const wrapped = wrapKey(this.master, key, tenantKeyLabel(tenantId, purpose, 1))
+      await insertTenantKey(db, { tenant_id: tenantId, purpose, version: 1, wrapped_key: Buffer.from(wrapped) }, now)
+    }
+    this.tenants.set(tenantId, { dataKeys: new Map([[1, dataKey]]), currentVersion: 1, fingerprintKey })
+  }
+
+  /** Loads and unwraps every tenant key (throws CannotUnlockError on a wrong master key). */
+  async load(db: Knex): Promise<void> {
+    const rows = await listTenantKeys(db)
+    for (const row of rows) {
+      const key = unwrapKey(this.master, row.wrapped_key, tenantKeyLabel(row.tenant_id, row.purpose, row.version))
+      const entry = this.tenants.get(row.tenant_id) ?? {
+        dataKeys: new Map(),
+        currentVersion: 0,
+        fingerprintKey: undefined as unknown as FingerprintKey
+      }
+      if (row.purpose === 'fingerprint') entry.fingerprintKey = key as FingerprintKey
+      else {
+        entry.dataKeys.set(row.version, key as DataKey)
+        entry.currentVersion = Math.max(entry.currentVersion, row.version)
+      }
+      this.tenants.set(row.tenant_id, entry)
+    }
+  }
+
+  private tenantKeys(tenantId: string): TenantKeys {
+    const keys = this.tenants.get(tenantId)
+    if (!keys) throw new Error('Unknown tenant')
+    return keys
+  }
+}
+
+function tenantKeyLabel(tenantId: string, purpose: string, version: number): string {
+  return `tenant:${tenantId}:${purpose}:${version}`
+}
+
+const SECRET_HASH_LABEL = 'vault:secret-hash'
+
+/** Creates the vault's own keys in a new, empty database. */
+export async function createKeyring(db: Knex | Knex.Transaction, master: MasterKey, now: number): Promise<Keyring> {
+  const secretHashKey = randomBytes(KEY_BYTES) as SecretHashKey
+  await insertVault(db, wrapKey(master, secretHashKey, SECRET_HASH_LABEL), now)
+  return new Keyring(master, secretHashKey)
+}
+
+/** Opens an existing vault's keys; a wrong master key fails here, before any data is touched. */
+export async function unlockKeyring(db: Knex, master: MasterKey): Promise<Keyring> {
+  const vault = await findVault(db)
+  if (!vault) throw new CannotUnlockError('this data directory holds no initialised vault (run `tessera init`).')
+  const secretHashKey = unwrapKey(master, vault.wrapped_secret_hash_key, SECRET_HASH_LABEL) as SecretHashKey
+  const keyring = new Keyring(master, secretHashKey)
+  await keyring.load(db)
+  return keyring
+}

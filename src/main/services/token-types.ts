@@ -1,0 +1,173 @@
+/**
+ * Token types (DESIGN §5): one registry entry per type, holding its data validation
+ * and defaults. Adding a type means adding an entry, nothing else.
+ */
+import { ValidationError, type FieldErrors } from './errors'
+
+export interface TokenTypeDefinition {
+  name: string
+  defaultContainers: string[]
+  defaultFingerprintExpression: string
+  defaultMask: unknown | undefined
+  /** Spec: card's single-token responses show the evaluated mask in `mask`. */
+  showsEvaluatedMask: boolean
+  /** Throws a ValidationError with paths like `${path}.number`; messages never contain the data. */
+  validateData(data: unknown, path: string, now: Date): void
+}
+
+/** True when `digits` (a string of digits) passes the Luhn (mod 10) check. */
+export function luhnValid(digits: string): boolean {
+  if (!/^\d+$/.test(digits)) return false
+  let sum = 0
+  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
+    let d = digits.charCodeAt(i) - 48
+    if (double && (d *= 2) > 9) d -= 9
+    sum += d
+  }
+  return sum % 10 === 0
+}
+
+/** True when `digits` is nine digits with a valid ABA routing checksum (weights 3, 7, 1). */
+export function abaRoutingValid(digits: string): boolean {
+  if (!/^\d{9}$/.test(digits)) return false
+  const d = [...digits].map(Number)
+  return (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])) % 10 === 0
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** Collects field errors so one response names every bad field. */
+class Problems {
+  readonly errors: FieldErrors = {}
+  add(path: string, message: string): void {
+    ;(this.errors[path] ??= []).push(message)
+  }
+  throwIfAny(): void {
+    if (Object.keys(this.errors).length > 0) throw new ValidationError(this.errors)
+  }
+}
+
+/** Checks `data` is an object with only `allowed` keys; returns false (after recording) when it is not an object. */
+function checkShape(data: unknown, path: string, allowed: readonly string[], problems: Problems): data is Record<string, unknown> {
+  if (data === undefined) {
+    problems.add(path, 'is required')
+    return false
+  }
+  if (!isPlainObject(data)) {
+    problems.add(path, 'must be an object')
+    return false
+  }
+  for (const key of Object.keys(data)) {
+    if (!allowed.includes(key)) problems.add(`${path}.${key}`, `is not an allowed field (allowed: ${allowed.join(', ')})`)
+  }
+  return true
+}
+
+const CARD_FIELDS = ['number', 'expiration_month', 'expiration_year', 'cvc'] as const
+const BANK_FIELDS = ['routing_number', 'account_number'] as const
+
+function validateCard(data: unknown, path: string, now: Date): void {
+  const problems = new Problems()
+  if (checkShape(data, path, CARD_FIELDS, problems)) {
+    const { number, expiration_month: month, expiration_year: year, cvc } = data
+    if (number === undefined) problems.add(`${path}.number`, 'is required')
+    else if (typeof number !== 'string' || !/^\d+$/.test(number)) problems.add(`${path}.number`, 'must be a string of digits')
+    else if (number.length < 13 || number.length > 19) problems.add(`${path}.number`, 'must have 13 to 19 digits')
+    else if (!luhnValid(number)) problems.add(`${path}.number`, 'fails the Luhn check')
+
+    const monthOk = month === undefined || (Number.isInteger(month) && (month as number) >= 1 && (month as number) <= 12)
+    if (!monthOk) problems.add(`${path}.expiration_month`, 'must be an integer from 1 to 12')
+    const yearOk = year === undefined || (Number.isInteger(year) && (year as number) >= 1000 && (year as number) <= 9999)
+    if (!yearOk) problems.add(`${path}.expiration_year`, 'must be a four-digit integer')
+
+    // A card is valid through the end of its expiration month.
+    if (monthOk && yearOk && year !== undefined) {
+      const nowYear = now.getUTCFullYear()
+      if ((year as number) < nowYear) problems.add(`${path}.expiration_year`, 'is in the past')
+      else if (year === nowYear && month !== undefined && (month as number) < now.getUTCMonth() + 1) {
+        problems.add(`${path}.expiration_month`, 'is in the past')
+      }
+    }
+
+    if (cvc !== undefined && (typeof cvc !== 'string' || !/^\d{3,4}$/.test(cvc))) {
+      problems.add(`${path}.cvc`, 'must be a string of 3 or 4 digits')
+    }
+  }
+  problems.throwIfAny()
+}
+
+function validateBank(data: unknown, path: string): void {
+  const problems = new Problems()
+  if (checkShape(data, path, BANK_FIELDS, problems)) {
+    const { routing_number: routing, account_number: account } = data
+    if (routing === undefined) problems.add(`${path}.routing_number`, 'is required')
+    else if (typeof routing !== 'string' || !/^\d{9}$/.test(routing)) problems.add(`${path}.routing_number`, 'must be a string of 9 digits')
+    else if (!abaRoutingValid(routing)) problems.add(`${path}.routing_number`, 'fails the ABA routing number checksum')
+
+    if (account === undefined) problems.add(`${path}.account_number`, 'is required')
+    else if (typeof account !== 'string' || !/^\d{1,17}$/.test(account)) {
+      problems.add(`${path}.account_number`, 'must be a string of 1 to 17 digits')
+    }
+  }
+  problems.throwIfAny()
+}
+
+const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
+  (
+    [
+      {
+        name: 'token',
+        defaultContainers: ['/general/high/'],
+        defaultFingerprintExpression: '{{ data | stringify }}',
+        defaultMask: undefined,
+        showsEvaluatedMask: false,
+        validateData(data, path) {
+          if (data === undefined) throw ValidationError.field(path, 'is required')
+        }
+      },
+      {
+        name: 'card',
+        defaultContainers: ['/pci/high/'],
+        defaultFingerprintExpression: '{{ data.number }}',
+        defaultMask: {
+          number: '{{ data.number | reveal_last: 4 }}',
+          expiration_month: '{{ data.expiration_month }}',
+          expiration_year: '{{ data.expiration_year }}'
+        },
+        showsEvaluatedMask: true,
+        validateData: validateCard
+      },
+      {
+        name: 'bank',
+        defaultContainers: ['/bank/high/'],
+        defaultFingerprintExpression: '{{ data.account_number }}|{{ data.routing_number }}',
+        defaultMask: {
+          routing_number: '{{ data.routing_number }}',
+          account_number: '{{ data.account_number | reveal_last: 4 }}'
+        },
+        showsEvaluatedMask: false,
+        validateData: validateBank
+      }
+    ] satisfies TokenTypeDefinition[]
+  ).map((def) => [def.name, deepFreeze(def)])
+)
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v)
+    Object.freeze(value)
+  }
+  return value
+}
+
+/** The definition of token type `name`, or undefined when there is no such type. */
+export function getTokenType(name: string): TokenTypeDefinition | undefined {
+  return REGISTRY.get(name)
+}
+
+/** Names of all token types, in registry order. */
+export function tokenTypeNames(): string[] {
+  return [...REGISTRY.keys()]
+}

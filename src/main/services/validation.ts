@@ -1,0 +1,60 @@
+/**
+ * zod schemas → our ValidationError. One schema gives the check, the field
+ * paths of the errors and the TypeScript type (DESIGN §12).
+ */
+import { z } from 'zod'
+import { ValidationError, type FieldErrors } from './errors'
+
+/** Formats a path the way clients read it: `rules[0].priority`, `[3].data.number`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>, prefix = ''): string {
+  let out = prefix
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`
+    else out += out ? `.${String(segment)}` : String(segment)
+  }
+  return out || '(body)'
+}
+
+/** Adds a message to a field-errors map. */
+export function addFieldError(errors: FieldErrors, path: string, message: string): void {
+  ;(errors[path] ??= []).push(message)
+}
+
+/** Converts zod issues to field errors. Messages never echo the rejected value. */
+export function zodFieldErrors(error: z.ZodError, prefix = ''): FieldErrors {
+  const errors: FieldErrors = {}
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) addFieldError(errors, formatPath([...issue.path, key], prefix), 'is not a known field')
+    } else {
+      addFieldError(errors, formatPath(issue.path, prefix), issue.message)
+    }
+  }
+  return errors
+}
+
+/** Parses `value` with `schema`, or throws a 400 naming every bad field. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.infer<S> {
+  const result = schema.safeParse(value)
+  if (!result.success) throw new ValidationError(zodFieldErrors(result.error, prefix))
+  return result.data
+}
+
+/** Query-string integer (`page`, `size`) within bounds. */
+export function queryInt(defaultValue: number, min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .optional()
+    .transform((value) => value ?? defaultValue)
+}
+
+/** A query parameter that may be given once or repeated; always an array. */
+export function queryList<T extends z.ZodType>(item: T) {
+  return z
+    .union([item, z.array(item)])
+    .optional()
+    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
+}

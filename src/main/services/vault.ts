@@ -1,0 +1,154 @@
+/**
+ * Creating and opening a vault: the database file, its keys and the first
+ * tenant. Used by the CLI, the desktop app and the tests alike.
+ */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { MANAGEMENT_PERMISSIONS } from '../../shared/permissions'
+import type { Application } from '../../shared/types'
+import { CannotUnlockError } from '../crypto/keys'
+import { newId } from '../crypto/random'
+import { generateSecret, hashSecret } from '../crypto/secrets'
+import type { MasterKey } from '../crypto/types'
+import { openDatabase, type Database } from '../db/database'
+import type { Logger } from '../logger'
+import { insertApplication } from '../repositories/applications.repository'
+import { listTenants, insertMember, insertTenant, insertUser } from '../repositories/tenants.repository'
+import { findVault } from '../repositories/vault.repository'
+import { systemClock, type Clock } from './context'
+import { createServices, type Services } from './index'
+import { createKeyring, unlockKeyring } from './keyring'
+import { logRow, recordLogs } from './logs.service'
+import { readySodium } from '../crypto/sodium'
+
+export const DATABASE_FILE = 'tessera.db'
+
+export class VaultAlreadyInitialisedError extends Error {
+  constructor(dataDir: string) {
+    super(`A vault already exists in ${dataDir}; refusing to overwrite it.`)
+    this.name = 'VaultAlreadyInitialisedError'
+  }
+}
+
+export interface InitOptions {
+  dataDir: string
+  masterKey: MasterKey
+  tenantName: string
+  ownerEmail?: string
+  clock?: Clock
+}
+
+export interface InitResult {
+  tenant_id: string
+  owner_user_id: string
+  application: Required<Pick<Application, 'id' | 'name' | 'type' | 'key' | 'permissions'>>
+}
+
+/** Whether `dataDir` already holds a vault. */
+export async function vaultExists(dataDir: string): Promise<boolean> {
+  const file = join(dataDir, DATABASE_FILE)
+  if (!existsSync(file)) return false
+  const db = await openDatabase(file, { readers: 1 })
+  try {
+    return (await findVault(db.reader)) !== undefined
+  } finally {
+    await db.close()
+  }
+}
+
+/**
+ * Creates the vault in `dataDir`: keys, the tenant, its OWNER user and a
+ * management application holding every management permission, whose key is
+ * returned once.
+ */
+export async function initVault(options: InitOptions): Promise<InitResult> {
+  await readySodium()
+  if (await vaultExists(options.dataDir)) throw new VaultAlreadyInitialisedError(options.dataDir)
+  const clock = options.clock ?? systemClock
+  const db = await openDatabase(join(options.dataDir, DATABASE_FILE), { readers: 1 })
+  try {
+    const now = clock.now()
+    const tenantId = newId()
+    const userId = newId()
+    const application = {
+      id: newId(),
+      name: 'Tessera administration',
+      type: 'management' as const,
+      key: generateSecret('key_management'),
+      permissions: [...MANAGEMENT_PERMISSIONS]
+    }
+    await db.writer.transaction(async (trx) => {
+      const keyring = await createKeyring(trx, options.masterKey, now)
+      await insertTenant(trx, { id: tenantId, name: options.tenantName, owner_user_id: userId, created_at: now })
+      await keyring.createTenantKeys(trx, tenantId, now)
+      await insertUser(trx, { id: userId, email: options.ownerEmail ?? null, first_name: null, last_name: null, picture: null, created_at: now })
+      await insertMember(trx, { id: newId(), tenant_id: tenantId, user_id: userId, role: 'OWNER', created_by: userId, created_at: now, modified_by: null, modified_at: null })
+      await insertApplication(trx, {
+        id: application.id,
+        tenant_id: tenantId,
+        name: application.name,
+        type: application.type,
+        permissions: JSON.stringify(application.permissions),
+        rules: '[]',
+        key_hash: hashSecret(keyring.secretHashKey, application.key),
+        expires_at: null,
+        created_by: userId,
+        created_at: now,
+        modified_by: null,
+        modified_at: null
+      })
+      const actor = { id: userId, type: 'user' as const, tenantId }
+      await recordLogs(trx, [
+        logRow(actor, tenantId, { entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' }, now),
+        logRow(actor, tenantId, { entityType: 'application', entityId: application.id, operation: 'create', message: 'Application created' }, now)
+      ])
+    })
+    return { tenant_id: tenantId, owner_user_id: userId, application }
+  } finally {
+    await db.close()
+  }
+}
+
+export interface OpenOptions {
+  dataDir: string
+  masterKey: MasterKey
+  clock?: Clock
+  logger: Logger
+}
+
+/** An open vault: its services and how to close it. */
+export interface Vault {
+  services: Services
+  db: Database
+  /** The tenant this vault serves (a vault holds one tenant today). */
+  tenantId: string
+  ownerUserId: string
+  close(): Promise<void>
+}
+
+/** Opens an initialised vault; a wrong master key fails with CannotUnlockError before any data is touched. */
+export async function openVault(options: OpenOptions): Promise<Vault> {
+  await readySodium()
+  const file = join(options.dataDir, DATABASE_FILE)
+  if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir} (run \`tessera init\` first).`)
+  const db = await openDatabase(file)
+  try {
+    const keyring = await unlockKeyring(db.reader, options.masterKey)
+    const [tenant] = await listTenants(db.reader)
+    if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
+    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger })
+    return {
+      services,
+      db,
+      tenantId: tenant.id,
+      ownerUserId: tenant.owner_user_id ?? '',
+      async close() {
+        await services.context.writes.idle()
+        await db.close()
+      }
+    }
+  } catch (error) {
+    await db.close()
+    throw error
+  }
+}

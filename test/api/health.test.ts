@@ -1,0 +1,50 @@
+import { request as httpRequest } from 'node:http'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestService, type TestService } from '../helpers/service'
+
+describe('HTTP conventions', () => {
+  let service: TestService
+  beforeAll(async () => {
+    service = await startTestService({ bodyLimitBytes: 1024 })
+  })
+  afterAll(() => service.stop())
+
+  it('answers GET /health without an API key', async () => {
+    const response = await service.request('GET', '/health', { key: null })
+    expect(response.status).toBe(200)
+    expect(response.body).toEqual({ status: 'ok' })
+  })
+
+  it('rejects a request without SVC-API-KEY with a 401 problem document', async () => {
+    const response = await service.request('GET', '/logs', { key: null })
+    expect(response.status).toBe(401)
+    expect(response.headers.get('content-type')).toContain('application/problem+json')
+    expect(response.body).toMatchObject({ status: 401, title: 'Unauthorized' })
+    expect(response.body.detail).toEqual(expect.any(String))
+  })
+
+  it('rejects an unknown API key with 401', async () => {
+    const response = await service.request('GET', '/logs', { key: 'key_private_nope' })
+    expect(response.status).toBe(401)
+  })
+
+  it('refuses a Host header that is not a loopback name (DNS rebinding)', async () => {
+    // fetch cannot forge Host, so this one goes through node:http.
+    const status = await new Promise<number>((resolve, reject) => {
+      const url = new URL(service.url)
+      httpRequest({ host: url.hostname, port: url.port, path: '/health', headers: { host: 'evil.example' } }, (res) => {
+        res.resume()
+        resolve(res.statusCode!)
+      })
+        .on('error', reject)
+        .end()
+    })
+    expect(status).toBe(421)
+  })
+
+  it('answers an unknown route with a 404 problem document', async () => {
+    const response = await service.request('GET', '/nope')
+    expect(response.status).toBe(404)
+    expect(response.headers.get('content-type')).toContain('application/problem+json')
+  })
+})

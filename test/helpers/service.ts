@@ -1,0 +1,102 @@
+/**
+ * Starts the real service (same start path as `tessera serve`) on an ephemeral
+ * port over a fresh temporary vault, and gives tests a small fetch wrapper.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { generateMasterKey } from '../../src/main/crypto/keys'
+import { readySodium } from '../../src/main/crypto/sodium'
+import type { MasterKey } from '../../src/main/crypto/types'
+import { silentLogger } from '../../src/main/logger'
+import { startServiceHost, type ServiceHost } from '../../src/main/service-host'
+import { initVault } from '../../src/main/services/vault'
+import { TestClock } from './clock'
+
+export interface ApiResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+}
+
+export interface RequestOptions {
+  key?: string | null
+  body?: unknown
+  /** Sent as is, for malformed-body tests. */
+  rawBody?: string
+  contentType?: string
+  headers?: Record<string, string>
+}
+
+export interface TestService {
+  url: string
+  dataDir: string
+  masterKey: MasterKey
+  clock: TestClock
+  host: ServiceHost
+  tenantId: string
+  ownerUserId: string
+  /** Key of the management application created by init (every management permission). */
+  adminKey: string
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>
+  /** Creates an application through the API and returns its key and id. */
+  createApplication(body: Record<string, unknown>): Promise<{ id: string; key: string }>
+  stop(): Promise<void>
+}
+
+export async function startTestService(options: { clock?: TestClock; bodyLimitBytes?: number } = {}): Promise<TestService> {
+  await readySodium()
+  const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
+  const masterKey = generateMasterKey()
+  const clock = options.clock ?? new TestClock()
+  const init = await initVault({ dataDir, masterKey, tenantName: 'Test tenant', ownerEmail: 'owner@example.com', clock })
+  const host = await startServiceHost({
+    dataDir,
+    masterKey,
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger(),
+    clock,
+    bodyLimitBytes: options.bodyLimitBytes
+  })
+  const adminKey = init.application.key
+
+  async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...opts.headers }
+    const key = opts.key === undefined ? adminKey : opts.key
+    if (key !== null) headers['svc-api-key'] = key
+    let body: string | undefined = opts.rawBody
+    if (opts.body !== undefined) body = JSON.stringify(opts.body)
+    if (body !== undefined) headers['content-type'] = opts.contentType ?? 'application/json'
+    const response = await fetch(host.url + path, { method, headers, body })
+    const text = await response.text()
+    let parsed: unknown = text
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {
+      // leave as text
+    }
+    return { status: response.status, headers: response.headers, body: parsed as T }
+  }
+
+  return {
+    url: host.url,
+    dataDir,
+    masterKey,
+    clock,
+    host,
+    tenantId: init.tenant_id,
+    ownerUserId: init.owner_user_id,
+    adminKey,
+    request,
+    async createApplication(body) {
+      const response = await request('POST', '/applications', { body })
+      if (response.status !== 201) throw new Error(`createApplication failed: ${response.status} ${JSON.stringify(response.body)}`)
+      return { id: response.body.id, key: response.body.key }
+    },
+    async stop() {
+      await host.stop()
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  }
+}
