@@ -299,8 +299,8 @@ export function validateExpression(source: unknown, field: string): string {
 
 /**
  * Evaluates `source` with `data` (and `metadata`) in scope. A template that is exactly one
- * `{{ … }}` output returns its value with its JSON type (undefined becomes null); any other
- * template renders to a string.
+ * `{{ … }}` output returns its value with its JSON type (undefined becomes null; objects are
+ * the caller's own, not copies); any other template renders to a string.
  * @throws ValidationError naming `field` on a syntax error or a failing filter
  */
 export function evaluateExpression(
