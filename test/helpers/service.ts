@@ -90,7 +90,7 @@ export async function startTestService(options: { clock?: TestClock; bodyLimitBy
     adminKey,
     request,
     async createApplication(body) {
-      const response = await request('POST', '/applications', { body })
+      const response = await request<{ id: string; key: string }>('POST', '/applications', { body })
       if (response.status !== 201) throw new Error(`createApplication failed: ${response.status} ${JSON.stringify(response.body)}`)
       return { id: response.body.id, key: response.body.key }
     },

@@ -16,9 +16,3 @@ export interface RouteDeps {
   /** Body-parsing middleware factory with the configured size limit. */
   json: JsonBody
 }
-
-declare module 'koa' {
-  interface Request {
-    body?: unknown
-  }
-}

@@ -4,7 +4,7 @@
  * co-body (with bourne) refuses prototype-poisoning keys.
  */
 import parse from 'co-body'
-import type { Middleware } from 'koa'
+import type { Middleware, Request } from 'koa'
 import { UnsupportedMediaTypeError, ValidationError } from '../../services/errors'
 
 export interface BodyOptions {
@@ -14,22 +14,26 @@ export interface BodyOptions {
   optional?: boolean
 }
 
+function setBody(request: Request, value: unknown): void {
+  request.body = value
+}
+
 export function bodyParser(limitBytes: number) {
   return function jsonBody({ type = 'application/json', optional = false }: BodyOptions = {}): Middleware {
     return async (ctx, next) => {
       const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== ''
       if (!hasBody) {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
-        ctx.request.body = undefined
+        setBody(ctx.request, undefined)
         return next()
       }
       if (!ctx.is(type)) throw new UnsupportedMediaTypeError(type)
       const { parsed, raw } = await parse.json(ctx, { limit: limitBytes, strict: false, returnRawBody: true })
       if (raw.trim() === '') {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
-        ctx.request.body = undefined
+        setBody(ctx.request, undefined)
       } else {
-        ctx.request.body = parsed
+        setBody(ctx.request, parsed)
       }
       return next()
     }
