@@ -34,12 +34,16 @@ export interface ApplicationFilter {
   tenantId: string
   ids: string[]
   types: string[]
+  /** When set, leaves out applications whose `expires_at` is at or before this time. */
+  activeAt?: number
 }
 
 function filtered(db: Db, filter: ApplicationFilter): Knex.QueryBuilder {
   const query = db('applications').where('tenant_id', filter.tenantId)
   if (filter.ids.length) query.whereIn('id', filter.ids)
   if (filter.types.length) query.whereIn('type', filter.types)
+  const activeAt = filter.activeAt
+  if (activeAt !== undefined) query.andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', activeAt))
   return query
 }
 

@@ -5,6 +5,7 @@
 import type { Database } from '../db/database'
 import { WriteQueue } from '../db/write-queue'
 import type { Logger } from '../logger'
+import { ApplicationsService } from './applications.service'
 import { AuthService } from './auth.service'
 import type { Clock } from './context'
 import type { Keyring } from './keyring'
@@ -38,7 +39,8 @@ export function createServices(deps: ServiceDeps) {
   return {
     context,
     auth,
-    logs: new LogsService(context)
+    logs: new LogsService(context),
+    applications: new ApplicationsService(context, auth)
   }
 }
 

@@ -1,9 +1,11 @@
 /** Mounts every resource router; each file owns one REST resource (DESIGN §2). */
 import type Koa from 'koa'
 import type { AppState, RouteDeps } from '../types'
+import { applicationsRoutes } from './applications.routes'
 import { logsRoutes } from './logs.routes'
+import { permissionsRoutes } from './permissions.routes'
 
-const RESOURCE_ROUTES = [logsRoutes]
+const RESOURCE_ROUTES = [logsRoutes, applicationsRoutes, permissionsRoutes]
 
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): void {
   for (const build of RESOURCE_ROUTES) {

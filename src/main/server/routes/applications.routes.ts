@@ -1,0 +1,31 @@
+import Router from '@koa/router'
+import type { AppState, RouteDeps } from '../types'
+
+export function applicationsRoutes({ services, json }: RouteDeps) {
+  const router = new Router<AppState>({ prefix: '/applications' })
+  router.post('/', json(), async (ctx) => {
+    ctx.body = await services.applications.create(ctx.state.actor, ctx.request.body)
+    ctx.status = 201
+  })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.applications.list(ctx.state.actor, ctx.query)
+  })
+  // Before `/:id`, which would otherwise take "key" for an id.
+  router.get('/key', async (ctx) => {
+    ctx.body = await services.applications.getByKey(ctx.state.actor)
+  })
+  router.get('/:id', async (ctx) => {
+    ctx.body = await services.applications.get(ctx.state.actor, ctx.params.id)
+  })
+  router.put('/:id', json(), async (ctx) => {
+    ctx.body = await services.applications.update(ctx.state.actor, ctx.params.id, ctx.request.body)
+  })
+  router.post('/:id/regenerate', async (ctx) => {
+    ctx.body = await services.applications.regenerate(ctx.state.actor, ctx.params.id)
+  })
+  router.delete('/:id', async (ctx) => {
+    await services.applications.delete(ctx.state.actor, ctx.params.id)
+    ctx.status = 204
+  })
+  return router
+}

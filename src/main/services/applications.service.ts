@@ -1,0 +1,302 @@
+/**
+ * Applications: API keys with their permissions and rules (spec "Applications",
+ * DESIGN §6–8). Keys are shown once, in the create and regenerate responses, and
+ * stored only as keyed hashes.
+ *
+ * Decisions beyond the spec:
+ * - An application whose `expires_at` has passed is treated as deleted at once
+ *   (the spec's state table moves it to "deleted" when `expires_at` is reached):
+ *   get, list, update, regenerate and delete no longer see it, and AuthService
+ *   already rejects its key. The row itself stays until the expiry sweep
+ *   (`deleteExpiredApplications`) removes it and logs the deletion.
+ * - Reads of one application (get, get by key) write a "read" log entry; the list
+ *   does not, since it names no single entity and shows no secret.
+ * - `GET /applications/key` needs `application:read` like the other reads, so it
+ *   is for management keys; a session lacks the permission (403), and the desktop
+ *   user, who has no application behind it, gets a 404.
+ * - A caller cannot grant, or take over by regenerating a key, management
+ *   permissions it does not hold itself (403), so `application:create` or
+ *   `application:update` alone cannot escalate to the full management set.
+ * - `expires_at` takes the same formats as a token's (ISO 8601 among them).
+ */
+import { z } from 'zod'
+import { APPLICATION_TYPES, MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
+import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
+import { newId } from '../crypto/random'
+import { generateSecret, hashSecret } from '../crypto/secrets'
+import {
+  countApplications,
+  deleteApplication,
+  findApplication,
+  insertApplication,
+  listApplications,
+  listExpiredApplications,
+  updateApplication,
+  type ApplicationRow
+} from '../repositories/applications.repository'
+import { requirePermission } from './access'
+import type { AuthService } from './auth.service'
+import type { Actor } from './context'
+import { parseExpiresAt, toIsoString } from './dates'
+import { ForbiddenError, NotFoundError } from './errors'
+import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import type { ServiceContext } from './index'
+import { logRow, recordLogs, type LogOperation } from './logs.service'
+import { offsetOf, paginationSchema, toPage } from './pagination'
+import { parseOrThrow, queryList } from './validation'
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const nameSchema = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')
+const typeSchema = z.enum(APPLICATION_TYPES, { error: `must be one of ${APPLICATION_TYPES.join(', ')}` })
+
+/**
+ * The create body. Which permissions are valid depends on `type`, so the grant
+ * fields are checked against it when it is valid, and only for shape otherwise
+ * (the `type` error is then reported alongside any other field's).
+ */
+function createSchema(type: ApplicationType | undefined) {
+  const grants = type ? grantFields(type) : { permissions: z.array(z.string()).optional(), rules: z.array(z.unknown()).optional() }
+  return z.strictObject({
+    name: nameSchema,
+    type: typeSchema,
+    permissions: grants.permissions,
+    rules: grants.rules,
+    expires_at: z.string().optional()
+  })
+}
+
+function updateSchema(type: ApplicationType) {
+  const grants = grantFields(type)
+  return z.strictObject({
+    name: nameSchema,
+    // Spec: "A non-empty array when used".
+    permissions: grants.permissions.unwrap().min(1, 'must not be empty when given').optional(),
+    rules: grants.rules,
+    type: z.never({ error: 'cannot be changed; create a new application instead' }).optional()
+  })
+}
+
+const listQuery = z.strictObject({
+  id: queryList(z.string().regex(UUID_PATTERN, 'must be a UUID')),
+  type: queryList(typeSchema),
+  ...paginationSchema(100)
+})
+
+const permissionsQuery = z.strictObject({ application_type: typeSchema.optional() })
+
+function toApplication(row: ApplicationRow, key?: string): Application {
+  const application: Application = {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    name: row.name,
+    type: row.type as ApplicationType,
+    permissions: JSON.parse(row.permissions) as Permission[],
+    rules: JSON.parse(row.rules) as AccessRule[],
+    created_at: toIsoString(Number(row.created_at))
+  }
+  if (key !== undefined) application.key = key
+  if (row.created_by) application.created_by = row.created_by
+  if (row.modified_by) application.modified_by = row.modified_by
+  if (row.modified_at !== null) application.modified_at = toIsoString(Number(row.modified_at))
+  if (row.expires_at !== null) application.expires_at = toIsoString(Number(row.expires_at))
+  return application
+}
+
+function isExpired(row: ApplicationRow, now: number): boolean {
+  return row.expires_at !== null && Number(row.expires_at) <= now
+}
+
+/** Every permission a grant names, plainly or through its rules. */
+function grantedPermissions(grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): Permission[] {
+  return [...grant.permissions, ...grant.rules.flatMap((rule) => rule.permissions)]
+}
+
+/** 403 unless `actor` holds every management permission of the grant. */
+function requireHeldManagementPermissions(actor: Actor, grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): void {
+  if (actor.isMember) return
+  const missing = grantedPermissions(grant).filter(
+    (permission) => (MANAGEMENT_PERMISSIONS as readonly string[]).includes(permission) && !actor.permissions.includes(permission)
+  )
+  if (missing.length) {
+    throw new ForbiddenError(`The caller cannot grant permissions it does not hold: ${[...new Set(missing)].join(', ')}.`)
+  }
+}
+
+export class ApplicationsService {
+  constructor(
+    private readonly context: ServiceContext,
+    private readonly auth: AuthService
+  ) {}
+
+  /** `POST /applications`: the new application, with its key (shown only here and on regenerate). */
+  async create(actor: Actor, body: unknown): Promise<Application> {
+    requirePermission(actor, 'application:create')
+    const declaredType = typeSchema.safeParse((body as { type?: unknown } | null)?.type)
+    const input = parseOrThrow(createSchema(declaredType.success ? declaredType.data : undefined), body)
+    const now = this.context.clock.now()
+    const expiresAt = input.expires_at === undefined ? null : parseExpiresAt(input.expires_at, 'expires_at', new Date(now)).getTime()
+    requireSomeGrant(input)
+    const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules as Parameters<typeof normaliseRules>[0]) }
+    requireHeldManagementPermissions(actor, grant)
+    const key = generateSecret(`key_${input.type}`)
+    const row: ApplicationRow = {
+      id: newId(),
+      tenant_id: actor.tenantId,
+      name: input.name,
+      type: input.type,
+      permissions: JSON.stringify(grant.permissions),
+      rules: JSON.stringify(grant.rules),
+      key_hash: hashSecret(this.context.keyring.secretHashKey, key),
+      expires_at: expiresAt,
+      created_by: actor.id,
+      created_at: now,
+      modified_by: null,
+      modified_at: null
+    }
+    await this.context.writes.run(async (trx) => {
+      await insertApplication(trx, row)
+      await recordLogs(trx, [this.logEntry(actor, row.id, 'create', 'Application created', now)])
+    })
+    return toApplication(row, key)
+  }
+
+  /** `GET /applications`: newest first, filtered by `id` and `type` (both repeatable); expired ones are left out. */
+  async list(actor: Actor, query: unknown): Promise<Page<Application>> {
+    requirePermission(actor, 'application:read')
+    const q = parseOrThrow(listQuery, query)
+    const filter = { tenantId: actor.tenantId, ids: q.id, types: q.type, activeAt: this.context.clock.now() }
+    const [total, rows] = await Promise.all([
+      countApplications(this.context.reader, filter),
+      listApplications(this.context.reader, filter, q.size, offsetOf(q))
+    ])
+    return toPage(
+      rows.map((row) => toApplication(row)),
+      total,
+      q
+    )
+  }
+
+  /** `GET /applications/{id}`. */
+  async get(actor: Actor, id: string): Promise<Application> {
+    requirePermission(actor, 'application:read')
+    const row = await this.findLive(actor.tenantId, id)
+    await this.logRead(actor, row.id)
+    return toApplication(row)
+  }
+
+  /** `GET /applications/key`: the application whose key made the call. */
+  async getByKey(actor: Actor): Promise<Application> {
+    requirePermission(actor, 'application:read')
+    if (actor.type !== 'application') throw new NotFoundError('Application')
+    const row = await this.findLive(actor.tenantId, actor.id)
+    await this.logRead(actor, row.id)
+    return toApplication(row)
+  }
+
+  /** `PUT /applications/{id}`: replaces name, permissions and rules; the type is fixed. */
+  async update(actor: Actor, id: string, body: unknown): Promise<Application> {
+    requirePermission(actor, 'application:update')
+    const existing = await this.findLive(actor.tenantId, id)
+    const input = parseOrThrow(updateSchema(existing.type as ApplicationType), body)
+    requireSomeGrant(input)
+    const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules) }
+    requireHeldManagementPermissions(actor, grant)
+    const now = this.context.clock.now()
+    const changes = {
+      name: input.name,
+      permissions: JSON.stringify(grant.permissions),
+      rules: JSON.stringify(grant.rules),
+      modified_by: actor.id,
+      modified_at: now
+    }
+    await this.writeChange(actor, existing, changes, 'update', 'Application updated', now)
+    return toApplication({ ...existing, ...changes })
+  }
+
+  /** `POST /applications/{id}/regenerate`: a new key; the previous one stops working at once. */
+  async regenerate(actor: Actor, id: string): Promise<Application> {
+    requirePermission(actor, 'application:update')
+    const existing = await this.findLive(actor.tenantId, id)
+    requireHeldManagementPermissions(actor, { permissions: JSON.parse(existing.permissions), rules: JSON.parse(existing.rules) })
+    const key = generateSecret(`key_${existing.type}`)
+    const now = this.context.clock.now()
+    const changes = { key_hash: hashSecret(this.context.keyring.secretHashKey, key), modified_by: actor.id, modified_at: now }
+    await this.writeChange(actor, existing, changes, 'regenerate', 'Application key regenerated', now)
+    return toApplication({ ...existing, ...changes }, key)
+  }
+
+  /** `DELETE /applications/{id}`: its key stops working at once. */
+  async delete(actor: Actor, id: string): Promise<void> {
+    requirePermission(actor, 'application:delete')
+    const existing = await this.findLive(actor.tenantId, id)
+    const now = this.context.clock.now()
+    await this.context.writes.run(async (trx) => {
+      if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
+      await recordLogs(trx, [this.logEntry(actor, existing.id, 'delete', 'Application deleted', now)])
+    })
+    this.auth.evict(existing.id)
+  }
+
+  /**
+   * `GET /permissions?application_type=`: the permissions an application of
+   * that type may hold, or the whole catalogue without the parameter.
+   */
+  listPermissions(query: unknown): Permission[] {
+    const q = parseOrThrow(permissionsQuery, query)
+    return q.application_type ? [...PERMISSIONS_BY_APPLICATION_TYPE[q.application_type]] : [...TOKEN_PERMISSIONS, ...MANAGEMENT_PERMISSIONS]
+  }
+
+  /**
+   * Expiry sweep: deletes up to `limit` applications whose `expires_at` is at or
+   * before `now`, logs each deletion with no actor, and forgets their keys.
+   * @returns how many were deleted
+   */
+  async deleteExpiredApplications(now: number, limit: number): Promise<number> {
+    const deleted = await this.context.writes.run(async (trx) => {
+      const rows = await listExpiredApplications(trx, now, limit)
+      for (const row of rows) await deleteApplication(trx, row.tenant_id, row.id)
+      await recordLogs(
+        trx,
+        rows.map((row) =>
+          logRow(null, row.tenant_id, { entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }, now)
+        )
+      )
+      return rows.map((row) => row.id)
+    })
+    for (const id of deleted) this.auth.evict(id)
+    return deleted.length
+  }
+
+  /** The application, unless it is unknown, in another tenant or expired (404). A malformed id is simply not found. */
+  private async findLive(tenantId: string, id: string): Promise<ApplicationRow> {
+    const row = UUID_PATTERN.test(id) ? await findApplication(this.context.reader, tenantId, id.toLowerCase()) : undefined
+    if (!row || isExpired(row, this.context.clock.now())) throw new NotFoundError('Application')
+    return row
+  }
+
+  /** Applies `changes` with its log entry in one transaction, then drops the cached actor of the old key or grants. */
+  private async writeChange(
+    actor: Actor,
+    existing: ApplicationRow,
+    changes: Partial<ApplicationRow>,
+    operation: LogOperation,
+    message: string,
+    now: number
+  ): Promise<void> {
+    await this.context.writes.run(async (trx) => {
+      if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')
+      await recordLogs(trx, [this.logEntry(actor, existing.id, operation, message, now)])
+    })
+    this.auth.evict(existing.id)
+  }
+
+  private async logRead(actor: Actor, id: string): Promise<void> {
+    const now = this.context.clock.now()
+    await this.context.writes.run((trx) => recordLogs(trx, [this.logEntry(actor, id, 'read', 'Application retrieved', now)]))
+  }
+
+  private logEntry(actor: Actor, id: string, operation: LogOperation, message: string, now: number) {
+    return logRow(actor, actor.tenantId, { entityType: 'application', entityId: id, operation, message }, now)
+  }
+}
