@@ -10,6 +10,8 @@ import { AuthService } from './auth.service'
 import type { Clock } from './context'
 import type { Keyring } from './keyring'
 import { LogsService } from './logs.service'
+import { TokenizeService } from './tokenize.service'
+import { TokensService } from './tokens.service'
 
 export interface ServiceDeps {
   db: Database
@@ -36,10 +38,13 @@ export function createServices(deps: ServiceDeps) {
     logger: deps.logger
   }
   const auth = new AuthService(context)
+  const tokens = new TokensService(context)
   return {
     context,
     auth,
     logs: new LogsService(context),
+    tokens,
+    tokenize: new TokenizeService(context, tokens),
     applications: new ApplicationsService(context, auth)
   }
 }

@@ -4,8 +4,10 @@ import type { AppState, RouteDeps } from '../types'
 import { applicationsRoutes } from './applications.routes'
 import { logsRoutes } from './logs.routes'
 import { permissionsRoutes } from './permissions.routes'
+import { tokenizeRoutes } from './tokenize.routes'
+import { tokensRoutes } from './tokens.routes'
 
-const RESOURCE_ROUTES = [logsRoutes, applicationsRoutes, permissionsRoutes]
+const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes]
 
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): void {
   for (const build of RESOURCE_ROUTES) {

@@ -1,0 +1,219 @@
+/**
+ * Token rows. This layer sees only ciphertext, keyed hashes and the
+ * non-sensitive columns; encryption and access rules live in the services.
+ */
+import type { Knex } from 'knex'
+import type { AccessRule } from '../../shared/types'
+
+type Db = Knex | Knex.Transaction
+
+export interface TokenRow {
+  tenant_id: string
+  id: string
+  type: string
+  key_version: number
+  sealed_data: Buffer
+  fingerprint: string
+  fingerprint_expression: string
+  mask: string | null
+  containers: string
+  metadata: string
+  search_indexes: string | null
+  expires_at: number | null
+  created_by: string | null
+  created_at: number
+  modified_by: string | null
+  modified_at: number | null
+}
+
+const TOKEN_COLUMNS: (keyof TokenRow)[] = [
+  'tenant_id',
+  'id',
+  'type',
+  'key_version',
+  'sealed_data',
+  'fingerprint',
+  'fingerprint_expression',
+  'mask',
+  'containers',
+  'metadata',
+  'search_indexes',
+  'expires_at',
+  'created_by',
+  'created_at',
+  'modified_by',
+  'modified_at'
+]
+
+export interface SearchIndexRow {
+  tenant_id: string
+  token_id: string
+  index_hash: string
+}
+
+/**
+ * Multi-row `INSERT … VALUES (…), (…)` built once per (table, row count).
+ * Portable SQL, and much cheaper than knex's per-row builder on bulk tokenize.
+ * knex's own multi-row insert is also capped at 500 rows on SQLite.
+ */
+const insertSqlCache = new Map<string, string>()
+
+function multiRowInsertSql(table: string, columns: readonly string[], rows: number): string {
+  const cacheKey = `${table}:${rows}`
+  let sql = insertSqlCache.get(cacheKey)
+  if (!sql) {
+    const tuple = `(${columns.map(() => '?').join(',')})`
+    sql = `insert into ${table} (${columns.join(',')}) values ${Array(rows).fill(tuple).join(',')}`
+    insertSqlCache.set(cacheKey, sql)
+  }
+  return sql
+}
+
+/** Inserts rows in chunks that stay below SQLite's bound-parameter limit. */
+export async function insertRows<T extends object>(db: Db, table: string, columns: readonly (keyof T & string)[], rows: T[]): Promise<void> {
+  const chunk = Math.max(1, Math.floor(2000 / columns.length))
+  for (let start = 0; start < rows.length; start += chunk) {
+    const slice = rows.slice(start, start + chunk)
+    const bindings: unknown[] = []
+    for (const row of slice) for (const column of columns) bindings.push((row as Record<string, unknown>)[column] ?? null)
+    await db.raw(multiRowInsertSql(table, columns, slice.length), bindings as Knex.RawBinding[])
+  }
+}
+
+export async function insertTokens(db: Db, rows: TokenRow[]): Promise<void> {
+  await insertRows(db, 'tokens', TOKEN_COLUMNS, rows)
+}
+
+export async function insertSearchIndexes(db: Db, rows: SearchIndexRow[]): Promise<void> {
+  await insertRows(db, 'token_search_indexes', ['tenant_id', 'token_id', 'index_hash'], rows)
+}
+
+export async function replaceSearchIndexes(db: Db, tenantId: string, tokenId: string, rows: SearchIndexRow[]): Promise<void> {
+  await db('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
+  await insertSearchIndexes(db, rows)
+}
+
+/** A live (not expired) token. */
+export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<TokenRow | undefined> {
+  return db('tokens')
+    .where({ tenant_id: tenantId, id })
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .first()
+}
+
+/** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
+export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<TokenRow | undefined> {
+  const query = db('tokens')
+    .where({ tenant_id: tenantId, type, fingerprint })
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+  if (exceptId !== undefined) query.andWhereNot('id', exceptId)
+  return query.orderBy('created_at').first()
+}
+
+export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<TokenRow>): Promise<number> {
+  return db('tokens').where({ tenant_id: tenantId, id }).update(changes)
+}
+
+/**
+ * Erases a token and leaves a tombstone for audit, in the caller's transaction.
+ * Search indexes go with the row (foreign key cascade); secure_delete overwrites the freed pages.
+ */
+export async function deleteToken(
+  db: Db,
+  row: Pick<TokenRow, 'tenant_id' | 'id' | 'type' | 'created_at'>,
+  deletedAt: number,
+  deletedBy: string | null,
+  reason: 'deleted' | 'expired'
+): Promise<boolean> {
+  const removed = await db('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
+  if (!removed) return false
+  await db('token_tombstones').insert({
+    tenant_id: row.tenant_id,
+    token_id: row.id,
+    type: row.type,
+    created_at: row.created_at,
+    deleted_at: deletedAt,
+    deleted_by: deletedBy,
+    reason
+  })
+  return true
+}
+
+export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<TokenRow[]> {
+  return db('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+}
+
+export interface TokenFilter {
+  tenantId: string
+  now: number
+  ids: string[]
+  types: string[]
+  /** Exact, case-insensitive metadata matches, ANDed. */
+  metadata: Record<string, string>
+  /** Only tokens one of these rules matches; undefined for no restriction. */
+  visibleBy?: AccessRule[]
+}
+
+/** `substr` instead of LIKE: container paths may contain `_`, a LIKE wildcard. */
+function startsWithSql(column: string): string {
+  return `substr(${column}, 1, length(?)) = ?`
+}
+
+const CONTAINER_STARTS_WITH = `exists (select 1 from json_each(tokens.containers) c where ${startsWithSql('c.value')})`
+const CONTAINER_EQUALS = 'exists (select 1 from json_each(tokens.containers) c where c.value = ?)'
+
+/** SQL for "this rule matches the token", mirroring `ruleMatches` in access.ts. */
+function applyRule(query: Knex.QueryBuilder, rule: AccessRule): void {
+  if (rule.container !== undefined) {
+    query.orWhereRaw(CONTAINER_STARTS_WITH, [rule.container, rule.container])
+    return
+  }
+  if (!rule.conditions?.length) return
+  query.orWhere((all) => {
+    for (const condition of rule.conditions!) {
+      const equals = condition.operator === 'equals'
+      if (condition.attribute === 'id') {
+        if (equals) all.andWhere('tokens.id', condition.value)
+        else all.andWhereRaw(startsWithSql('tokens.id'), [condition.value, condition.value])
+      } else if (equals) all.andWhereRaw(CONTAINER_EQUALS, [condition.value])
+      else all.andWhereRaw(CONTAINER_STARTS_WITH, [condition.value, condition.value])
+    }
+  })
+}
+
+function filtered(db: Db, filter: TokenFilter): Knex.QueryBuilder {
+  const query = db('tokens')
+    .where('tenant_id', filter.tenantId)
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', filter.now))
+  if (filter.ids.length) query.whereIn('id', filter.ids)
+  if (filter.types.length) query.whereIn('type', filter.types)
+  for (const [key, value] of Object.entries(filter.metadata)) {
+    // JSON path with the key quoted, so dots and spaces are literal (keys never contain quotes: validated).
+    query.andWhereRaw('lower(json_extract(metadata, ?)) = lower(?)', [`$."${key}"`, value])
+  }
+  const rules = filter.visibleBy
+  if (rules) {
+    if (rules.length === 0) query.andWhereRaw('1 = 0')
+    else query.andWhere((any) => rules.forEach((rule) => applyRule(any, rule)))
+  }
+  return query
+}
+
+export async function countTokens(db: Db, filter: TokenFilter): Promise<number> {
+  const row = await filtered(db, filter).count({ count: '*' }).first()
+  return Number(row?.count ?? 0)
+}
+
+/** Newest first. */
+export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<TokenRow[]> {
+  return filtered(db, filter)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
+    .limit(limit)
+    .offset(offset)
+}
+
+/** Whether an error is a uniqueness violation (duplicate token id). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? ''
+  return code === 'SQLITE_CONSTRAINT' || code.startsWith('SQLITE_CONSTRAINT_') || code === '23505'
+}

@@ -1,0 +1,26 @@
+import Router from '@koa/router'
+import type { AppState, RouteDeps } from '../types'
+
+export function tokensRoutes({ services, json }: RouteDeps) {
+  const router = new Router<AppState>({ prefix: '/tokens' })
+  router.post('/', json(), async (ctx) => {
+    const { token, created } = await services.tokens.create(ctx.state.actor, ctx.request.body)
+    ctx.status = created ? 201 : 200
+    ctx.body = token
+  })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.tokens.list(ctx.state.actor, ctx.query)
+  })
+  router.get('/:id', async (ctx) => {
+    ctx.body = await services.tokens.get(ctx.state.actor, ctx.params.id)
+  })
+  // Spec: updates are RFC 7386 merge patches; any other Content-Type is a 415.
+  router.patch('/:id', json({ type: 'application/merge-patch+json' }), async (ctx) => {
+    ctx.body = await services.tokens.update(ctx.state.actor, ctx.params.id, ctx.request.body)
+  })
+  router.delete('/:id', async (ctx) => {
+    await services.tokens.delete(ctx.state.actor, ctx.params.id)
+    ctx.status = 204
+  })
+  return router
+}

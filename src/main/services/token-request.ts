@@ -1,0 +1,173 @@
+/**
+ * Turning one create-token request into a row ready to insert: validation,
+ * id and fingerprint expressions, access check on the destination containers,
+ * and sealing. Pure CPU work, shared by POST /tokens and POST /tokenize.
+ */
+import { z } from 'zod'
+import type { Transform } from '../../shared/types'
+import { sealJson } from '../crypto/aead'
+import { keyedHash } from '../crypto/hashing'
+import { newId } from '../crypto/random'
+import type { SearchIndexRow, TokenRow } from '../repositories/tokens.repository'
+import { requireTokenAccess } from './access'
+import type { Actor } from './context'
+import { ValidationError, type FieldErrors } from './errors'
+import { evaluateExpression, renderFingerprintSource, validateExpression, validateMask } from './expressions'
+import { containerSchema } from './grants'
+import type { Keyring } from './keyring'
+import { parseExpiresAt } from './dates'
+import { getTokenType, tokenTypeNames, type TokenTypeDefinition } from './token-types'
+import { addFieldError, formatPath, zodFieldErrors } from './validation'
+
+/** Characters a token id may not contain (DESIGN §5): they break URLs and paths. */
+const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^]/
+const EXPRESSION_MARKER = /\{\{|\{%/
+
+const metadataSchema = z
+  .record(
+    z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters'),
+    z.string().max(500, 'must be at most 500 characters')
+  )
+  .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
+
+/** Fields shared by create (and by token requests inside tokenize). */
+export const createTokenSchema = z.strictObject({
+  id: z.string().min(1).max(2000).optional(),
+  type: z.string().refine((type) => getTokenType(type) !== undefined, { message: `must be one of: ${tokenTypeNames().join(', ')}` }),
+  data: z.unknown().refine((value) => value !== undefined, 'is required'),
+  mask: z.unknown().optional(),
+  containers: z.array(containerSchema).min(1).max(20).optional(),
+  metadata: metadataSchema.optional(),
+  search_indexes: z.array(z.string().max(2000)).max(20).optional(),
+  fingerprint_expression: z.string().max(2000).optional(),
+  deduplicate_token: z.boolean().optional(),
+  expires_at: z.string().optional()
+})
+
+export type CreateTokenInput = z.infer<typeof createTokenSchema>
+
+export { metadataSchema }
+
+/** What the services need to prepare tokens. */
+export interface PrepareContext {
+  actor: Actor
+  keyring: Keyring
+  now: number
+}
+
+/** A validated, sealed token waiting to be inserted. */
+export interface PreparedToken {
+  row: TokenRow
+  searchIndexes: SearchIndexRow[]
+  data: unknown
+  type: TokenTypeDefinition
+  /** The transform the create grant carries; applied to the response. */
+  transform: Transform
+  deduplicate: boolean
+}
+
+/** Associated data binding a token's ciphertext to its tenant and id. */
+export function tokenAssociatedData(tenantId: string, tokenId: string): string {
+  return `token:${tenantId}:${tokenId}`
+}
+
+/** Keyed fingerprint, separated by type so equal data of two types never collide. */
+export function fingerprintOf(keyring: Keyring, tenantId: string, type: string, source: string): string {
+  return keyedHash(keyring.fingerprintKey(tenantId), `${type}\u0000${source}`)
+}
+
+export function searchIndexRows(keyring: Keyring, tenantId: string, tokenId: string, expressions: readonly string[], data: unknown, prefix: string): SearchIndexRow[] {
+  return expressions.map((expression, index) => {
+    const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix))
+    const source = typeof value === 'string' ? value : JSON.stringify(value ?? null)
+    return { tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) }
+  })
+}
+
+/** Validates a token id after any expression has been rendered. */
+export function checkTokenId(id: string, field: string): void {
+  if (id.length < 3 || id.length > 400) throw ValidationError.field(field, 'must be 3 to 400 characters long')
+  if (FORBIDDEN_ID_CHARACTERS.test(id)) throw ValidationError.field(field, 'must not contain # / \\ + ? [ ] | & = % < > { } ^')
+}
+
+function resolveId(input: CreateTokenInput, data: unknown, field: string): string {
+  if (input.id === undefined) return newId()
+  let id = input.id
+  if (EXPRESSION_MARKER.test(id)) {
+    const value = evaluateExpression(validateExpression(id, field), { data }, field)
+    if (value === null || typeof value === 'object') throw ValidationError.field(field, 'the id expression must produce a string or number')
+    id = String(value)
+  }
+  checkTokenId(id, field)
+  return id
+}
+
+/** Parses a raw request body into create-token input, with errors under `prefix`. */
+export function parseCreateToken(body: unknown, prefix = ''): CreateTokenInput {
+  const result = createTokenSchema.safeParse(body)
+  if (!result.success) throw new ValidationError(zodFieldErrors(result.error, prefix))
+  return result.data
+}
+
+/**
+ * Validates everything that depends on the type and the data, evaluates the
+ * id, fingerprint and search-index expressions, checks `token:create` on the
+ * destination containers and seals the data.
+ */
+export function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): PreparedToken {
+  const field = (name: string) => formatPath([name], prefix)
+  const type = getTokenType(input.type)!
+  const now = new Date(context.now)
+  const errors: FieldErrors = {}
+  const attempt = <T>(run: () => T): T | undefined => {
+    try {
+      return run()
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      for (const [path, messages] of Object.entries(error.errors ?? {})) messages.forEach((m) => addFieldError(errors, path, m))
+      return undefined
+    }
+  }
+  attempt(() => type.validateData(input.data, field('data'), now))
+  const id = attempt(() => resolveId(input, input.data, field('id')))
+  const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
+  const fingerprintSource = attempt(() =>
+    renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)
+  )
+  const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask')))
+  const expiresAt = input.expires_at === undefined ? undefined : attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
+  const indexExpressions = input.search_indexes ?? []
+  indexExpressions.forEach((expression, index) => attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix))))
+  const searchIndexes = id === undefined ? [] : attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix)) ?? []
+  if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
+
+  const containers = input.containers ?? type.defaultContainers
+  const transform = requireTokenAccess(context.actor, 'token:create', { id, containers })
+  const tenantId = context.actor.tenantId
+  const { version, key } = context.keyring.currentDataKey(tenantId)
+  return {
+    row: {
+      tenant_id: tenantId,
+      id,
+      type: type.name,
+      key_version: version,
+      sealed_data: Buffer.from(sealJson(key, input.data, tokenAssociatedData(tenantId, id))),
+      fingerprint: fingerprintOf(context.keyring, tenantId, type.name, fingerprintSource),
+      fingerprint_expression: fingerprintExpression,
+      mask: mask === undefined ? null : JSON.stringify(mask),
+      containers: JSON.stringify(containers),
+      metadata: JSON.stringify(input.metadata ?? {}),
+      search_indexes: input.search_indexes ? JSON.stringify(input.search_indexes) : null,
+      expires_at: expiresAt ? expiresAt.getTime() : null,
+      created_by: context.actor.id,
+      created_at: context.now,
+      modified_by: null,
+      modified_at: null
+    },
+    searchIndexes,
+    data: input.data,
+    type,
+    transform,
+    deduplicate: input.deduplicate_token === true
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The token object a caller sees (spec "Token object"), shaped by the
+ * caller's transform: redact drops `data`, mask shows the evaluated mask (or
+ * drops `data` when the token has none), reveal shows the plaintext.
+ */
+import type { Token, Transform } from '../../shared/types'
+import type { TokenRow } from '../repositories/tokens.repository'
+import { toIsoString } from './dates'
+import { evaluateMask } from './expressions'
+import { getTokenType } from './token-types'
+
+export interface ViewOptions {
+  /**
+   * Single-token responses (create, get, update) of types like `card` show the
+   * evaluated mask in `mask`; tokenize and list responses show the expression.
+   */
+  single: boolean
+}
+
+function maskOf(row: TokenRow): unknown {
+  return row.mask === null ? undefined : JSON.parse(row.mask)
+}
+
+/** The value of `data` under a transform; undefined means the field is left out. */
+export function transformData(row: TokenRow, data: unknown, transform: Transform): unknown {
+  if (transform === 'reveal') return data
+  if (transform === 'redact') return undefined
+  const mask = maskOf(row)
+  return mask === undefined ? undefined : withoutNullFields(evaluateMask(mask, data))
+}
+
+/** A card without an expiry shows no `expiration_month: null`: absent stays absent. */
+function withoutNullFields(masked: unknown): unknown {
+  if (masked === null || typeof masked !== 'object' || Array.isArray(masked)) return masked
+  return Object.fromEntries(Object.entries(masked).filter(([, value]) => value !== null))
+}
+
+export function toWireToken(row: TokenRow, data: unknown, transform: Transform, options: ViewOptions): Token {
+  const mask = maskOf(row)
+  const token: Token = {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    type: row.type,
+    fingerprint: row.fingerprint,
+    containers: JSON.parse(row.containers),
+    metadata: JSON.parse(row.metadata),
+    fingerprint_expression: row.fingerprint_expression,
+    created_at: toIsoString(Number(row.created_at))
+  }
+  const shown = transformData(row, data, transform)
+  if (shown !== undefined) token.data = shown
+  if (mask !== undefined) {
+    if (!(options.single && getTokenType(row.type)?.showsEvaluatedMask)) token.mask = mask
+    // Masked values are safe to show a masking or revealing caller; a redacting one sees none.
+    else if (transform !== 'redact') token.mask = transform === 'mask' ? shown : withoutNullFields(evaluateMask(mask, data))
+  }
+  if (row.created_by) token.created_by = row.created_by
+  if (row.modified_by) token.modified_by = row.modified_by
+  if (row.modified_at !== null) token.modified_at = toIsoString(Number(row.modified_at))
+  if (row.search_indexes !== null) token.search_indexes = JSON.parse(row.search_indexes)
+  if (row.expires_at !== null) token.expires_at = toIsoString(Number(row.expires_at))
+  return token
+}
+
+/** What a caller without read access learns about a deduplicated token (DESIGN §5). */
+export function toMinimalToken(row: TokenRow): Token {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    type: row.type,
+    fingerprint: row.fingerprint,
+    containers: JSON.parse(row.containers)
+  }
+}
+
+/** Spec: an update that makes a duplicate, seen by a caller who cannot read the original. */
+export function redactForDuplicate(token: Token): Token {
+  const { data: _data, metadata: _metadata, fingerprint_expression: _fe, search_indexes: _si, mask: _mask, ...rest } = token
+  return rest
+}

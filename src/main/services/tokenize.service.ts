@@ -1,0 +1,131 @@
+/**
+ * `POST /tokenize` (spec "Tokenize"): any JSON shape. Plain values become
+ * generic tokens replaced by their ids; objects with `type` and `data` are token
+ * requests replaced by token objects; objects and arrays nest. Atomic: every
+ * element is validated and sealed first, then everything is inserted in one
+ * transaction with multi-row statements — one bad element and nothing is created.
+ */
+import type { Knex } from 'knex'
+import type { Actor } from './context'
+import { ConflictError, ValidationError, type FieldErrors } from './errors'
+import type { ServiceContext } from './index'
+import { logRow, recordLogs } from './logs.service'
+import { parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from './token-request'
+import { toWireToken } from './token-view'
+import type { TokensService } from './tokens.service'
+import { insertSearchIndexes, insertTokens, isUniqueViolation } from '../repositories/tokens.repository'
+import { addFieldError, formatPath } from './validation'
+
+/** Nesting deeper than this is refused rather than walked. */
+const MAX_DEPTH = 32
+
+/** A token request found in the body, and what replaces it in the response. */
+interface Slot {
+  prepared: PreparedToken
+  /** Plain values are answered with the id; token requests with the token object. */
+  plain: boolean
+  result?: unknown
+}
+
+function isTokenRequest(value: object): value is { type: unknown; data: unknown } {
+  return !Array.isArray(value) && 'type' in value && 'data' in value
+}
+
+export class TokenizeService {
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly tokens: TokensService
+  ) {}
+
+  async tokenize(actor: Actor, body: unknown): Promise<unknown> {
+    const now = this.ctx.clock.now()
+    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now }
+    const slots: Slot[] = []
+    const errors: FieldErrors = {}
+    // The body is walked once to validate and seal, and the response is built with placeholders.
+    const shape = this.walk(body, [], 0, context, slots, errors)
+    if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    this.rejectDuplicateIds(slots)
+    await this.ctx.writes.run((trx) => this.insertAll(trx, actor, slots, now))
+    return this.fill(shape, slots)
+  }
+
+  private walk(value: unknown, path: PropertyKey[], depth: number, context: PrepareContext, slots: Slot[], errors: FieldErrors): unknown {
+    if (depth > MAX_DEPTH) {
+      addFieldError(errors, formatPath(path), `nesting deeper than ${MAX_DEPTH} levels is not supported`)
+      return null
+    }
+    if (value === null) return null
+    if (typeof value !== 'object') return this.slot({ type: 'token', data: value }, path, true, context, slots, errors)
+    if (isTokenRequest(value)) return this.slot(value, path, false, context, slots, errors)
+    if (Array.isArray(value)) return value.map((item, index) => this.walk(item, [...path, index], depth + 1, context, slots, errors))
+    const out: Record<string, unknown> = {}
+    for (const [key, item] of Object.entries(value)) out[key] = this.walk(item, [...path, key], depth + 1, context, slots, errors)
+    return out
+  }
+
+  /** Prepares one token; returns a placeholder holding its slot index. */
+  private slot(request: unknown, path: PropertyKey[], plain: boolean, context: PrepareContext, slots: Slot[], errors: FieldErrors): Placeholder | null {
+    const prefix = formatPath(path, '').replace(/^\(body\)$/, '')
+    try {
+      const prepared = prepareToken(context, parseCreateToken(request, prefix), prefix)
+      slots.push({ prepared, plain })
+      return new Placeholder(slots.length - 1)
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      for (const [field, messages] of Object.entries(error.errors ?? {})) {
+        messages.forEach((message) => addFieldError(errors, plain ? prefix || '(body)' : field, message))
+      }
+      return null
+    }
+  }
+
+  private rejectDuplicateIds(slots: Slot[]): void {
+    const seen = new Set<string>()
+    for (const { prepared } of slots) {
+      if (seen.has(prepared.row.id)) throw new ConflictError('The request names the same token id twice.')
+      seen.add(prepared.row.id)
+    }
+  }
+
+  private async insertAll(trx: Knex.Transaction, actor: Actor, slots: Slot[], now: number): Promise<void> {
+    const fresh = slots.filter((slot) => !slot.prepared.deduplicate)
+    for (const slot of slots) {
+      if (slot.prepared.deduplicate) slot.result = (await this.tokens.insertPrepared(trx, actor, slot.prepared, now)).token
+    }
+    try {
+      await insertTokens(trx, fresh.map((slot) => slot.prepared.row))
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError('A token with one of these ids already exists.')
+      throw error
+    }
+    await insertSearchIndexes(trx, fresh.flatMap((slot) => slot.prepared.searchIndexes))
+    await recordLogs(
+      trx,
+      fresh.map(({ prepared }) =>
+        logRow(actor, actor.tenantId, { entityType: prepared.row.type, entityId: prepared.row.id, operation: 'create', message: 'Token created by tokenize' }, now)
+      )
+    )
+    for (const slot of fresh) {
+      const { prepared } = slot
+      slot.result = slot.plain ? prepared.row.id : toWireToken(prepared.row, prepared.data, prepared.transform, { single: false })
+    }
+  }
+
+  private fill(shape: unknown, slots: Slot[]): unknown {
+    if (shape instanceof Placeholder) {
+      const slot = slots[shape.index]
+      return slot.plain ? ((slot.result as { id?: string })?.id ?? slot.result) : slot.result
+    }
+    if (Array.isArray(shape)) return shape.map((item) => this.fill(item, slots))
+    if (shape !== null && typeof shape === 'object') {
+      return Object.fromEntries(Object.entries(shape).map(([key, item]) => [key, this.fill(item, slots)]))
+    }
+    return shape
+  }
+}
+
+/** Marks where a created token goes in the response. */
+class Placeholder {
+  constructor(readonly index: number) {}
+}

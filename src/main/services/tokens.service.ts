@@ -1,0 +1,259 @@
+/**
+ * Tokens (spec "Tokens"): create, list, get, update (merge patch), delete,
+ * plus the desktop's explicit reveal and the expiry sweep. Every operation
+ * writes its audit entry in the same transaction as its effect (reads too).
+ */
+import { apply as applyMergePatch } from 'json-merge-patch'
+import type { Knex } from 'knex'
+import { z } from 'zod'
+import type { Page, Token, Transform } from '../../shared/types'
+import { openJson, sealJson } from '../crypto/aead'
+import {
+  countTokens,
+  deleteToken,
+  findByFingerprint,
+  findToken,
+  insertSearchIndexes,
+  insertTokens,
+  isUniqueViolation,
+  listExpiredTokens,
+  listTokens,
+  replaceSearchIndexes,
+  updateToken,
+  type TokenRow
+} from '../repositories/tokens.repository'
+import { requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
+import type { Actor } from './context'
+import { parseExpiresAt } from './dates'
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
+import { renderFingerprintSource, validateExpression, validateMask } from './expressions'
+import { containerSchema } from './grants'
+import type { ServiceContext } from './index'
+import { logRow, recordLogs, type LogInput } from './logs.service'
+import { offsetOf, paginationSchema, toPage } from './pagination'
+import { fingerprintOf, metadataSchema, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from './token-request'
+import { redactForDuplicate, toMinimalToken, toWireToken } from './token-view'
+import { getTokenType } from './token-types'
+import { parseOrThrow, queryList } from './validation'
+
+const listQuerySchema = z.object({
+  id: queryList(z.string().max(400)),
+  type: queryList(z.string().max(50)),
+  ...paginationSchema()
+})
+
+const updateSchema = z.strictObject({
+  data: z.unknown().optional(),
+  mask: z.unknown().optional(),
+  metadata: z.union([z.record(z.string(), z.string().max(500).nullable()), z.null()]).optional(),
+  containers: z.array(containerSchema).min(1).max(20).optional(),
+  search_indexes: z.array(z.string().max(2000)).max(20).optional(),
+  fingerprint_expression: z.string().max(2000).optional(),
+  deduplicate_token: z.boolean().optional(),
+  expires_at: z.string().nullable().optional()
+})
+
+const revealReasonSchema = z.string().trim().min(3, 'give a reason of at least 3 characters').max(200)
+
+export interface CreateResult {
+  token: Token
+  /** False when deduplication returned an existing token (200 instead of 201). */
+  created: boolean
+}
+
+function targetOf(row: TokenRow): AccessTarget {
+  return { id: row.id, containers: JSON.parse(row.containers) }
+}
+
+function tokenLog(row: Pick<TokenRow, 'type' | 'id'>, operation: LogInput['operation'], message: string): LogInput {
+  return { entityType: row.type, entityId: row.id, operation, message }
+}
+
+/** Splits `metadata.<key>` query parameters off; a repeated key is ignored (spec). */
+function metadataFilters(query: Record<string, unknown>): { metadata: Record<string, string>; rest: Record<string, unknown> } {
+  const metadata: Record<string, string> = {}
+  const rest: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(query)) {
+    if (!name.startsWith('metadata.')) rest[name] = value
+    else if (typeof value === 'string') metadata[name.slice('metadata.'.length)] = value
+  }
+  parseOrThrow(metadataSchema, metadata, 'metadata')
+  return { metadata, rest }
+}
+
+export class TokensService {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  /** `POST /tokens`. */
+  async create(actor: Actor, body: unknown): Promise<CreateResult> {
+    const now = this.ctx.clock.now()
+    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now }, parseCreateToken(body))
+    return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
+  }
+
+  /**
+   * Inserts one prepared token inside a write transaction, or returns the
+   * existing duplicate when deduplication was asked for.
+   */
+  async insertPrepared(trx: Knex.Transaction, actor: Actor, prepared: PreparedToken, now: number): Promise<CreateResult> {
+    if (prepared.deduplicate) {
+      const existing = await findByFingerprint(trx, actor.tenantId, prepared.row.type, prepared.row.fingerprint, now)
+      if (existing) {
+        await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(existing, 'read', 'Token returned by deduplication'), now)])
+        return { token: this.viewForReader(actor, existing, { single: true }), created: false }
+      }
+    }
+    try {
+      await insertTokens(trx, [prepared.row])
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError('A token with this id already exists.')
+      throw error
+    }
+    await insertSearchIndexes(trx, prepared.searchIndexes)
+    await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(prepared.row, 'create', 'Token created'), now)])
+    return { token: toWireToken(prepared.row, prepared.data, prepared.transform, { single: true }), created: true }
+  }
+
+  /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
+  async get(actor: Actor, id: unknown): Promise<Token> {
+    const now = this.ctx.clock.now()
+    const row = await this.findOr404(this.ctx.reader, actor, id, now)
+    const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
+    const token = this.view(row, transform, { single: true })
+    await this.ctx.writes.run((trx) => recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token retrieved'), now)]))
+    return token
+  }
+
+  /** `GET /tokens`: filtered, paginated, newest first; tokens the caller may not read are left out and not counted. */
+  async list(actor: Actor, query: unknown): Promise<Page<Token>> {
+    const { metadata, rest } = metadataFilters((query ?? {}) as Record<string, unknown>)
+    const q = parseOrThrow(listQuerySchema.strict(), rest)
+    const now = this.ctx.clock.now()
+    const scope = visibilityScope(actor, 'token:read')
+    const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: scope.all ? undefined : scope.rules }
+    const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
+    const tokens = rows.map((row) => this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false }))
+    if (rows.length > 0) {
+      await this.ctx.writes.run((trx) =>
+        recordLogs(trx, rows.map((row) => logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token listed'), now)))
+      )
+    }
+    return toPage(tokens, total, q)
+  }
+
+  /** `PATCH /tokens/{id}` with an RFC 7386 merge patch (data, mask, metadata) and replacements (the rest). */
+  async update(actor: Actor, id: unknown, body: unknown): Promise<Token> {
+    const patch = parseOrThrow(updateSchema, body ?? {})
+    if (patch.mask !== undefined && patch.mask !== null) validateMask(patch.mask, 'mask')
+    if (patch.fingerprint_expression !== undefined) validateExpression(patch.fingerprint_expression, 'fingerprint_expression')
+    const now = this.ctx.clock.now()
+    return this.ctx.writes.run(async (trx) => {
+      const row = await this.findOr404(trx, actor, id, now)
+      requireTokenAccess(actor, 'token:update', targetOf(row))
+      const { changes, data } = this.applyPatch(actor, row, patch, now)
+      const transform = requireTokenAccess(actor, 'token:update', { id: row.id, containers: JSON.parse(changes.containers ?? row.containers) })
+      await updateToken(trx, actor.tenantId, row.id, changes)
+      if (patch.search_indexes !== undefined) {
+        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, patch.search_indexes, data, '')
+        await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
+      }
+      await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'update', 'Token updated'), now)])
+      const updated = { ...row, ...changes }
+      const token = toWireToken(updated, data, transform, { single: true })
+      const duplicate = await findByFingerprint(trx, actor.tenantId, row.type, updated.fingerprint, now, row.id)
+      return duplicate && !transformFor(actor, 'token:read', targetOf(duplicate)) ? redactForDuplicate(token) : token
+    })
+  }
+
+  /** `DELETE /tokens/{id}`: erases the data, keeps a tombstone. */
+  async delete(actor: Actor, id: unknown): Promise<void> {
+    const now = this.ctx.clock.now()
+    await this.ctx.writes.run(async (trx) => {
+      const row = await this.findOr404(trx, actor, id, now)
+      requireTokenAccess(actor, 'token:delete', targetOf(row))
+      await deleteToken(trx, row, now, actor.id, 'deleted')
+      await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'delete', 'Token deleted'), now)])
+    })
+  }
+
+  /** Desktop only: plaintext of one token, on an explicit action with a reason, logged. */
+  async reveal(actor: Actor, id: unknown, reason: unknown): Promise<Token> {
+    if (!actor.isMember) throw new ForbiddenError('Only a tenant member can reveal a token.')
+    const why = parseOrThrow(revealReasonSchema, reason, 'reason')
+    const now = this.ctx.clock.now()
+    const row = await this.findOr404(this.ctx.reader, actor, id, now)
+    const token = this.view(row, 'reveal', { single: true })
+    await this.ctx.writes.run((trx) =>
+      recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'reveal', `Token revealed: ${why}`), now)])
+    )
+    return token
+  }
+
+  /** Deletes up to `limit` tokens whose `expires_at` has passed; returns how many. */
+  async expireDue(now: number, limit: number): Promise<number> {
+    const rows = await listExpiredTokens(this.ctx.reader, now, limit)
+    if (rows.length === 0) return 0
+    return this.ctx.writes.run(async (trx) => {
+      let deleted = 0
+      for (const row of rows) {
+        if (!(await deleteToken(trx, row, now, null, 'expired'))) continue
+        await recordLogs(trx, [logRow(null, row.tenant_id, tokenLog(row, 'delete', 'Token expired and deleted'), now)])
+        deleted++
+      }
+      return deleted
+    })
+  }
+
+  private async findOr404(db: Knex | Knex.Transaction, actor: Actor, id: unknown, now: number): Promise<TokenRow> {
+    const row = typeof id === 'string' && id.length <= 400 ? await findToken(db, actor.tenantId, id, now) : undefined
+    if (!row) throw new NotFoundError('Token')
+    return row
+  }
+
+  private open(row: TokenRow): unknown {
+    return openJson(this.ctx.keyring.dataKey(row.tenant_id, row.key_version), row.sealed_data, tokenAssociatedData(row.tenant_id, row.id))
+  }
+
+  /** The wire token under `transform`; redacted tokens are never decrypted. */
+  private view(row: TokenRow, transform: Transform, options: { single: boolean }): Token {
+    const needsData = transform !== 'redact' || (options.single && getTokenType(row.type)?.showsEvaluatedMask === true)
+    return toWireToken(row, needsData ? this.open(row) : undefined, transform, options)
+  }
+
+  private viewForReader(actor: Actor, row: TokenRow, options: { single: boolean }): Token {
+    const transform = transformFor(actor, 'token:read', targetOf(row))
+    return transform ? this.view(row, transform, options) : toMinimalToken(row)
+  }
+
+  /** Applies a parsed patch to a row: returns the changed columns and the new plaintext. */
+  private applyPatch(actor: Actor, row: TokenRow, patch: z.infer<typeof updateSchema>, now: number) {
+    const type = getTokenType(row.type)!
+    let data = this.open(row)
+    if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
+    if (patch.data !== undefined) {
+      data = applyMergePatch(structuredClone(data), patch.data)
+      type.validateData(data, 'data', new Date(now))
+    }
+    const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : applyMergePatch(JSON.parse(row.metadata), patch.metadata ?? {})
+    parseOrThrow(metadataSchema, metadata, 'metadata')
+    const changes: Partial<TokenRow> = { modified_by: actor.id, modified_at: now, metadata: JSON.stringify(metadata) }
+    if (patch.mask !== undefined) {
+      const mask = row.mask === null ? patch.mask : applyMergePatch(JSON.parse(row.mask), patch.mask)
+      changes.mask = mask === null ? null : JSON.stringify(validateMask(mask, 'mask'))
+    }
+    if (patch.containers !== undefined) changes.containers = JSON.stringify(patch.containers)
+    if (patch.search_indexes !== undefined) changes.search_indexes = JSON.stringify(patch.search_indexes)
+    if (patch.fingerprint_expression !== undefined) changes.fingerprint_expression = patch.fingerprint_expression
+    if (patch.expires_at !== undefined) {
+      changes.expires_at = patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, 'expires_at', new Date(now)).getTime()
+    }
+    const expression = changes.fingerprint_expression ?? row.fingerprint_expression
+    changes.fingerprint = fingerprintOf(this.ctx.keyring, row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata))
+    if (patch.data !== undefined) {
+      const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
+      changes.key_version = version
+      changes.sealed_data = Buffer.from(sealJson(key, data, tokenAssociatedData(row.tenant_id, row.id)))
+    }
+    return { changes, data }
+  }
+}
