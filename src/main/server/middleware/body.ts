@@ -28,7 +28,11 @@ export function bodyParser(limitBytes: number) {
         return next()
       }
       if (!ctx.is(type)) throw new UnsupportedMediaTypeError(type)
-      const { parsed, raw } = await parse.json(ctx, { limit: limitBytes, strict: false, returnRawBody: true })
+      const { parsed, raw } = await parse.json(ctx, { limit: limitBytes, strict: false, returnRawBody: true }).catch((error: unknown) => {
+        // co-body marks a JSON syntax error only with status 400 (no `expose`), which the error handler would treat as a 500.
+        if (error instanceof SyntaxError) throw ValidationError.field('(body)', 'is not valid JSON')
+        throw error
+      })
       if (raw.trim() === '') {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
         setBody(ctx.request, undefined)
