@@ -90,12 +90,12 @@ function toApplication(row: ApplicationRow, key?: string): Application {
     id: row.id,
     tenant_id: row.tenant_id,
     name: row.name,
+    ...(key !== undefined ? { key } : {}),
     type: row.type as ApplicationType,
     permissions: JSON.parse(row.permissions) as Permission[],
     rules: JSON.parse(row.rules) as AccessRule[],
     created_at: toIsoString(Number(row.created_at))
   }
-  if (key !== undefined) application.key = key
   if (row.created_by) application.created_by = row.created_by
   if (row.modified_by) application.modified_by = row.modified_by
   if (row.modified_at !== null) application.modified_at = toIsoString(Number(row.modified_at))
