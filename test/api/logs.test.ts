@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestService, type TestService } from '../helpers/service'
+
+describe('logs', () => {
+  let service: TestService
+  let adminId: string
+  let times: string[]
+  let appIds: string[]
+  /** Keys without log:read (a management and a private one), made before the timed entries. */
+  let noLogKeys: string[]
+
+  beforeAll(async () => {
+    service = await startTestService()
+    adminId = (await service.request('GET', '/applications/key')).body.id
+    noLogKeys = [
+      (await service.createApplication({ name: 'No logs', type: 'management', permissions: ['application:read'] })).key,
+      (await service.createApplication({ name: 'Backend', type: 'private', permissions: ['token:read'] })).key
+    ]
+    // One application created at each of three known times, an hour apart.
+    times = ['2026-12-01T00:00:00.000Z', '2026-12-01T01:00:00.000Z', '2026-12-01T02:00:00.000Z']
+    appIds = []
+    for (const time of times) {
+      service.clock.set(time)
+      appIds.push((await service.createApplication({ name: `at ${time}`, type: 'private', permissions: ['token:read'] })).id)
+    }
+  })
+  afterAll(() => service.stop())
+
+  const createdApps = (query: string) => service.request('GET', `/logs?entity_type=application&${query}`)
+
+  describe('GET /logs', () => {
+    it('lists entries newest first, with actor and entity', async () => {
+      const response = await service.request('GET', '/logs?size=100')
+      expect(response.status).toBe(200)
+      const entries = response.body.data
+      const stamps = entries.map((entry: { created_at: string }) => entry.created_at)
+      expect(stamps).toEqual([...stamps].sort().reverse())
+      expect(entries.slice(0, 3)).toEqual(
+        [...appIds].reverse().map((id, index) => ({
+          tenant_id: service.tenantId,
+          actor_id: adminId,
+          actor_type: 'application',
+          entity_type: 'application',
+          entity_id: id,
+          operation: 'create',
+          message: 'Application created',
+          created_at: times[2 - index]
+        }))
+      )
+      // init's own entries come last: the tenant and its first application, created by the owner.
+      expect(entries.at(-1)).toMatchObject({ entity_type: 'tenant', actor_type: 'user', actor_id: service.ownerUserId })
+    })
+
+    it('filters by entity_type', async () => {
+      const response = await service.request('GET', '/logs?entity_type=tenant')
+      expect(response.status).toBe(200)
+      expect(response.body.data).toHaveLength(1)
+      expect(response.body.data[0]).toMatchObject({ entity_type: 'tenant', entity_id: service.tenantId, operation: 'create' })
+    })
+
+    it('filters by entity_id', async () => {
+      const response = await service.request('GET', `/logs?entity_id=${appIds[1]}`)
+      expect(response.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[1]])
+      expect(response.body.pagination.total_items).toBe(1)
+    })
+
+    it('keeps entries at or after start_date (inclusive)', async () => {
+      const response = await createdApps(`start_date=${times[1]}`)
+      expect(response.status).toBe(200)
+      expect(response.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[2], appIds[1]])
+    })
+
+    it('keeps entries before end_date (exclusive)', async () => {
+      const response = await createdApps(`end_date=${times[1]}&start_date=${times[0]}`)
+      expect(response.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[0]])
+    })
+
+    it('combines start_date and end_date into a half-open range', async () => {
+      const response = await createdApps(`start_date=${times[1]}&end_date=${times[2]}`)
+      expect(response.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[1]])
+      const between = await createdApps('start_date=2026-12-01T00:00:00.001Z&end_date=2026-12-01T00:59:59.999Z')
+      expect(between.body.data).toEqual([])
+    })
+
+    it('takes dates with an offset', async () => {
+      const response = await createdApps('start_date=2026-12-01T02:00:00%2B01:00&end_date=2026-12-01T02:00:00%2B00:00')
+      expect(response.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[1]])
+    })
+
+    it('pages through the entries', async () => {
+      const first = await createdApps(`start_date=${times[0]}&size=2`)
+      expect(first.body.pagination).toEqual({ total_items: 3, page_number: 1, page_size: 2, total_pages: 2 })
+      expect(first.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[2], appIds[1]])
+      const second = await createdApps(`start_date=${times[0]}&size=2&page=2`)
+      expect(second.body.data.map((entry: { entity_id: string }) => entry.entity_id)).toEqual([appIds[0]])
+      const beyond = await createdApps(`start_date=${times[0]}&size=2&page=3`)
+      expect(beyond.status).toBe(200)
+      expect(beyond.body.data).toEqual([])
+    })
+
+    it('defaults to page 1 of 20', async () => {
+      const response = await service.request('GET', '/logs')
+      expect(response.body.pagination).toMatchObject({ page_number: 1, page_size: 20 })
+    })
+
+    it.each([
+      ['start_date=yesterday', 'start_date'],
+      ['start_date=12/01/2026', 'start_date'],
+      ['end_date=2026-13-45T00:00:00Z', 'end_date'],
+      ['page=0', 'page'],
+      ['size=0', 'size'],
+      ['size=101', 'size'],
+      ['page=one', 'page'],
+      ['actor_id=x', 'actor_id']
+    ])('rejects ?%s with 400 naming %s', async (query, field) => {
+      const response = await service.request('GET', `/logs?${query}`)
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toContain('application/problem+json')
+      expect(response.body.errors).toHaveProperty(field)
+    })
+
+    it('rejects a key without log:read with 403', async () => {
+      for (const key of noLogKeys) expect((await service.request('GET', '/logs', { key })).status).toBe(403)
+    })
+
+    it('rejects a caller without an API key with 401', async () => {
+      expect((await service.request('GET', '/logs', { key: null })).status).toBe(401)
+    })
+
+    it('is not itself logged', async () => {
+      const before = (await service.request('GET', '/logs')).body.pagination.total_items
+      const after = (await service.request('GET', '/logs')).body.pagination.total_items
+      expect(after).toBe(before)
+    })
+  })
+
+  describe('GET /logs/entity-types', () => {
+    it('lists the entity types as display name and value', async () => {
+      const response = await service.request('GET', '/logs/entity-types')
+      expect(response.status).toBe(200)
+      expect(Array.isArray(response.body)).toBe(true)
+      for (const entry of response.body) expect(entry).toEqual({ display_name: expect.any(String), value: expect.any(String) })
+      const values = response.body.map((entry: { value: string }) => entry.value)
+      expect(values).toEqual(expect.arrayContaining(['application', 'card', 'bank', 'token']))
+    })
+
+    it('rejects a key without log:read with 403', async () => {
+      for (const key of noLogKeys) expect((await service.request('GET', '/logs/entity-types', { key })).status).toBe(403)
+    })
+
+    it('rejects a caller without an API key with 401', async () => {
+      expect((await service.request('GET', '/logs/entity-types', { key: null })).status).toBe(401)
+    })
+  })
+})
