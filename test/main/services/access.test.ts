@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest'
+import type { AccessRule, Permission } from '../../../src/shared/types'
+import {
+  holdsPermission,
+  requirePermission,
+  requireTokenAccess,
+  ruleMatches,
+  transformFor,
+  visibilityScope,
+  type AccessTarget
+} from '../../../src/main/services/access'
+import type { Actor } from '../../../src/main/services/context'
+import { ForbiddenError } from '../../../src/main/services/errors'
+
+function actor(grant: { permissions?: Permission[]; rules?: AccessRule[]; isMember?: boolean } = {}): Actor {
+  return {
+    type: grant.isMember ? 'user' : 'application',
+    id: 'actor-1',
+    tenantId: 'tenant-1',
+    applicationType: grant.isMember ? undefined : 'private',
+    permissions: grant.permissions ?? [],
+    rules: grant.rules ?? [],
+    isMember: grant.isMember
+  }
+}
+
+const pciToken: AccessTarget = { id: 'tok_4242', containers: ['/pci/high/'] }
+const generalToken: AccessTarget = { id: 'tok_general', containers: ['/general/high/'] }
+
+describe('ruleMatches', () => {
+  const rule = (extra: Partial<AccessRule>): AccessRule => ({ priority: 1, transform: 'mask', permissions: ['token:read'], ...extra })
+
+  it('matches a token in a container below the rule container', () => {
+    expect(ruleMatches(rule({ container: '/pci/' }), pciToken)).toBe(true)
+    expect(ruleMatches(rule({ container: '/pci/high/' }), pciToken)).toBe(true)
+    expect(ruleMatches(rule({ container: '/' }), generalToken)).toBe(true)
+  })
+
+  it('does not match a token outside the rule container', () => {
+    expect(ruleMatches(rule({ container: '/pci/' }), generalToken)).toBe(false)
+    expect(ruleMatches(rule({ container: '/pci/low/' }), pciToken)).toBe(false)
+  })
+
+  it('does not treat a container as a prefix of a sibling with a longer name', () => {
+    expect(ruleMatches(rule({ container: '/pci/' }), { id: 'x', containers: ['/pcix/high/'] })).toBe(false)
+  })
+
+  it('matches when any one of the token containers is covered', () => {
+    expect(ruleMatches(rule({ container: '/pci/' }), { id: 'x', containers: ['/general/', '/pci/low/'] })).toBe(true)
+  })
+
+  it('compares an id condition with equals or starts_with', () => {
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_4242' }] }), pciToken)).toBe(true)
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_' }] }), pciToken)).toBe(false)
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'id', operator: 'starts_with', value: 'tok_' }] }), pciToken)).toBe(true)
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'id', operator: 'starts_with', value: 'card_' }] }), pciToken)).toBe(false)
+  })
+
+  it('compares a container condition with any of the token containers', () => {
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'container', operator: 'equals', value: '/pci/high/' }] }), pciToken)).toBe(true)
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'container', operator: 'equals', value: '/pci/' }] }), pciToken)).toBe(false)
+    expect(ruleMatches(rule({ conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci/' }] }), pciToken)).toBe(true)
+  })
+
+  it('requires every condition to hold', () => {
+    const both = rule({
+      conditions: [
+        { attribute: 'id', operator: 'starts_with', value: 'tok_' },
+        { attribute: 'container', operator: 'starts_with', value: '/pci/' }
+      ]
+    })
+    expect(ruleMatches(both, pciToken)).toBe(true)
+    expect(ruleMatches(both, generalToken)).toBe(false)
+    expect(ruleMatches(both, { id: 'other', containers: ['/pci/high/'] })).toBe(false)
+  })
+
+  it('matches nothing without a container or conditions', () => {
+    expect(ruleMatches(rule({}), pciToken)).toBe(false)
+    expect(ruleMatches(rule({ conditions: [] }), pciToken)).toBe(false)
+  })
+})
+
+describe('transformFor', () => {
+  it('lets the rule with the lowest priority number decide, whatever the order given', () => {
+    const rules: AccessRule[] = [
+      { priority: 5, container: '/', transform: 'reveal', permissions: ['token:read'] },
+      { priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:read'] },
+      { priority: 3, container: '/pci/high/', transform: 'mask', permissions: ['token:read'] }
+    ]
+    expect(transformFor(actor({ rules }), 'token:read', pciToken)).toBe('redact')
+    expect(transformFor(actor({ rules }), 'token:read', generalToken)).toBe('reveal')
+  })
+
+  it('skips rules that do not grant the permission', () => {
+    const rules: AccessRule[] = [
+      { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create'] },
+      { priority: 2, container: '/pci/', transform: 'mask', permissions: ['token:read'] }
+    ]
+    expect(transformFor(actor({ rules }), 'token:read', pciToken)).toBe('mask')
+    expect(transformFor(actor({ rules }), 'token:create', pciToken)).toBe('reveal')
+    expect(transformFor(actor({ rules }), 'token:delete', pciToken)).toBeUndefined()
+  })
+
+  it('skips rules whose container does not cover the token', () => {
+    const rules: AccessRule[] = [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }]
+    expect(transformFor(actor({ rules }), 'token:read', generalToken)).toBeUndefined()
+  })
+
+  it('falls back to plain permissions after every rule, masking reads', () => {
+    const rules: AccessRule[] = [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }]
+    const grantee = actor({ permissions: ['token:read', 'token:create', 'token:update', 'token:search'], rules })
+    expect(transformFor(grantee, 'token:read', pciToken)).toBe('reveal')
+    expect(transformFor(grantee, 'token:read', generalToken)).toBe('mask')
+    expect(transformFor(grantee, 'token:create', generalToken)).toBe('mask')
+    expect(transformFor(grantee, 'token:update', generalToken)).toBe('mask')
+    expect(transformFor(grantee, 'token:search', generalToken)).toBe('mask')
+  })
+
+  it('reveals through the plain token:use permission', () => {
+    expect(transformFor(actor({ permissions: ['token:use'] }), 'token:use', pciToken)).toBe('reveal')
+  })
+
+  it('lets a rule narrow what a plain permission would give', () => {
+    const rules: AccessRule[] = [{ priority: 1, container: '/pci/', transform: 'redact', permissions: ['token:use'] }]
+    expect(transformFor(actor({ permissions: ['token:use'], rules }), 'token:use', pciToken)).toBe('redact')
+  })
+
+  it('gives members masked access for reading, creating, updating and searching', () => {
+    const member = actor({ isMember: true })
+    for (const permission of ['token:read', 'token:create', 'token:update', 'token:search', 'token:delete'] as const) {
+      expect(transformFor(member, permission, pciToken)).toBe('mask')
+    }
+  })
+})
+
+describe('requireTokenAccess', () => {
+  it('returns the transform when granted', () => {
+    expect(requireTokenAccess(actor({ permissions: ['token:read'] }), 'token:read', pciToken)).toBe('mask')
+  })
+
+  it('throws a 403 when nothing grants the permission on the token', () => {
+    const rules: AccessRule[] = [{ priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:read'] }]
+    expect(() => requireTokenAccess(actor({ rules }), 'token:read', pciToken)).toThrow(ForbiddenError)
+  })
+})
+
+describe('holdsPermission and requirePermission', () => {
+  it('counts a permission held through a rule as held', () => {
+    const rules: AccessRule[] = [{ priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:read'] }]
+    expect(holdsPermission(actor({ rules }), 'token:read')).toBe(true)
+    expect(holdsPermission(actor({ rules }), 'token:delete')).toBe(false)
+    expect(holdsPermission(actor({ isMember: true }), 'tenant:update')).toBe(true)
+  })
+
+  it('requires plain permissions for non-token operations', () => {
+    expect(() => requirePermission(actor({ permissions: ['log:read'] }), 'log:read')).not.toThrow()
+    expect(() => requirePermission(actor({ permissions: ['log:read'] }), 'log:read', 'application:read')).toThrow(ForbiddenError)
+    expect(() => requirePermission(actor({ isMember: true }), 'tenant:member:delete')).not.toThrow()
+  })
+})
+
+describe('visibilityScope', () => {
+  it('shows everything to a plain permission or a member', () => {
+    expect(visibilityScope(actor({ permissions: ['token:read'] }), 'token:read')).toEqual({ all: true })
+    expect(visibilityScope(actor({ isMember: true }), 'token:read')).toEqual({ all: true })
+  })
+
+  it('otherwise lists the rules granting the permission, in priority order', () => {
+    const rules: AccessRule[] = [
+      { priority: 4, container: '/bank/', transform: 'mask', permissions: ['token:read'] },
+      { priority: 2, container: '/pci/', transform: 'reveal', permissions: ['token:read', 'token:search'] },
+      { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create'] }
+    ]
+    expect(visibilityScope(actor({ rules }), 'token:read')).toEqual({ all: false, rules: [rules[1], rules[0]] })
+    expect(visibilityScope(actor({ rules }), 'token:search')).toEqual({ all: false, rules: [rules[1]] })
+  })
+
+  it('is an empty rule list for an actor holding nothing', () => {
+    expect(visibilityScope(actor(), 'token:read')).toEqual({ all: false, rules: [] })
+  })
+})
