@@ -303,6 +303,11 @@ describe('applications', () => {
       expect((await service.request('GET', '/applications/not-a-uuid')).status).toBe(404)
     })
 
+    it('reads an id in upper case as the same id, in the path and in the id filter', async () => {
+      expect((await service.request('GET', `/applications/${adminId.toUpperCase()}`)).body.id).toBe(adminId)
+      expect((await service.request('GET', `/applications?id=${adminId.toUpperCase()}`)).body.data.map((app: { id: string }) => app.id)).toEqual([adminId])
+    })
+
     it('rejects a caller without application:read with 403', async () => {
       expect((await service.request('GET', `/applications/${adminId}`, { key: logReaderKey })).status).toBe(403)
     })

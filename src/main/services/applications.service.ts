@@ -78,7 +78,7 @@ function updateSchema(type: ApplicationType) {
 }
 
 const listQuery = z.strictObject({
-  id: queryList(z.string().regex(UUID_PATTERN, 'must be a UUID')),
+  id: queryList(z.string().regex(UUID_PATTERN, 'must be a UUID').transform((id) => id.toLowerCase())),
   type: queryList(typeSchema),
   ...paginationSchema(100)
 })
