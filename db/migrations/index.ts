@@ -1,10 +1,12 @@
 import type { Knex } from 'knex'
 import * as initialSchema from './20261125000000_initial_schema'
+import * as mailOutboxKeyVersion from './20261126100000_mail_outbox_key_version'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
  * migrations are listed here explicitly.
  */
 export const migrations: Record<string, Knex.Migration> = {
-  '20261125000000_initial_schema': initialSchema
+  '20261125000000_initial_schema': initialSchema,
+  '20261126100000_mail_outbox_key_version': mailOutboxKeyVersion
 }

@@ -7,6 +7,7 @@ import type { MasterKey } from './crypto/types'
 import type { Logger } from './logger'
 import { createServer, listen, type ServerOptions } from './server/app'
 import type { Clock } from './services/context'
+import type { MailConfig } from './services/mail.service'
 import { openVault, type Vault } from './services/vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
@@ -16,6 +17,8 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   port: number
   logger: Logger
   clock?: Clock
+  /** SMTP and link settings; links default to this service's own URL. */
+  mail?: MailConfig
 }
 
 export interface ServiceHost {
@@ -30,6 +33,8 @@ export async function startServiceHost(options: ServiceHostOptions): Promise<Ser
   try {
     const app = createServer(vault.services, options)
     const running = await listen(app, options.host, options.port)
+    vault.services.mail.useServiceUrl(running.url)
+    vault.services.jobs.start()
     let stopping: Promise<void> | undefined
     return {
       vault,
@@ -37,10 +42,12 @@ export async function startServiceHost(options: ServiceHostOptions): Promise<Ser
       stop: () =>
         (stopping ??= (async () => {
           await running.close()
+          await vault.services.jobs.stop()
           await vault.close()
         })())
     }
   } catch (error) {
+    await vault.services.jobs.stop()
     await vault.close()
     throw error
   }

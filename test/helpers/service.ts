@@ -10,6 +10,7 @@ import { readySodium } from '../../src/main/crypto/sodium'
 import type { MasterKey } from '../../src/main/crypto/types'
 import { silentLogger } from '../../src/main/logger'
 import { startServiceHost, type ServiceHost } from '../../src/main/service-host'
+import type { MailConfig } from '../../src/main/services/mail.service'
 import { initVault } from '../../src/main/services/vault'
 import { TestClock } from './clock'
 
@@ -44,7 +45,7 @@ export interface TestService {
   stop(): Promise<void>
 }
 
-export async function startTestService(options: { clock?: TestClock; bodyLimitBytes?: number } = {}): Promise<TestService> {
+export async function startTestService(options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig } = {}): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
   const masterKey = generateMasterKey()
@@ -57,7 +58,8 @@ export async function startTestService(options: { clock?: TestClock; bodyLimitBy
     port: 0,
     logger: silentLogger(),
     clock,
-    bodyLimitBytes: options.bodyLimitBytes
+    bodyLimitBytes: options.bodyLimitBytes,
+    mail: options.mail
   })
   const adminKey = init.application.key
 

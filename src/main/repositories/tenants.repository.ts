@@ -60,3 +60,11 @@ export async function findMember(db: Db, tenantId: string, id: string): Promise<
 export async function findMemberByUser(db: Db, tenantId: string, userId: string): Promise<MemberRow | undefined> {
   return db('members').where({ tenant_id: tenantId, user_id: userId }).first()
 }
+
+export async function findTenant(db: Db, id: string): Promise<TenantRow | undefined> {
+  return db('tenants').select('id', 'name', 'owner_user_id', 'created_at').where({ id }).first()
+}
+
+export async function updateUser(db: Db, id: string, changes: Partial<Omit<UserRow, 'id'>>): Promise<number> {
+  return db('users').where({ id }).update(changes)
+}

@@ -13,6 +13,7 @@ import { bodyParser } from './middleware/body'
 import { errorHandler } from './middleware/errors'
 import { hostCheck } from './middleware/host-check'
 import { mountRoutes } from './routes'
+import { invitationAcceptRoutes } from './routes/invitation-accept.routes'
 import { publicRoutes } from './routes/public.routes'
 import type { AppState } from './types'
 
@@ -42,8 +43,9 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'Content-Type'] }))
   }
   const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
-  const open = publicRoutes(deps)
-  app.use(open.routes()).use(open.allowedMethods({ throw: false }))
+  for (const open of [publicRoutes(deps), invitationAcceptRoutes(deps)]) {
+    app.use(open.routes()).use(open.allowedMethods({ throw: false }))
+  }
   app.use(authenticate(services.auth))
   mountRoutes(app, deps)
   return app

@@ -9,7 +9,12 @@ import { ApplicationsService } from './applications.service'
 import { AuthService } from './auth.service'
 import type { Clock } from './context'
 import type { Keyring } from './keyring'
+import { InvitationsService } from './invitations.service'
+import { JobsService, standardSweeps } from './jobs.service'
 import { LogsService } from './logs.service'
+import { MailService, type MailConfig } from './mail.service'
+import { MembersService } from './members.service'
+import { SessionsService } from './sessions.service'
 import { TokenizeService } from './tokenize.service'
 import { TokensService } from './tokens.service'
 
@@ -18,6 +23,8 @@ export interface ServiceDeps {
   keyring: Keyring
   clock: Clock
   logger: Logger
+  /** SMTP and link settings; without SMTP, mail waits in the outbox. */
+  mail?: MailConfig
 }
 
 /** What every service may use: readers, the single writer queue, keys, time and logs. */
@@ -39,13 +46,22 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
+  const applications = new ApplicationsService(context, auth)
+  const mail = new MailService(context, deps.mail)
+  const sessions = new SessionsService(context, auth)
+  const invitations = new InvitationsService(context, mail)
   return {
     context,
     auth,
     logs: new LogsService(context),
     tokens,
     tokenize: new TokenizeService(context, tokens),
-    applications: new ApplicationsService(context, auth)
+    applications,
+    sessions,
+    members: new MembersService(context),
+    invitations,
+    mail,
+    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail }), mail)
   }
 }
 

@@ -19,6 +19,7 @@ import { systemClock, type Clock } from './context'
 import { createServices, type Services } from './index'
 import { createKeyring, unlockKeyring } from './keyring'
 import { logRow, recordLogs } from './logs.service'
+import type { MailConfig } from './mail.service'
 import { readySodium } from '../crypto/sodium'
 
 export const DATABASE_FILE = 'tessera.db'
@@ -114,6 +115,8 @@ export interface OpenOptions {
   masterKey: MasterKey
   clock?: Clock
   logger: Logger
+  /** SMTP and link settings (see mail.service.ts). */
+  mail?: MailConfig
 }
 
 /** An open vault: its services and how to close it. */
@@ -136,7 +139,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger })
+    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
     return {
       services,
       db,

@@ -1,0 +1,79 @@
+import type { Knex } from 'knex'
+
+type Db = Knex | Knex.Transaction
+
+export type PersistedInvitationStatus = 'PENDING' | 'EXPIRED'
+
+/** An invitation row; `link_hash` is the keyed hash of the current link's secret. */
+export interface InvitationRow {
+  id: string
+  tenant_id: string
+  email: string
+  status: PersistedInvitationStatus
+  link_hash: string | null
+  expires_at: number
+  created_by: string | null
+  created_at: number
+  modified_by: string | null
+  modified_at: number | null
+}
+
+export interface InvitationFilter {
+  tenantId: string
+  /** Status as derived from `expires_at` at `now`. */
+  status?: PersistedInvitationStatus
+  now: number
+}
+
+export async function insertInvitation(db: Db, row: InvitationRow): Promise<void> {
+  await db('invitations').insert(row)
+}
+
+export async function findInvitation(db: Db, tenantId: string, id: string): Promise<InvitationRow | undefined> {
+  return db('invitations').where({ tenant_id: tenantId, id }).first()
+}
+
+export async function findInvitationByLinkHash(db: Db, linkHash: string): Promise<InvitationRow | undefined> {
+  return db('invitations').where({ link_hash: linkHash }).first()
+}
+
+export async function findInvitationByEmail(db: Db, tenantId: string, email: string): Promise<InvitationRow | undefined> {
+  return db('invitations').where({ tenant_id: tenantId }).whereRaw('lower(email) = lower(?)', [email]).first()
+}
+
+function filtered(db: Db, filter: InvitationFilter): Knex.QueryBuilder {
+  const query = db('invitations').where('tenant_id', filter.tenantId)
+  if (filter.status === 'EXPIRED') query.andWhere('expires_at', '<=', filter.now)
+  if (filter.status === 'PENDING') query.andWhere('expires_at', '>', filter.now)
+  return query
+}
+
+export async function countInvitations(db: Db, filter: InvitationFilter): Promise<number> {
+  const row = await filtered(db, filter).count({ count: '*' }).first()
+  return Number(row?.count ?? 0)
+}
+
+/** Newest first. */
+export async function listInvitations(db: Db, filter: InvitationFilter, limit: number, offset: number): Promise<InvitationRow[]> {
+  return filtered(db, filter)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
+    .limit(limit)
+    .offset(offset)
+}
+
+export async function updateInvitation(db: Db, tenantId: string, id: string, changes: Partial<InvitationRow>): Promise<number> {
+  return db('invitations').where({ tenant_id: tenantId, id }).update(changes)
+}
+
+export async function deleteInvitation(db: Db, tenantId: string, id: string): Promise<number> {
+  return db('invitations').where({ tenant_id: tenantId, id }).delete()
+}
+
+/** Pending invitations whose `expires_at` has passed (for the expiry sweep). */
+export async function listInvitationsToExpire(db: Db, now: number, limit: number): Promise<Pick<InvitationRow, 'id' | 'tenant_id'>[]> {
+  return db('invitations').select('id', 'tenant_id').where('status', 'PENDING').andWhere('expires_at', '<=', now).limit(limit)
+}
+
+export async function markInvitationsExpired(db: Db, ids: string[]): Promise<number> {
+  return ids.length ? db('invitations').whereIn('id', ids).andWhere('status', 'PENDING').update({ status: 'EXPIRED' }) : 0
+}

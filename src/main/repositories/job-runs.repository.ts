@@ -1,0 +1,16 @@
+import type { Knex } from 'knex'
+
+type Db = Knex | Knex.Transaction
+
+export interface JobRunRow {
+  name: string
+  last_run_at: number
+}
+
+export async function listJobRuns(db: Db): Promise<JobRunRow[]> {
+  return db('job_runs').select('name', 'last_run_at')
+}
+
+export async function recordJobRun(db: Db, name: string, at: number): Promise<void> {
+  await db('job_runs').insert({ name, last_run_at: at }).onConflict('name').merge()
+}

@@ -1,0 +1,24 @@
+import Router from '@koa/router'
+import type { AppState, RouteDeps } from '../types'
+
+export function invitationsRoutes({ services, json }: RouteDeps) {
+  const router = new Router<AppState>({ prefix: '/tenants/self/invitations' })
+  router.post('/', json(), async (ctx) => {
+    ctx.body = await services.invitations.create(ctx.state.actor, ctx.request.body)
+    ctx.status = 201
+  })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.invitations.list(ctx.state.actor, ctx.query)
+  })
+  router.get('/:id', async (ctx) => {
+    ctx.body = await services.invitations.get(ctx.state.actor, ctx.params.id)
+  })
+  router.post('/:id/resend', async (ctx) => {
+    ctx.body = await services.invitations.resend(ctx.state.actor, ctx.params.id)
+  })
+  router.delete('/:id', async (ctx) => {
+    await services.invitations.delete(ctx.state.actor, ctx.params.id)
+    ctx.status = 204
+  })
+  return router
+}

@@ -1,0 +1,16 @@
+import Router from '@koa/router'
+import type { AppState, RouteDeps } from '../types'
+
+export function sessionsRoutes({ services, json }: RouteDeps) {
+  const router = new Router<AppState>({ prefix: '/sessions' })
+  // The spec gives POST /sessions no body; an empty JSON object is tolerated, any field is a 400.
+  router.post('/', json({ optional: true }), async (ctx) => {
+    ctx.body = await services.sessions.create(ctx.state.actor, ctx.request.body)
+    ctx.status = 201
+  })
+  router.post('/authorize', json(), async (ctx) => {
+    await services.sessions.authorize(ctx.state.actor, ctx.request.body)
+    ctx.status = 204
+  })
+  return router
+}

@@ -1,0 +1,147 @@
+/**
+ * Background sweeps inside the service (DESIGN §8 "Expiry"): expired tokens,
+ * applications and sessions are deleted, invitation expiry is persisted, and
+ * outbox mail is retried. Each sweep's last run is stored in `job_runs`, so
+ * after a restart a sweep runs at once if it is overdue, and what expired
+ * while the service was down is caught up (the state itself is the data).
+ *
+ * Due-ness is judged by the injected clock; the timer only decides how often
+ * to look. Tests move a TestClock and call `runDueJobs()` instead of sleeping.
+ */
+import { listJobRuns, recordJobRun } from '../repositories/job-runs.repository'
+import type { ServiceContext } from './index'
+import type { MailService } from './mail.service'
+
+/** One periodic sweep. `run` handles at most `limit` items and returns how many it handled. */
+export interface Sweep {
+  name: string
+  intervalMs: number
+  run(now: number, limit: number): Promise<number>
+}
+
+/** What each sweep did in one `runDueJobs()`; `error` is an error code when it failed (and will run again next time). */
+export interface SweepResult {
+  name: string
+  processed: number
+  error?: string
+}
+
+export interface JobStatus {
+  name: string
+  intervalMs: number
+  /** Epoch ms of the last completed run, null if it never ran. */
+  lastRunAt: number | null
+}
+
+/** Items per batch; a sweep repeats batches within one run up to MAX_BATCHES_PER_RUN. */
+export const SWEEP_BATCH = 500
+const MAX_BATCHES_PER_RUN = 20
+const DEFAULT_TICK_MS = 5_000
+
+/** The services whose expiry and retry work the sweeps do. */
+export interface SweepTargets {
+  tokens: { expireDue(now: number, limit: number): Promise<number> }
+  applications: { deleteExpiredApplications(now: number, limit: number): Promise<number> }
+  sessions: { deleteExpiredSessions(now: number, limit: number): Promise<number> }
+  invitations: { expireDue(now: number, limit: number): Promise<number> }
+  mail: { deliverDue(limit?: number): Promise<number> }
+}
+
+/**
+ * The standard sweeps. Tokens are removed within a minute of `expires_at`
+ * (the spec allows an hour); mail is retried every 15 s when due.
+ */
+export function standardSweeps(targets: SweepTargets): Sweep[] {
+  return [
+    { name: 'expire-tokens', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireDue(now, limit) },
+    { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.deleteExpiredApplications(now, limit) },
+    { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.deleteExpiredSessions(now, limit) },
+    { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
+    { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) }
+  ]
+}
+
+function errorCode(error: unknown): string {
+  const code = (error as { code?: unknown })?.code
+  return typeof code === 'string' && /^[A-Za-z0-9_]{1,40}$/.test(code) ? code : ((error as Error)?.name ?? 'Error')
+}
+
+export class JobsService {
+  private timer: NodeJS.Timeout | undefined
+  /** Runs are serialised: a call made during a run waits, then evaluates due-ness afresh. */
+  private chain: Promise<unknown> = Promise.resolve()
+  private stopped = false
+
+  constructor(
+    private readonly context: ServiceContext,
+    private readonly sweeps: Sweep[],
+    private readonly mail: Pick<MailService, 'close'>
+  ) {}
+
+  /** Starts the periodic timer (it does not keep the process alive). */
+  start(tickMs = DEFAULT_TICK_MS): void {
+    if (this.timer || this.stopped) return
+    this.timer = setInterval(() => {
+      this.runDueJobs().catch(() => undefined)
+    }, tickMs)
+    this.timer.unref()
+  }
+
+  /** Stops the timer, waits for a running sweep and for mail delivery; nothing runs afterwards. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    await this.chain
+    await this.mail.close()
+  }
+
+  /** Runs every sweep whose interval has passed since its last run (by the injected clock). */
+  runDueJobs(): Promise<SweepResult[]> {
+    const run = this.chain.then(() => (this.stopped ? [] : this.runOnce()))
+    this.chain = run.catch(() => undefined)
+    return run
+  }
+
+  /** Each sweep with its last run, for the GUI and tests. */
+  async status(): Promise<JobStatus[]> {
+    const lastRuns = await this.lastRuns()
+    return this.sweeps.map((sweep) => ({ name: sweep.name, intervalMs: sweep.intervalMs, lastRunAt: lastRuns.get(sweep.name) ?? null }))
+  }
+
+  private async lastRuns(): Promise<Map<string, number>> {
+    const rows = await listJobRuns(this.context.reader)
+    return new Map(rows.map((row) => [row.name, Number(row.last_run_at)]))
+  }
+
+  private async runOnce(): Promise<SweepResult[]> {
+    const lastRuns = await this.lastRuns()
+    const results: SweepResult[] = []
+    for (const sweep of this.sweeps) {
+      const now = this.context.clock.now()
+      const last = lastRuns.get(sweep.name)
+      // A clock that went backwards (last run "in the future") counts as due.
+      if (last !== undefined && now - last < sweep.intervalMs && now >= last) continue
+      results.push(await this.runSweep(sweep, now))
+    }
+    return results
+  }
+
+  private async runSweep(sweep: Sweep, now: number): Promise<SweepResult> {
+    let processed = 0
+    try {
+      for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
+        const handled = await sweep.run(now, SWEEP_BATCH)
+        processed += handled
+        if (handled < SWEEP_BATCH) break
+      }
+      await this.context.writes.run((trx) => recordJobRun(trx, sweep.name, now))
+      if (processed > 0) this.context.logger.info({ job: sweep.name, processed }, 'sweep done')
+      return { name: sweep.name, processed }
+    } catch (error) {
+      const code = errorCode(error)
+      this.context.logger.error({ job: sweep.name, code }, 'sweep failed')
+      return { name: sweep.name, processed, error: code }
+    }
+  }
+}

@@ -1,0 +1,316 @@
+/**
+ * Outgoing mail (DESIGN §8). Mail is never sent from inside a request: the
+ * service that wants it sent writes it to the `mail_outbox` table in the same
+ * transaction as the change it announces, so an invitation and its e-mail
+ * exist together or not at all. A delivery worker then sends due mail over
+ * SMTP (nodemailer), right after enqueueing and again from the jobs service,
+ * retrying failures with exponential backoff. Without SMTP, mail waits in the
+ * outbox (`tessera outbox` shows it, links included).
+ *
+ * Bodies carry one-time links, so they are sealed with the tenant's data key
+ * like token data; logs name an outbox id and an error code, nothing more.
+ */
+import type { Knex } from 'knex'
+import nodemailer, { type Transporter } from 'nodemailer'
+import { openJson, sealJson } from '../crypto/aead'
+import { newId } from '../crypto/random'
+import {
+  claimOutboxMail,
+  findOutboxMail,
+  insertOutboxMail,
+  listDueOutboxIds,
+  listOutboxMails,
+  updateOutboxMail,
+  type OutboxRow,
+  type OutboxStatus
+} from '../repositories/outbox.repository'
+import type { ServiceContext } from './index'
+
+/** SMTP settings and the base URL of links in mail. Without `host`, mail stays in the outbox. */
+export interface MailConfig {
+  host?: string
+  /** Default 465 with `secure`, else 587. */
+  port?: number
+  /** TLS from the first byte (SMTPS, usually port 465). */
+  secure?: boolean
+  /** Refuse to send unless the server upgrades the connection with STARTTLS. */
+  requireTLS?: boolean
+  user?: string
+  password?: string
+  /** The From header, e.g. `Tessera <vault@example.com>`. */
+  from?: string
+  /** Base URL of links in mail; by default the service's own URL. */
+  publicBaseUrl?: string
+}
+
+/** Environment variables read by `mailConfigFromEnv`. */
+export const MAIL_ENV_VARS = [
+  'TESSERA_SMTP_HOST',
+  'TESSERA_SMTP_PORT',
+  'TESSERA_SMTP_SECURE',
+  'TESSERA_SMTP_REQUIRE_TLS',
+  'TESSERA_SMTP_USER',
+  'TESSERA_SMTP_PASSWORD',
+  'TESSERA_SMTP_FROM',
+  'TESSERA_PUBLIC_URL'
+] as const
+
+function envFlag(name: string, value: string | undefined): boolean | undefined {
+  if (value === undefined || value === '') return undefined
+  if (/^(1|true|yes|on)$/i.test(value)) return true
+  if (/^(0|false|no|off)$/i.test(value)) return false
+  throw new Error(`${name} must be true or false.`)
+}
+
+/**
+ * Mail settings from `TESSERA_SMTP_*` and `TESSERA_PUBLIC_URL`.
+ * @throws Error with a message fit for the user when a value is malformed
+ */
+export function mailConfigFromEnv(env: NodeJS.ProcessEnv): MailConfig {
+  const config: MailConfig = {}
+  if (env.TESSERA_SMTP_HOST) config.host = env.TESSERA_SMTP_HOST
+  if (env.TESSERA_SMTP_PORT) {
+    const port = Number(env.TESSERA_SMTP_PORT)
+    if (!/^\d+$/.test(env.TESSERA_SMTP_PORT) || port < 1 || port > 65535) throw new Error('TESSERA_SMTP_PORT must be a number from 1 to 65535.')
+    config.port = port
+  }
+  config.secure = envFlag('TESSERA_SMTP_SECURE', env.TESSERA_SMTP_SECURE)
+  config.requireTLS = envFlag('TESSERA_SMTP_REQUIRE_TLS', env.TESSERA_SMTP_REQUIRE_TLS)
+  if (env.TESSERA_SMTP_USER) config.user = env.TESSERA_SMTP_USER
+  if (env.TESSERA_SMTP_PASSWORD) config.password = env.TESSERA_SMTP_PASSWORD
+  if (env.TESSERA_SMTP_FROM) config.from = env.TESSERA_SMTP_FROM
+  if (env.TESSERA_PUBLIC_URL) {
+    if (!URL.canParse(env.TESSERA_PUBLIC_URL) || !/^https?:$/.test(new URL(env.TESSERA_PUBLIC_URL).protocol)) {
+      throw new Error('TESSERA_PUBLIC_URL must be an http or https URL.')
+    }
+    config.publicBaseUrl = env.TESSERA_PUBLIC_URL
+  }
+  return config
+}
+
+/** What the body of an outbox mail holds (sealed). */
+export interface MailBody {
+  text: string
+  html: string
+  /** The one-time link the mail carries, kept apart so the outbox can show it. */
+  link?: string
+}
+
+export interface OutgoingMail {
+  tenantId: string
+  recipient: string
+  subject: string
+  body: MailBody
+  invitationId?: string
+}
+
+/** An outbox entry as `tessera outbox` and the GUI show it. */
+export interface OutboxEntry {
+  id: string
+  tenant_id: string
+  recipient: string
+  subject: string
+  status: OutboxStatus
+  attempts: number
+  next_attempt_at: number
+  last_error: string | null
+  invitation_id: string | null
+  created_at: number
+  sent_at: number | null
+  /** The decrypted link; undefined when the body cannot be opened. */
+  link?: string
+}
+
+const DEFAULT_FROM = 'Tessera <tessera@localhost>'
+const DEFAULT_BASE_URL = 'http://127.0.0.1:4390'
+/** How long a delivery attempt holds a mail before another worker may retry it (a crash mid-send). */
+const SEND_LEASE_MS = 5 * 60_000
+const FIRST_RETRY_MS = 30_000
+const MAX_RETRY_MS = 60 * 60_000
+const DELIVERY_BATCH = 50
+
+/** Delay before attempt `attempts + 1`: 30 s, 1 min, 2 min, … capped at one hour. Mail is never dropped. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_MS)
+}
+
+const SAFE_CODE = /^[A-Za-z0-9_]{1,40}$/
+
+/** An error's codes only (`ESOCKET:ECONNREFUSED`, `EENVELOPE:550`): SMTP replies may quote addresses or content. */
+export function deliveryErrorCode(error: unknown): string {
+  const e = error as { code?: unknown; originalCode?: unknown; responseCode?: unknown }
+  const parts = [e?.code, e?.originalCode, e?.responseCode].map((part) => (typeof part === 'number' ? String(part) : part))
+  const codes = parts.filter((part): part is string => typeof part === 'string' && SAFE_CODE.test(part))
+  return codes.length ? [...new Set(codes)].join(':') : 'SEND_FAILED'
+}
+
+const outboxContext = (id: string) => `outbox:${id}`
+
+export class MailService {
+  private transport: Transporter | undefined
+  private serviceUrl = DEFAULT_BASE_URL
+  /** Delivery runs one at a time, so a mail is never sent twice by this process. */
+  private queue: Promise<unknown> = Promise.resolve()
+  private kickQueued = false
+  private closed = false
+
+  constructor(
+    private readonly context: ServiceContext,
+    private readonly config: MailConfig = {}
+  ) {
+    if (config.host) {
+      this.transport = nodemailer.createTransport({
+        host: config.host,
+        port: config.port ?? (config.secure ? 465 : 587),
+        secure: config.secure ?? false,
+        requireTLS: config.requireTLS ?? false,
+        auth: config.user ? { user: config.user, pass: config.password ?? '' } : undefined,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 30_000,
+        disableFileAccess: true,
+        disableUrlAccess: true
+      })
+    }
+  }
+
+  /** Whether SMTP is configured (otherwise mail waits in the outbox). */
+  get smtpConfigured(): boolean {
+    return this.transport !== undefined
+  }
+
+  /** Tells the service its own URL once it listens: the default base of links. */
+  useServiceUrl(url: string): void {
+    this.serviceUrl = url
+  }
+
+  /** An absolute URL for `path` (which starts with `/`) under the public base URL. */
+  publicUrl(path: string): string {
+    return (this.config.publicBaseUrl ?? this.serviceUrl).replace(/\/+$/, '') + path
+  }
+
+  /** Queues a mail inside the caller's transaction; call `kick()` after the commit. */
+  async enqueue(trx: Knex.Transaction, mail: OutgoingMail, now: number): Promise<string> {
+    const id = newId()
+    const { version, key } = this.context.keyring.currentDataKey(mail.tenantId)
+    const row: OutboxRow = {
+      id,
+      tenant_id: mail.tenantId,
+      recipient: mail.recipient,
+      subject: mail.subject,
+      sealed_body: Buffer.from(sealJson(key, mail.body, outboxContext(id))),
+      key_version: version,
+      status: 'PENDING',
+      attempts: 0,
+      next_attempt_at: now,
+      last_error: null,
+      invitation_id: mail.invitationId ?? null,
+      created_at: now,
+      sent_at: null
+    }
+    await insertOutboxMail(trx, row)
+    return id
+  }
+
+  /** Starts delivering due mail in the background (after an enqueue has committed). */
+  kick(): void {
+    if (!this.transport || this.closed || this.kickQueued) return
+    this.kickQueued = true
+    this.deliverDue().catch((error: Error & { code?: string }) => {
+      this.context.logger.error({ err: { name: error.name, code: error.code } }, 'mail delivery run failed')
+    })
+  }
+
+  /** Sends every due pending mail (oldest first); resolves with how many were sent. */
+  deliverDue(limit = DELIVERY_BATCH): Promise<number> {
+    const run = this.queue.then(() => {
+      this.kickQueued = false
+      return this.transport && !this.closed ? this.deliverBatch(this.transport, limit) : 0
+    })
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Resolves once no delivery is running or queued. */
+  async idle(): Promise<void> {
+    let current: Promise<unknown>
+    do {
+      current = this.queue
+      await current
+    } while (current !== this.queue)
+  }
+
+  /** Stops delivering (shutdown): waits for a running attempt, then closes the transport. */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.idle()
+    this.transport?.close()
+  }
+
+  /** Waiting and sent mail (cancelled mail carries dead links and is left out), newest first, links decrypted. */
+  async listOutbox(limit = 200): Promise<OutboxEntry[]> {
+    const rows = await listOutboxMails(this.context.reader, ['PENDING', 'SENT'], limit)
+    return rows.map((row) => {
+      const entry: OutboxEntry = {
+        id: row.id,
+        tenant_id: row.tenant_id,
+        recipient: row.recipient,
+        subject: row.subject,
+        status: row.status,
+        attempts: Number(row.attempts),
+        next_attempt_at: Number(row.next_attempt_at),
+        last_error: row.last_error,
+        invitation_id: row.invitation_id,
+        created_at: Number(row.created_at),
+        sent_at: row.sent_at === null ? null : Number(row.sent_at)
+      }
+      const body = this.openBody(row)
+      if (body?.link) entry.link = body.link
+      return entry
+    })
+  }
+
+  private openBody(row: OutboxRow): MailBody | undefined {
+    try {
+      return openJson<MailBody>(this.context.keyring.dataKey(row.tenant_id, Number(row.key_version)), row.sealed_body, outboxContext(row.id))
+    } catch {
+      return undefined
+    }
+  }
+
+  private async deliverBatch(transport: Transporter, limit: number): Promise<number> {
+    const ids = await listDueOutboxIds(this.context.reader, this.context.clock.now(), limit)
+    let sent = 0
+    for (const id of ids) {
+      if (this.closed) break
+      if (await this.deliverOne(transport, id)) sent++
+    }
+    return sent
+  }
+
+  /** One attempt at one mail; true when it was sent. */
+  private async deliverOne(transport: Transporter, id: string): Promise<boolean> {
+    const { writes, clock, logger } = this.context
+    const now = clock.now()
+    const row = await writes.run(async (trx) => {
+      const claimed = await claimOutboxMail(trx, id, now, now + SEND_LEASE_MS)
+      return claimed ? await findOutboxMail(trx, id) : undefined
+    })
+    if (!row) return false
+    const attempts = Number(row.attempts) + 1
+    try {
+      const body = this.openBody(row)
+      if (!body) throw Object.assign(new Error('unreadable body'), { code: 'BODY_UNREADABLE' })
+      await transport.sendMail({ from: this.config.from ?? DEFAULT_FROM, to: row.recipient, subject: row.subject, text: body.text, html: body.html })
+    } catch (error) {
+      const code = deliveryErrorCode(error)
+      const retryAt = clock.now() + retryDelayMs(attempts)
+      await writes.run((trx) => updateOutboxMail(trx, id, { attempts, last_error: code, next_attempt_at: retryAt }))
+      logger.warn({ outboxId: id, attempts, code }, 'mail delivery failed; will retry')
+      return false
+    }
+    await writes.run((trx) => updateOutboxMail(trx, id, { status: 'SENT', attempts, last_error: null, sent_at: clock.now() }))
+    logger.info({ outboxId: id, attempts }, 'mail delivered')
+    return true
+  }
+}

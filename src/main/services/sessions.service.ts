@@ -1,0 +1,165 @@
+/**
+ * Short-lived sessions (spec "Sessions", DESIGN §6). A public application
+ * creates one and hands its key to a browser or phone; a private application
+ * authorizes it through the nonce with exactly the access the client needs.
+ * Until then, and after `expires_at`, the session key is a 401.
+ */
+import { DateTime } from 'luxon'
+import { z } from 'zod'
+import type { AccessRule, ApplicationType, Permission, SessionCreated } from '../../shared/types'
+import { newId } from '../crypto/random'
+import { generateSecret, hashSecret } from '../crypto/secrets'
+import {
+  authorizeSession,
+  deleteSessions,
+  findSessionByKeyHash,
+  findSessionByNonceHash,
+  insertSession,
+  listExpiredSessions
+} from '../repositories/sessions.repository'
+import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
+import type { Actor } from './context'
+import { toIsoString } from './dates'
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
+import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import type { ServiceContext } from './index'
+import { logRow, recordLogs } from './logs.service'
+import { parseOrThrow } from './validation'
+
+/** Default lifetime of a session (spec "Limits"). */
+export const SESSION_LIFETIME_MS = 3 * 60_000
+
+const createBody = z.strictObject({}).optional()
+
+const authorizeBody = z.strictObject({
+  nonce: z.string().min(1, 'is required').max(200, 'is not a nonce issued by this service'),
+  ...grantFields('private', { session: true }),
+  expires_at: z.string().max(100).optional()
+})
+
+/** ISO 8601 (UTC when it has no offset), strictly after `now`. */
+function parseSessionExpiry(value: string, now: number): number {
+  const parsed = DateTime.fromISO(value.trim(), { zone: 'utc', setZone: true })
+  if (!parsed.isValid) throw ValidationError.field('expires_at', 'must be an ISO 8601 date-time')
+  if (parsed.toMillis() <= now) throw ValidationError.field('expires_at', 'must be in the future')
+  return parsed.toMillis()
+}
+
+function requireApplicationType(actor: Actor, type: ApplicationType, operation: string): void {
+  if (actor.type !== 'application' || actor.applicationType !== type) {
+    throw new ForbiddenError(`Only a ${type} application's key can ${operation}.`)
+  }
+}
+
+export class SessionsService {
+  constructor(
+    private readonly context: ServiceContext,
+    private readonly auth: AuthService
+  ) {
+    auth.setSessionResolver((keyHash) => this.resolve(keyHash))
+  }
+
+  /** `POST /sessions`: a new, unauthorized session of the calling public application. */
+  async create(actor: Actor, body: unknown): Promise<SessionCreated> {
+    requireApplicationType(actor, 'public', 'create a session')
+    parseOrThrow(createBody, body)
+    const { keyring, clock, writes } = this.context
+    const now = clock.now()
+    const id = newId()
+    const sessionKey = generateSecret(SESSION_KEY_PREFIX)
+    const nonce = generateSecret('nonce')
+    const expiresAt = now + SESSION_LIFETIME_MS
+    const row = {
+      id,
+      tenant_id: actor.tenantId,
+      application_id: actor.id,
+      key_hash: hashSecret(keyring.secretHashKey, sessionKey),
+      nonce_hash: hashSecret(keyring.secretHashKey, nonce),
+      authorized_by: null,
+      authorized_at: null,
+      permissions: '[]',
+      rules: '[]',
+      expires_at: expiresAt,
+      created_at: now
+    }
+    await writes.run(async (trx) => {
+      await insertSession(trx, row)
+      await recordLogs(trx, [
+        logRow(actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: 'Session created' }, now)
+      ])
+    })
+    return { session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
+  }
+
+  /**
+   * `POST /sessions/authorize`: grants the session behind `nonce` its access.
+   * A nonce works once (409 afterwards); an unknown or expired one is a 404.
+   */
+  async authorize(actor: Actor, body: unknown): Promise<void> {
+    requireApplicationType(actor, 'private', 'authorize a session')
+    const input = parseOrThrow(authorizeBody, body)
+    requireSomeGrant(input)
+    const { keyring, clock, writes } = this.context
+    const now = clock.now()
+    const expiresAt = input.expires_at === undefined ? undefined : parseSessionExpiry(input.expires_at, now)
+    const nonceHash = hashSecret(keyring.secretHashKey, input.nonce)
+    const grant = {
+      permissions: JSON.stringify(normalisePermissions(input.permissions)),
+      rules: JSON.stringify(normaliseRules(input.rules))
+    }
+    const sessionId = await writes.run(async (trx) => {
+      const session = await findSessionByNonceHash(trx, actor.tenantId, nonceHash)
+      if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
+      if (session.authorized_at !== null) throw new ConflictError('This nonce has already been used.')
+      const changed = await authorizeSession(trx, session.id, {
+        ...grant,
+        authorized_by: actor.id,
+        authorized_at: now,
+        expires_at: expiresAt ?? Number(session.expires_at)
+      })
+      if (changed !== 1) throw new ConflictError('This nonce has already been used.')
+      await recordLogs(trx, [
+        logRow(actor, actor.tenantId, { entityType: 'session', entityId: session.id, operation: 'authorize', message: 'Session authorized' }, now)
+      ])
+      return session.id
+    })
+    this.auth.evict(sessionId)
+  }
+
+  /** Deletes sessions past `expires_at` (the expiry job); returns how many. */
+  async deleteExpiredSessions(now: number, limit: number): Promise<number> {
+    const deleted = await this.context.writes.run(async (trx) => {
+      const expired = await listExpiredSessions(trx, now, limit)
+      await deleteSessions(
+        trx,
+        expired.map((session) => session.id)
+      )
+      await recordLogs(
+        trx,
+        expired.map((session) =>
+          logRow(null, session.tenant_id, { entityType: 'session', entityId: session.id, operation: 'expire', message: 'Session expired' }, now)
+        )
+      )
+      return expired
+    })
+    for (const session of deleted) this.auth.evict(session.id)
+    return deleted.length
+  }
+
+  /** The actor of an authorized session; undefined for unknown or not yet authorized keys (401). */
+  private async resolve(keyHash: string): Promise<CachedActor | undefined> {
+    const row = await findSessionByKeyHash(this.context.reader, keyHash)
+    if (!row || row.authorized_at === null) return undefined
+    return {
+      actor: {
+        type: 'session',
+        id: row.id,
+        tenantId: row.tenant_id,
+        applicationType: 'public',
+        permissions: JSON.parse(row.permissions) as Permission[],
+        rules: JSON.parse(row.rules) as AccessRule[]
+      },
+      expiresAt: Number(row.expires_at)
+    }
+  }
+}
