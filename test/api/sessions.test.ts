@@ -1,0 +1,270 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestService, type TestService } from '../helpers/service'
+
+const MINUTE = 60_000
+
+describe('sessions', () => {
+  let service: TestService
+  let publicApp: { id: string; key: string }
+  let privateApp: { id: string; key: string }
+  let managementKey: string
+
+  beforeAll(async () => {
+    service = await startTestService()
+    publicApp = await service.createApplication({ name: 'Checkout page', type: 'public', permissions: ['token:create'] })
+    privateApp = await service.createApplication({ name: 'Backend', type: 'private', permissions: ['token:create', 'token:read'] })
+    managementKey = service.adminKey
+    // Tokens the sessions' grants are checked against.
+    for (const [id, containers] of [
+      ['sess-visible', ['/general/high/']],
+      ['other-token', ['/general/high/']],
+      ['pci-token', ['/pci/high/']]
+    ] as const) {
+      const response = await service.request('POST', '/tokens', { key: privateApp.key, body: { id, type: 'token', data: `secret ${id}`, containers } })
+      expect(response.status).toBe(201)
+    }
+  })
+  afterAll(() => service.stop())
+
+  async function createSession() {
+    const response = await service.request('POST', '/sessions', { key: publicApp.key })
+    expect(response.status).toBe(201)
+    return response.body as { session_key: string; nonce: string; expires_at: string }
+  }
+
+  async function authorize(body: Record<string, unknown>, key = privateApp.key) {
+    return service.request('POST', '/sessions/authorize', { key, body })
+  }
+
+  describe('POST /sessions', () => {
+    it('creates an unauthorized session for a public application, 201, expiring 3 minutes later', async () => {
+      const response = await service.request('POST', '/sessions', { key: publicApp.key })
+      expect(response.status).toBe(201)
+      expect(response.body).toEqual({
+        session_key: expect.stringMatching(/^key_sess_[A-Za-z0-9_-]{43}$/),
+        nonce: expect.any(String),
+        expires_at: new Date(service.clock.now() + 3 * MINUTE).toISOString()
+      })
+      expect(response.body.nonce).not.toBe(response.body.session_key)
+    })
+
+    it('accepts an empty JSON object as the body', async () => {
+      const response = await service.request('POST', '/sessions', { key: publicApp.key, body: {} })
+      expect(response.status).toBe(201)
+    })
+
+    it('rejects body fields with a 400 naming them', async () => {
+      const response = await service.request('POST', '/sessions', { key: publicApp.key, body: { permissions: ['token:read'] } })
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toContain('application/problem+json')
+      expect(response.body.errors).toHaveProperty('permissions')
+    })
+
+    it('rejects a body that is not an object, malformed JSON and a wrong content type', async () => {
+      expect((await service.request('POST', '/sessions', { key: publicApp.key, body: [] })).status).toBe(400)
+      expect((await service.request('POST', '/sessions', { key: publicApp.key, rawBody: '{"a":' })).status).toBe(400)
+      expect((await service.request('POST', '/sessions', { key: publicApp.key, rawBody: 'x', contentType: 'text/plain' })).status).toBe(415)
+    })
+
+    it('refuses private and management keys with 403', async () => {
+      expect((await service.request('POST', '/sessions', { key: privateApp.key })).status).toBe(403)
+      expect((await service.request('POST', '/sessions', { key: managementKey })).status).toBe(403)
+    })
+
+    it('refuses a session key with 403, even an authorized one', async () => {
+      const session = await createSession()
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:create'] })).status).toBe(204)
+      expect((await service.request('POST', '/sessions', { key: session.session_key })).status).toBe(403)
+    })
+
+    it('needs a key: 401 without one', async () => {
+      expect((await service.request('POST', '/sessions', { key: null })).status).toBe(401)
+    })
+  })
+
+  describe('session keys before authorization', () => {
+    it('get 401 everywhere until authorized', async () => {
+      const session = await createSession()
+      for (const [method, path] of [
+        ['GET', '/tokens/sess-visible'],
+        ['GET', '/tokens'],
+        ['POST', '/tokens'],
+        ['GET', '/applications/key']
+      ] as const) {
+        const response = await service.request(method, path, { key: session.session_key, body: method === 'POST' ? { type: 'token', data: 'x' } : undefined })
+        expect(response.status, `${method} ${path}`).toBe(401)
+      }
+    })
+  })
+
+  describe('POST /sessions/authorize', () => {
+    it('grants exactly the given permissions, 204 with no body', async () => {
+      const session = await createSession()
+      const response = await authorize({ nonce: session.nonce, permissions: ['token:create'] })
+      expect(response.status).toBe(204)
+      expect(response.body).toBeUndefined()
+      const created = await service.request('POST', '/tokens', { key: session.session_key, body: { type: 'token', data: 'collected' } })
+      expect(created.status).toBe(201)
+      expect((await service.request('GET', `/tokens/${created.body.id}`, { key: session.session_key })).status).toBe(403)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(403)
+      expect((await service.request('GET', '/logs', { key: session.session_key })).status).toBe(403)
+    })
+
+    it('applies rules with conditions and their transforms', async () => {
+      const session = await createSession()
+      const response = await authorize({
+        nonce: session.nonce,
+        rules: [
+          {
+            description: 'reveal the one token this page needs',
+            priority: 1,
+            conditions: [{ attribute: 'id', operator: 'equals', value: 'sess-visible' }],
+            transform: 'reveal',
+            permissions: ['token:read']
+          },
+          { priority: 2, conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci/' }], transform: 'redact', permissions: ['token:read'] }
+        ]
+      })
+      expect(response.status).toBe(204)
+      const visible = await service.request('GET', '/tokens/sess-visible', { key: session.session_key })
+      expect(visible.status).toBe(200)
+      expect(visible.body.data).toBe('secret sess-visible')
+      const redacted = await service.request('GET', '/tokens/pci-token', { key: session.session_key })
+      expect(redacted.status).toBe(200)
+      expect(redacted.body).not.toHaveProperty('data')
+      expect((await service.request('GET', '/tokens/other-token', { key: session.session_key })).status).toBe(403)
+      expect((await service.request('POST', '/tokens', { key: session.session_key, body: { type: 'token', data: 'x' } })).status).toBe(403)
+    })
+
+    it('answers a used nonce with 409 and leaves the first grant in place', async () => {
+      const session = await createSession()
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:create'] })).status).toBe(204)
+      const again = await authorize({ nonce: session.nonce, permissions: ['token:read'] })
+      expect(again.status).toBe(409)
+      expect(again.headers.get('content-type')).toContain('application/problem+json')
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(403)
+    })
+
+    it('answers an unknown nonce with 404', async () => {
+      const response = await authorize({ nonce: 'nonce_unknown', permissions: ['token:read'] })
+      expect(response.status).toBe(404)
+    })
+
+    it('refuses public, management and session keys with 403', async () => {
+      const session = await createSession()
+      const authorized = await createSession()
+      await authorize({ nonce: authorized.nonce, permissions: ['token:create'] })
+      for (const key of [publicApp.key, managementKey, authorized.session_key]) {
+        expect((await authorize({ nonce: session.nonce, permissions: ['token:read'] }, key)).status).toBe(403)
+      }
+      // The refused attempts did not use the nonce up.
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:read'] })).status).toBe(204)
+    })
+
+    it('keeps the session valid until the given expires_at, then 401', async () => {
+      const session = await createSession()
+      const expiresAt = new Date(service.clock.now() + 30 * MINUTE).toISOString()
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:read'], expires_at: expiresAt })).status).toBe(204)
+      service.clock.advance(29 * MINUTE)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(200)
+      service.clock.advance(MINUTE)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(401)
+    })
+
+    it('expires an authorized session 3 minutes after creation by default', async () => {
+      const session = await createSession()
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:read'] })).status).toBe(204)
+      service.clock.advance(3 * MINUTE - 1)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(200)
+      service.clock.advance(1)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(401)
+    })
+
+    it('answers the nonce of an expired session with 404', async () => {
+      const session = await createSession()
+      service.clock.advance(3 * MINUTE)
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:read'] })).status).toBe(404)
+    })
+
+    it('logs creation and authorization with the application as actor', async () => {
+      const session = await createSession()
+      await authorize({ nonce: session.nonce, permissions: ['token:read'] })
+      const logs = await service.request('GET', '/logs?entity_type=session&size=100')
+      expect(logs.status).toBe(200)
+      const entries = logs.body.data as Array<Record<string, string>>
+      const sessionId = entries[0].entity_id
+      expect(entries.filter((entry) => entry.entity_id === sessionId)).toEqual([
+        expect.objectContaining({ operation: 'authorize', actor_id: privateApp.id, actor_type: 'application', message: 'Session authorized' }),
+        expect.objectContaining({ operation: 'create', actor_id: publicApp.id, actor_type: 'application', message: 'Session created' })
+      ])
+      expect(JSON.stringify(entries)).not.toContain(session.nonce)
+      expect(JSON.stringify(entries)).not.toContain(session.session_key)
+    })
+
+    describe('bad input', () => {
+      let nonce: string
+      beforeAll(async () => {
+        nonce = (await createSession()).nonce
+      })
+
+      const cases: Array<[string, () => Record<string, unknown>, string]> = [
+        ['a missing nonce', () => ({ permissions: ['token:read'] }), 'nonce'],
+        ['a nonce of the wrong type', () => ({ nonce: 42, permissions: ['token:read'] }), 'nonce'],
+        ['an empty nonce', () => ({ nonce: '', permissions: ['token:read'] }), 'nonce'],
+        ['a nonce that is too long', () => ({ nonce: 'n'.repeat(201), permissions: ['token:read'] }), 'nonce'],
+        ['permissions of the wrong type', () => ({ nonce, permissions: 'token:read' }), 'permissions'],
+        ['an unknown permission', () => ({ nonce, permissions: ['token:fly'] }), 'permissions[0]'],
+        ['a management permission', () => ({ nonce, permissions: ['application:read'] }), 'permissions[0]'],
+        ['neither permissions nor rules', () => ({ nonce }), 'permissions'],
+        ['empty permissions and rules', () => ({ nonce, permissions: [], rules: [] }), 'rules'],
+        ['rules of the wrong type', () => ({ nonce, rules: {} }), 'rules'],
+        [
+          'a rule with container and conditions',
+          () => ({
+            nonce,
+            rules: [{ priority: 1, container: '/a/', conditions: [{ attribute: 'id', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }]
+          }),
+          'rules[0].conditions'
+        ],
+        [
+          'a condition with an unknown operator',
+          () => ({ nonce, rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'like', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }] }),
+          'rules[0].conditions[0].operator'
+        ],
+        [
+          'a condition with an unknown attribute',
+          () => ({ nonce, rules: [{ priority: 1, conditions: [{ attribute: 'type', operator: 'equals', value: 'x' }], transform: 'reveal', permissions: ['token:read'] }] }),
+          'rules[0].conditions[0].attribute'
+        ],
+        ['a rule without priority', () => ({ nonce, rules: [{ container: '/a/', transform: 'reveal', permissions: ['token:read'] }] }), 'rules[0].priority'],
+        ['a rule with an unknown transform', () => ({ nonce, rules: [{ priority: 1, container: '/a/', transform: 'show', permissions: ['token:read'] }] }), 'rules[0].transform'],
+        ['a rule with an unknown field', () => ({ nonce, rules: [{ priority: 1, container: '/a/', transform: 'reveal', permissions: ['token:read'], x: 1 }] }), 'rules[0].x'],
+        ['expires_at of the wrong type', () => ({ nonce, permissions: ['token:read'], expires_at: 1_900_000_000 }), 'expires_at'],
+        ['a malformed expires_at', () => ({ nonce, permissions: ['token:read'], expires_at: 'tomorrow' }), 'expires_at'],
+        ['an expires_at in the past', () => ({ nonce, permissions: ['token:read'], expires_at: '2020-01-01T00:00:00Z' }), 'expires_at'],
+        ['an expires_at that is too long', () => ({ nonce, permissions: ['token:read'], expires_at: '2030-01-01T00:00:00Z'.padEnd(101, ' ') }), 'expires_at'],
+        ['an unknown field', () => ({ nonce, permissions: ['token:read'], session: 'x' }), 'session']
+      ]
+
+      for (const [what, body, field] of cases) {
+        it(`answers ${what} with a 400 naming ${field}`, async () => {
+          const response = await authorize(body())
+          expect(response.status).toBe(400)
+          expect(response.headers.get('content-type')).toContain('application/problem+json')
+          expect(Object.keys(response.body.errors)).toContain(field)
+        })
+      }
+
+      it('answers a body that is not an object, malformed JSON, no body and a wrong content type with 4xx', async () => {
+        expect((await service.request('POST', '/sessions/authorize', { key: privateApp.key, body: 'nonce' })).status).toBe(400)
+        expect((await service.request('POST', '/sessions/authorize', { key: privateApp.key, rawBody: '{"nonce":' })).status).toBe(400)
+        expect((await service.request('POST', '/sessions/authorize', { key: privateApp.key })).status).toBe(400)
+        expect((await service.request('POST', '/sessions/authorize', { key: privateApp.key, rawBody: 'nonce=x', contentType: 'application/x-www-form-urlencoded' })).status).toBe(415)
+      })
+
+      it('wrote nothing: the nonce still authorizes after all those rejections', async () => {
+        expect((await authorize({ nonce, permissions: ['token:read'] })).status).toBe(204)
+      })
+    })
+  })
+})
