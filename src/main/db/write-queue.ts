@@ -5,18 +5,70 @@
  * many requests, and "no change without its audit entry" still holds because
  * each unit of work writes its own log rows in the same transaction.
  *
- * If any unit fails, the whole batch is rolled back and each unit is replayed
- * alone, so one bad request never takes its neighbours down with it. Units
- * must therefore be safe to run twice (they only touch the database).
+ * Two kinds of work:
+ * - `run(work)` gets the transaction and may read and write; rows appended
+ *   earlier in the batch are flushed first, so its reads see them.
+ * - `append(work)` only queues rows (a token and its log entry, the log entry
+ *   of a read). Appended rows of the whole batch are written as one multi-row
+ *   INSERT per table, which is what lifts single-request throughput.
+ *
+ * If anything in a batch fails, the batch is rolled back and each unit is
+ * replayed alone, so one bad request never takes its neighbours down with it.
+ * Units must therefore be safe to run twice (they only touch the database).
  */
 import type { Knex } from 'knex'
+import { insertRows, isUniqueViolation } from './sql'
+
+/** Rows waiting for the batch's multi-row inserts. */
+export interface RowBuffer {
+  /**
+   * Queues rows for `table`. `onConflict` names the error a uniqueness
+   * violation stands for (a duplicate id), reported to the unit that caused it.
+   */
+  insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void
+}
 
 export type WriteWork<T> = (trx: Knex.Transaction) => Promise<T>
+export type AppendWork<T> = (rows: RowBuffer) => T
+
+type Unit = { kind: 'run'; work: WriteWork<unknown> } | { kind: 'append'; work: AppendWork<unknown> }
 
 interface Pending {
-  work: WriteWork<unknown>
+  unit: Unit
   resolve(value: unknown): void
   reject(error: unknown): void
+}
+
+interface TableRows {
+  columns: readonly string[]
+  rows: object[]
+  onConflict?: () => Error
+}
+
+class BatchRows implements RowBuffer {
+  private tables = new Map<string, TableRows>()
+
+  insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void {
+    if (rows.length === 0) return
+    const key = `${table}|${columns.join(',')}`
+    let entry = this.tables.get(key)
+    if (!entry) this.tables.set(key, (entry = { columns, rows: [] }))
+    entry.rows.push(...rows)
+    entry.onConflict ??= onConflict
+  }
+
+  /** Writes everything queued, tables in the order they were first used. */
+  async flush(trx: Knex.Transaction): Promise<void> {
+    const tables = [...this.tables.entries()]
+    this.tables = new Map()
+    for (const [key, { columns, rows, onConflict }] of tables) {
+      try {
+        await insertRows(trx, key.slice(0, key.indexOf('|')), columns, rows)
+      } catch (error) {
+        throw onConflict && isUniqueViolation(error) ? onConflict() : error
+      }
+    }
+  }
 }
 
 export class WriteQueue {
@@ -25,15 +77,17 @@ export class WriteQueue {
 
   constructor(
     private readonly db: Knex,
-    private readonly maxBatch = 256
+    private readonly maxBatch = 512
   ) {}
 
   /** Runs `work` in a transaction shared with other queued writes; resolves after commit. */
   run<T>(work: WriteWork<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject })
-      this.draining ??= this.drain()
-    })
+    return this.enqueue({ kind: 'run', work })
+  }
+
+  /** Queues rows for the next batch's multi-row inserts; resolves with `work`'s result after commit. */
+  append<T>(work: AppendWork<T>): Promise<T> {
+    return this.enqueue({ kind: 'append', work })
   }
 
   /** Resolves once everything queued so far has settled. */
@@ -41,13 +95,19 @@ export class WriteQueue {
     while (this.draining) await this.draining
   }
 
+  private enqueue<T>(unit: Unit): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ unit, resolve: resolve as (value: unknown) => void, reject })
+      this.draining ??= this.drain()
+    })
+  }
+
   private async drain(): Promise<void> {
     // Let requests that arrive in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve))
     try {
       while (this.pending.length > 0) {
-        const batch = this.pending.splice(0, this.maxBatch)
-        await this.runBatch(batch)
+        await this.runBatch(this.pending.splice(0, this.maxBatch))
       }
     } finally {
       this.draining = undefined
@@ -56,16 +116,7 @@ export class WriteQueue {
 
   private async runBatch(batch: Pending[]): Promise<void> {
     if (batch.length > 1) {
-      let results: unknown[] | undefined
-      try {
-        results = await this.db.transaction(async (trx) => {
-          const values: unknown[] = []
-          for (const item of batch) values.push(await item.work(trx))
-          return values
-        })
-      } catch {
-        results = undefined // replay one by one below
-      }
+      const results = await this.transact(batch.map((item) => item.unit)).catch(() => undefined)
       if (results) {
         batch.forEach((item, index) => item.resolve(results[index]))
         return
@@ -73,10 +124,27 @@ export class WriteQueue {
     }
     for (const item of batch) {
       try {
-        item.resolve(await this.db.transaction(item.work))
+        item.resolve((await this.transact([item.unit]))[0])
       } catch (error) {
         item.reject(error)
       }
     }
+  }
+
+  private transact(units: Unit[]): Promise<unknown[]> {
+    return this.db.transaction(async (trx) => {
+      const rows = new BatchRows()
+      const results: unknown[] = []
+      for (const unit of units) {
+        if (unit.kind === 'append') {
+          results.push(unit.work(rows))
+        } else {
+          await rows.flush(trx)
+          results.push(await unit.work(trx))
+        }
+      }
+      await rows.flush(trx)
+      return results
+    })
   }
 }

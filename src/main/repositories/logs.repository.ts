@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { insertRows } from '../db/sql'
 
 type Db = Knex | Knex.Transaction
 
@@ -21,13 +22,10 @@ export interface LogFilter {
   endDate?: number
 }
 
-/** SQLite caps bound parameters per statement; 9 columns × 100 rows stays far below. */
-const INSERT_CHUNK = 100
+export const LOG_COLUMNS: (keyof LogRow)[] = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at']
 
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
-  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-    await db('logs').insert(rows.slice(start, start + INSERT_CHUNK))
-  }
+  await insertRows(db, 'logs', LOG_COLUMNS, rows)
 }
 
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {

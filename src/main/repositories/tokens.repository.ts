@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../shared/types'
+import { insertRows } from '../db/sql'
 
 type Db = Knex | Knex.Transaction
 
@@ -26,7 +27,7 @@ export interface TokenRow {
   modified_at: number | null
 }
 
-const TOKEN_COLUMNS: (keyof TokenRow)[] = [
+export const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'tenant_id',
   'id',
   'type',
@@ -51,41 +52,14 @@ export interface SearchIndexRow {
   index_hash: string
 }
 
-/**
- * Multi-row `INSERT … VALUES (…), (…)` built once per (table, row count).
- * Portable SQL, and much cheaper than knex's per-row builder on bulk tokenize.
- * knex's own multi-row insert is also capped at 500 rows on SQLite.
- */
-const insertSqlCache = new Map<string, string>()
-
-function multiRowInsertSql(table: string, columns: readonly string[], rows: number): string {
-  const cacheKey = `${table}:${rows}`
-  let sql = insertSqlCache.get(cacheKey)
-  if (!sql) {
-    const tuple = `(${columns.map(() => '?').join(',')})`
-    sql = `insert into ${table} (${columns.join(',')}) values ${Array(rows).fill(tuple).join(',')}`
-    insertSqlCache.set(cacheKey, sql)
-  }
-  return sql
-}
-
-/** Inserts rows in chunks that stay below SQLite's bound-parameter limit. */
-export async function insertRows<T extends object>(db: Db, table: string, columns: readonly (keyof T & string)[], rows: T[]): Promise<void> {
-  const chunk = Math.max(1, Math.floor(2000 / columns.length))
-  for (let start = 0; start < rows.length; start += chunk) {
-    const slice = rows.slice(start, start + chunk)
-    const bindings: unknown[] = []
-    for (const row of slice) for (const column of columns) bindings.push((row as Record<string, unknown>)[column] ?? null)
-    await db.raw(multiRowInsertSql(table, columns, slice.length), bindings as Knex.RawBinding[])
-  }
-}
-
 export async function insertTokens(db: Db, rows: TokenRow[]): Promise<void> {
   await insertRows(db, 'tokens', TOKEN_COLUMNS, rows)
 }
 
+export const SEARCH_INDEX_COLUMNS: (keyof SearchIndexRow)[] = ['tenant_id', 'token_id', 'index_hash']
+
 export async function insertSearchIndexes(db: Db, rows: SearchIndexRow[]): Promise<void> {
-  await insertRows(db, 'token_search_indexes', ['tenant_id', 'token_id', 'index_hash'], rows)
+  await insertRows(db, 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
 }
 
 export async function replaceSearchIndexes(db: Db, tenantId: string, tokenId: string, rows: SearchIndexRow[]): Promise<void> {
@@ -210,10 +184,4 @@ export async function listTokens(db: Db, filter: TokenFilter, limit: number, off
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
     .limit(limit)
     .offset(offset)
-}
-
-/** Whether an error is a uniqueness violation (duplicate token id). */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: string }).code ?? ''
-  return code === 'SQLITE_CONSTRAINT' || code.startsWith('SQLITE_CONSTRAINT_') || code === '23505'
 }

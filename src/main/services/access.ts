@@ -45,7 +45,8 @@ function sortedRules(actor: Actor): AccessRule[] {
  * undefined when nothing grants it.
  */
 export function transformFor(actor: Actor, permission: Permission, target: AccessTarget): Transform | undefined {
-  if (actor.isMember) return implicitTransform(permission)
+  // Members see masked data everywhere; plaintext only through the explicit, logged reveal.
+  if (actor.isMember) return 'mask'
   for (const rule of sortedRules(actor)) {
     if (rule.permissions.includes(permission) && ruleMatches(rule, target)) return rule.transform
   }

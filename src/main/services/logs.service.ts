@@ -5,7 +5,8 @@
 import type { Knex } from 'knex'
 import { z } from 'zod'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
-import { countLogs, insertLogs, listLogs, type LogRow } from '../repositories/logs.repository'
+import type { RowBuffer } from '../db/write-queue'
+import { countLogs, insertLogs, listLogs, LOG_COLUMNS, type LogRow } from '../repositories/logs.repository'
 import type { Actor, Clock } from './context'
 import { requirePermission } from './access'
 import { offsetOf, paginationSchema, toPage } from './pagination'
@@ -50,6 +51,11 @@ export function logRow(actor: Pick<Actor, 'id' | 'type' | 'tenantId'> | null, te
 /** Appends entries inside the caller's transaction. */
 export async function recordLogs(trx: Knex.Transaction, rows: LogRow[]): Promise<void> {
   await insertLogs(trx, rows)
+}
+
+/** Queues entries for the write batch's multi-row insert (see WriteQueue.append). */
+export function appendLogs(buffer: RowBuffer, rows: LogRow[]): void {
+  buffer.insert('logs', LOG_COLUMNS, rows)
 }
 
 const isoDate = (field: string) =>

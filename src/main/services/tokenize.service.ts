@@ -9,11 +9,9 @@ import type { Knex } from 'knex'
 import type { Actor } from './context'
 import { ConflictError, ValidationError, type FieldErrors } from './errors'
 import type { ServiceContext } from './index'
-import { logRow, recordLogs } from './logs.service'
 import { parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from './token-request'
 import { toWireToken } from './token-view'
-import type { TokensService } from './tokens.service'
-import { insertSearchIndexes, insertTokens, isUniqueViolation } from '../repositories/tokens.repository'
+import { appendPrepared, type TokensService } from './tokens.service'
 import { addFieldError, formatPath } from './validation'
 
 /** Nesting deeper than this is refused rather than walked. */
@@ -46,7 +44,8 @@ export class TokenizeService {
     const shape = this.walk(body, [], 0, context, slots, errors)
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     this.rejectDuplicateIds(slots)
-    await this.ctx.writes.run((trx) => this.insertAll(trx, actor, slots, now))
+    if (slots.some((slot) => slot.prepared.deduplicate)) await this.ctx.writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now))
+    else await this.ctx.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize'))
     return this.fill(shape, slots)
   }
 
@@ -88,34 +87,21 @@ export class TokenizeService {
     }
   }
 
-  private async insertAll(trx: Knex.Transaction, actor: Actor, slots: Slot[], now: number): Promise<void> {
-    const fresh = slots.filter((slot) => !slot.prepared.deduplicate)
+  /** The rare path: some elements ask for deduplication, which needs reads inside the transaction. */
+  private async insertDeduplicating(trx: Knex.Transaction, actor: Actor, slots: Slot[], now: number): Promise<void> {
     for (const slot of slots) {
-      if (slot.prepared.deduplicate) slot.result = (await this.tokens.insertPrepared(trx, actor, slot.prepared, now)).token
-    }
-    try {
-      await insertTokens(trx, fresh.map((slot) => slot.prepared.row))
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError('A token with one of these ids already exists.')
-      throw error
-    }
-    await insertSearchIndexes(trx, fresh.flatMap((slot) => slot.prepared.searchIndexes))
-    await recordLogs(
-      trx,
-      fresh.map(({ prepared }) =>
-        logRow(actor, actor.tenantId, { entityType: prepared.row.type, entityId: prepared.row.id, operation: 'create', message: 'Token created by tokenize' }, now)
-      )
-    )
-    for (const slot of fresh) {
       const { prepared } = slot
-      slot.result = slot.plain ? prepared.row.id : toWireToken(prepared.row, prepared.data, prepared.transform, { single: false })
+      slot.result = prepared.deduplicate ? (await this.tokens.insertPrepared(trx, actor, prepared, now)).token : undefined
     }
+    const fresh = slots.filter((slot) => !slot.prepared.deduplicate)
+    await this.tokens.insertMany(trx, actor, fresh.map((slot) => slot.prepared), now, 'Token created by tokenize')
   }
 
   private fill(shape: unknown, slots: Slot[]): unknown {
     if (shape instanceof Placeholder) {
-      const slot = slots[shape.index]
-      return slot.plain ? ((slot.result as { id?: string })?.id ?? slot.result) : slot.result
+      const { prepared, plain, result } = slots[shape.index]
+      if (plain) return prepared.row.id
+      return result ?? toWireToken(prepared.row, prepared.data, prepared.transform, { single: false })
     }
     if (Array.isArray(shape)) return shape.map((item) => this.fill(item, slots))
     if (shape !== null && typeof shape === 'object') {

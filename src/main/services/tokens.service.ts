@@ -15,8 +15,9 @@ import {
   findToken,
   insertSearchIndexes,
   insertTokens,
-  isUniqueViolation,
   listExpiredTokens,
+  SEARCH_INDEX_COLUMNS,
+  TOKEN_COLUMNS,
   listTokens,
   replaceSearchIndexes,
   updateToken,
@@ -29,7 +30,9 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import { renderFingerprintSource, validateExpression, validateMask } from './expressions'
 import { containerSchema } from './grants'
 import type { ServiceContext } from './index'
-import { logRow, recordLogs, type LogInput } from './logs.service'
+import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
+import { isUniqueViolation } from '../db/sql'
+import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
 import { fingerprintOf, metadataSchema, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from './token-request'
 import { redactForDuplicate, toMinimalToken, toWireToken } from './token-view'
@@ -81,6 +84,16 @@ function metadataFilters(query: Record<string, unknown>): { metadata: Record<str
   return { metadata, rest }
 }
 
+/**
+ * Queues prepared tokens, their search indexes and their log entries for the
+ * write batch's multi-row inserts. A duplicate id surfaces as a 409.
+ */
+export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: PreparedToken[], now: number, message: string): void {
+  rows.insert('tokens', TOKEN_COLUMNS, prepared.map((p) => p.row), () => new ConflictError('A token with this id already exists.'))
+  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, prepared.flatMap((p) => p.searchIndexes))
+  appendLogs(rows, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
+}
+
 export class TokensService {
   constructor(private readonly ctx: ServiceContext) {}
 
@@ -88,7 +101,11 @@ export class TokensService {
   async create(actor: Actor, body: unknown): Promise<CreateResult> {
     const now = this.ctx.clock.now()
     const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now }, parseCreateToken(body))
-    return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
+    if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
+    return this.ctx.writes.append((rows) => {
+      appendPrepared(rows, actor, [prepared], now, 'Token created')
+      return { token: toWireToken(prepared.row, prepared.data, prepared.transform, { single: true }), created: true }
+    })
   }
 
   /**
@@ -103,15 +120,20 @@ export class TokensService {
         return { token: this.viewForReader(actor, existing, { single: true }), created: false }
       }
     }
+    await this.insertMany(trx, actor, [prepared], now, 'Token created')
+    return { token: toWireToken(prepared.row, prepared.data, prepared.transform, { single: true }), created: true }
+  }
+
+  /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */
+  async insertMany(trx: Knex.Transaction, actor: Actor, prepared: PreparedToken[], now: number, message: string): Promise<void> {
     try {
-      await insertTokens(trx, [prepared.row])
+      await insertTokens(trx, prepared.map((p) => p.row))
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError('A token with this id already exists.')
       throw error
     }
-    await insertSearchIndexes(trx, prepared.searchIndexes)
-    await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(prepared.row, 'create', 'Token created'), now)])
-    return { token: toWireToken(prepared.row, prepared.data, prepared.transform, { single: true }), created: true }
+    await insertSearchIndexes(trx, prepared.flatMap((p) => p.searchIndexes))
+    await recordLogs(trx, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
   }
 
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
@@ -120,7 +142,7 @@ export class TokensService {
     const row = await this.findOr404(this.ctx.reader, actor, id, now)
     const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
     const token = this.view(row, transform, { single: true })
-    await this.ctx.writes.run((trx) => recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token retrieved'), now)]))
+    await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token retrieved'), now)]))
     return token
   }
 
@@ -134,8 +156,8 @@ export class TokensService {
     const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
     const tokens = rows.map((row) => this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false }))
     if (rows.length > 0) {
-      await this.ctx.writes.run((trx) =>
-        recordLogs(trx, rows.map((row) => logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token listed'), now)))
+      await this.ctx.writes.append((buffer) =>
+        appendLogs(buffer, rows.map((row) => logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token listed'), now)))
       )
     }
     return toPage(tokens, total, q)
@@ -183,9 +205,7 @@ export class TokensService {
     const now = this.ctx.clock.now()
     const row = await this.findOr404(this.ctx.reader, actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
-    await this.ctx.writes.run((trx) =>
-      recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'reveal', `Token revealed: ${why}`), now)])
-    )
+    await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'reveal', `Token revealed: ${why}`), now)]))
     return token
   }
 

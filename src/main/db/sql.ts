@@ -1,0 +1,36 @@
+/** Portable SQL helpers shared by the write queue and the repositories. */
+import type { Knex } from 'knex'
+
+/** Keeps SQLite below its bound-parameter limit whatever the column count. */
+const MAX_PARAMETERS_PER_STATEMENT = 2000
+const insertSqlCache = new Map<string, string>()
+
+/** `INSERT … VALUES (…), (…)`, built once per shape: portable SQL, far cheaper than a builder per row. */
+function multiRowInsertSql(table: string, columns: readonly string[], rowCount: number): string {
+  const cacheKey = `${table}|${columns.join(',')}|${rowCount}`
+  let sql = insertSqlCache.get(cacheKey)
+  if (!sql) {
+    const tuple = `(${columns.map(() => '?').join(',')})`
+    sql = `insert into ${table} (${columns.join(',')}) values ${Array(rowCount).fill(tuple).join(',')}`
+    insertSqlCache.set(cacheKey, sql)
+  }
+  return sql
+}
+
+/** Inserts rows with multi-row statements, in chunks. */
+export async function insertRows(db: Knex | Knex.Transaction, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
+  const chunk = Math.max(1, Math.floor(MAX_PARAMETERS_PER_STATEMENT / columns.length))
+  for (let start = 0; start < rows.length; start += chunk) {
+    const slice = rows.slice(start, start + chunk)
+    const bindings: Knex.RawBinding[] = []
+    for (const row of slice) for (const column of columns) bindings.push(((row as Record<string, unknown>)[column] ?? null) as Knex.RawBinding)
+    await db.raw(multiRowInsertSql(table, columns, slice.length), bindings)
+  }
+}
+
+/** Whether an error is a uniqueness violation (SQLite or PostgreSQL). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? ''
+  return code === 'SQLITE_CONSTRAINT' || code.startsWith('SQLITE_CONSTRAINT_') || code === '23505'
+}
+
