@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { generateMasterKey } from '../../src/main/crypto/keys'
 import { readySodium } from '../../src/main/crypto/sodium'
 import type { MasterKey } from '../../src/main/crypto/types'
-import { silentLogger } from '../../src/main/logger'
+import { silentLogger, type Logger } from '../../src/main/logger'
 import { startServiceHost, type ServiceHost } from '../../src/main/service-host'
 import type { MailConfig } from '../../src/main/services/mail.service'
 import { initVault } from '../../src/main/services/vault'
@@ -45,7 +45,9 @@ export interface TestService {
   stop(): Promise<void>
 }
 
-export async function startTestService(options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig } = {}): Promise<TestService> {
+export async function startTestService(
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger } = {}
+): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
   const masterKey = generateMasterKey()
@@ -56,7 +58,7 @@ export async function startTestService(options: { clock?: TestClock; bodyLimitBy
     masterKey,
     host: '127.0.0.1',
     port: 0,
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     clock,
     bodyLimitBytes: options.bodyLimitBytes,
     mail: options.mail
