@@ -19,6 +19,8 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   clock?: Clock
   /** SMTP and link settings; links default to this service's own URL. */
   mail?: MailConfig
+  /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */
+  jobTickMs?: number
 }
 
 export interface ServiceHost {
@@ -34,7 +36,7 @@ export async function startServiceHost(options: ServiceHostOptions): Promise<Ser
     const app = createServer(vault.services, options)
     const running = await listen(app, options.host, options.port)
     vault.services.mail.useServiceUrl(running.url)
-    vault.services.jobs.start()
+    if (options.jobTickMs !== 0) vault.services.jobs.start(options.jobTickMs)
     let stopping: Promise<void> | undefined
     return {
       vault,

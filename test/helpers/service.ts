@@ -61,7 +61,9 @@ export async function startTestService(
     logger: options.logger ?? silentLogger(),
     clock,
     bodyLimitBytes: options.bodyLimitBytes,
-    mail: options.mail
+    mail: options.mail,
+    // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
+    jobTickMs: 0
   })
   const adminKey = init.application.key
 
