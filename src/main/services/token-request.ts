@@ -30,11 +30,25 @@ const metadataSchema = z
   )
   .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
 
+/** Data nested deeper than this is refused: sealing, fingerprints and expressions all recurse over it. */
+const MAX_DATA_DEPTH = 64
+
+function nestedWithin(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return true
+  return levels > 0 && Object.values(value).every((item) => nestedWithin(item, levels - 1))
+}
+
+/** Token data: any JSON value, nested at most MAX_DATA_DEPTH levels. */
+export const tokenDataSchema = z
+  .unknown()
+  .refine((value) => value !== undefined, 'is required')
+  .refine((value) => nestedWithin(value, MAX_DATA_DEPTH), `must not be nested more than ${MAX_DATA_DEPTH} levels deep`)
+
 /** Fields shared by create (and by token requests inside tokenize). */
 export const createTokenSchema = z.strictObject({
   id: z.string().min(1).max(2000).optional(),
   type: z.string().refine((type) => getTokenType(type) !== undefined, { message: `must be one of: ${tokenTypeNames().join(', ')}` }),
-  data: z.unknown().refine((value) => value !== undefined, 'is required'),
+  data: tokenDataSchema,
   mask: z.unknown().optional(),
   containers: z.array(containerSchema).min(1).max(20).optional(),
   metadata: metadataSchema.optional(),

@@ -3,8 +3,8 @@
  * plus the desktop's explicit reveal and the expiry sweep. Every operation
  * writes its audit entry in the same transaction as its effect (reads too).
  */
-import { apply as applyMergePatch } from 'json-merge-patch'
 import type { Knex } from 'knex'
+import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import type { Page, Token, Transform } from '../../shared/types'
 import { openJson, sealJson } from '../crypto/aead'
@@ -23,7 +23,7 @@ import {
   updateToken,
   type TokenRow
 } from '../repositories/tokens.repository'
-import { requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
+import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
 import type { Actor } from './context'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
@@ -34,7 +34,7 @@ import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
 import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
-import { fingerprintOf, metadataSchema, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from './token-request'
+import { fingerprintOf, metadataSchema, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
 import { redactForDuplicate, toMinimalToken, toWireToken } from './token-view'
 import { getTokenType } from './token-types'
 import { parseOrThrow, queryList } from './validation'
@@ -46,9 +46,9 @@ const listQuerySchema = z.object({
 })
 
 const updateSchema = z.strictObject({
-  data: z.unknown().optional(),
+  data: tokenDataSchema.optional(),
   mask: z.unknown().optional(),
-  metadata: z.union([z.record(z.string(), z.string().max(500).nullable()), z.null()]).optional(),
+  metadata: z.record(z.string(), z.string().max(500).nullable()).nullable().optional(),
   containers: z.array(containerSchema).min(1).max(20).optional(),
   search_indexes: z.array(z.string().max(2000)).max(20).optional(),
   fingerprint_expression: z.string().max(2000).optional(),
@@ -70,6 +70,25 @@ function targetOf(row: TokenRow): AccessTarget {
 
 function tokenLog(row: Pick<TokenRow, 'type' | 'id'>, operation: LogInput['operation'], message: string): LogInput {
   return { entityType: row.type, entityId: row.id, operation, message }
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * RFC 7386 merge patch, returning a new value. Written out rather than taken from
+ * json-merge-patch, which throws on a target holding a `hasOwnProperty` key and
+ * silently drops `constructor` and `prototype` keys; here every key is plain data.
+ */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isJsonObject(patch)) return patch
+  const merged = new Map(isJsonObject(target) ? Object.entries(target) : [])
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) merged.delete(key)
+    else merged.set(key, mergePatch(merged.get(key), value))
+  }
+  return Object.fromEntries(merged)
 }
 
 /** Splits `metadata.<key>` query parameters off; a repeated key is ignored (spec). */
@@ -94,7 +113,19 @@ export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: Prepared
   appendLogs(rows, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
 }
 
+/** How many token rows (ciphertext, never plaintext) are kept in memory for repeated reads. */
+const ROW_CACHE_SIZE = 10_000
+
 export class TokensService {
+  /**
+   * Hot token rows by tenant and id. Rows hold only what the database holds
+   * (sealed data), and this process is the vault's only writer (the vault is
+   * locked while open), so evicting on update, delete and expiry keeps it exact.
+   */
+  private readonly rowCache = new LRUCache<string, TokenRow>({ max: ROW_CACHE_SIZE })
+  /** Bumped by every eviction, so a read that raced with a change is not cached. */
+  private cacheGeneration = 0
+
   constructor(private readonly ctx: ServiceContext) {}
 
   /** `POST /tokens`. */
@@ -139,7 +170,7 @@ export class TokensService {
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
   async get(actor: Actor, id: unknown): Promise<Token> {
     const now = this.ctx.clock.now()
-    const row = await this.findOr404(this.ctx.reader, actor, id, now)
+    const row = await this.findCachedOr404(actor, id, now)
     const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
     const token = this.view(row, transform, { single: true })
     await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token retrieved'), now)]))
@@ -150,6 +181,8 @@ export class TokensService {
   async list(actor: Actor, query: unknown): Promise<Page<Token>> {
     const { metadata, rest } = metadataFilters((query ?? {}) as Record<string, unknown>)
     const q = parseOrThrow(listQuerySchema.strict(), rest)
+    // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
+    if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const now = this.ctx.clock.now()
     const scope = visibilityScope(actor, 'token:read')
     const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: scope.all ? undefined : scope.rules }
@@ -175,8 +208,10 @@ export class TokensService {
       const { changes, data } = this.applyPatch(actor, row, patch, now)
       const transform = requireTokenAccess(actor, 'token:update', { id: row.id, containers: JSON.parse(changes.containers ?? row.containers) })
       await updateToken(trx, actor.tenantId, row.id, changes)
-      if (patch.search_indexes !== undefined) {
-        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, patch.search_indexes, data, '')
+      // New data must not stay findable by the index values of the old data.
+      if (patch.search_indexes !== undefined || patch.data !== undefined) {
+        const expressions: string[] = patch.search_indexes ?? JSON.parse(row.search_indexes ?? '[]')
+        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '')
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
       await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'update', 'Token updated'), now)])
@@ -203,7 +238,7 @@ export class TokensService {
     if (!actor.isMember) throw new ForbiddenError('Only a tenant member can reveal a token.')
     const why = parseOrThrow(revealReasonSchema, reason, 'reason')
     const now = this.ctx.clock.now()
-    const row = await this.findOr404(this.ctx.reader, actor, id, now)
+    const row = await this.findCachedOr404(actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
     await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'reveal', `Token revealed: ${why}`), now)]))
     return token
@@ -222,6 +257,23 @@ export class TokensService {
       }
       return deleted
     })
+  }
+
+  /** `findOr404` through the row cache; an expired cached row reads as absent. */
+  private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<TokenRow> {
+    const key = typeof id === 'string' ? `${actor.tenantId}\u0000${id}` : ''
+    const cached = this.rowCache.get(key)
+    if (cached && (cached.expires_at === null || Number(cached.expires_at) > now)) return cached
+    const generation = this.cacheGeneration
+    const row = await this.findOr404(this.ctx.reader, actor, id, now)
+    if (generation === this.cacheGeneration) this.rowCache.set(key, row)
+    return row
+  }
+
+  /** Drops a changed row from the cache, after its transaction committed. */
+  private evict(tenantId: string, id: unknown): void {
+    this.cacheGeneration++
+    this.rowCache.delete(`${tenantId}\u0000${String(id)}`)
   }
 
   private async findOr404(db: Knex | Knex.Transaction, actor: Actor, id: unknown, now: number): Promise<TokenRow> {
@@ -251,14 +303,15 @@ export class TokensService {
     let data = this.open(row)
     if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
     if (patch.data !== undefined) {
-      data = applyMergePatch(structuredClone(data), patch.data)
+      data = mergePatch(data, patch.data)
       type.validateData(data, 'data', new Date(now))
     }
-    const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : applyMergePatch(JSON.parse(row.metadata), patch.metadata ?? {})
+    // `metadata: null` removes the member, which for a map means empty.
+    const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : (mergePatch(JSON.parse(row.metadata), patch.metadata) ?? {})
     parseOrThrow(metadataSchema, metadata, 'metadata')
     const changes: Partial<TokenRow> = { modified_by: actor.id, modified_at: now, metadata: JSON.stringify(metadata) }
     if (patch.mask !== undefined) {
-      const mask = row.mask === null ? patch.mask : applyMergePatch(JSON.parse(row.mask), patch.mask)
+      const mask = mergePatch(row.mask === null ? null : JSON.parse(row.mask), patch.mask)
       changes.mask = mask === null ? null : JSON.stringify(validateMask(mask, 'mask'))
     }
     if (patch.containers !== undefined) changes.containers = JSON.stringify(patch.containers)
