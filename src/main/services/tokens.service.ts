@@ -202,7 +202,7 @@ export class TokensService {
     if (patch.mask !== undefined && patch.mask !== null) validateMask(patch.mask, 'mask')
     if (patch.fingerprint_expression !== undefined) validateExpression(patch.fingerprint_expression, 'fingerprint_expression')
     const now = this.ctx.clock.now()
-    return this.ctx.writes.run(async (trx) => {
+    const updating = this.ctx.writes.run(async (trx) => {
       const row = await this.findOr404(trx, actor, id, now)
       requireTokenAccess(actor, 'token:update', targetOf(row))
       const { changes, data } = this.applyPatch(actor, row, patch, now)
@@ -220,17 +220,20 @@ export class TokensService {
       const duplicate = await findByFingerprint(trx, actor.tenantId, row.type, updated.fingerprint, now, row.id)
       return duplicate && !transformFor(actor, 'token:read', targetOf(duplicate)) ? redactForDuplicate(token) : token
     })
+    return updating.finally(() => this.evict(actor.tenantId, id))
   }
 
   /** `DELETE /tokens/{id}`: erases the data, keeps a tombstone. */
   async delete(actor: Actor, id: unknown): Promise<void> {
     const now = this.ctx.clock.now()
-    await this.ctx.writes.run(async (trx) => {
-      const row = await this.findOr404(trx, actor, id, now)
-      requireTokenAccess(actor, 'token:delete', targetOf(row))
-      await deleteToken(trx, row, now, actor.id, 'deleted')
-      await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'delete', 'Token deleted'), now)])
-    })
+    await this.ctx.writes
+      .run(async (trx) => {
+        const row = await this.findOr404(trx, actor, id, now)
+        requireTokenAccess(actor, 'token:delete', targetOf(row))
+        await deleteToken(trx, row, now, actor.id, 'deleted')
+        await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'delete', 'Token deleted'), now)])
+      })
+      .finally(() => this.evict(actor.tenantId, id))
   }
 
   /** Desktop only: plaintext of one token, on an explicit action with a reason, logged. */
@@ -248,7 +251,7 @@ export class TokensService {
   async expireDue(now: number, limit: number): Promise<number> {
     const rows = await listExpiredTokens(this.ctx.reader, now, limit)
     if (rows.length === 0) return 0
-    return this.ctx.writes.run(async (trx) => {
+    const deleting = this.ctx.writes.run(async (trx) => {
       let deleted = 0
       for (const row of rows) {
         if (!(await deleteToken(trx, row, now, null, 'expired'))) continue
@@ -257,6 +260,7 @@ export class TokensService {
       }
       return deleted
     })
+    return deleting.finally(() => rows.forEach((row) => this.evict(row.tenant_id, row.id)))
   }
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */

@@ -3,6 +3,7 @@
  * tenant. Used by the CLI, the desktop app and the tests alike.
  */
 import { existsSync } from 'node:fs'
+import lockfile from 'proper-lockfile'
 import { join } from 'node:path'
 import { MANAGEMENT_PERMISSIONS } from '../../shared/permissions'
 import type { Application } from '../../shared/types'
@@ -134,7 +135,11 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
   await readySodium()
   const file = join(options.dataDir, DATABASE_FILE)
   if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir} (run \`tessera init\` first).`)
-  const db = await openDatabase(file)
+  const release = await lockVault(file, options.logger)
+  const db = await openDatabase(file).catch(async (error) => {
+    await release()
+    throw error
+  })
   try {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
@@ -148,10 +153,32 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       async close() {
         await services.context.writes.idle()
         await db.close()
+        await release()
       }
     }
   } catch (error) {
     await db.close()
+    await release()
+    throw error
+  }
+}
+
+/**
+ * One process at a time serves a vault (the desktop app or `tessera serve`):
+ * the services keep in-memory caches that only their own writes keep exact.
+ */
+async function lockVault(file: string, logger: Logger): Promise<() => Promise<void>> {
+  try {
+    return await lockfile.lock(file, {
+      stale: 15_000,
+      update: 5_000,
+      realpath: false,
+      onCompromised: (error) => logger.error({ err: { name: error.name } }, 'vault lock lost')
+    })
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ELOCKED') {
+      throw new CannotUnlockError('the vault is in use by another Tessera process (desktop app or `tessera serve`).')
+    }
     throw error
   }
 }

@@ -1,0 +1,63 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { openDatabase, type Database } from '../../../src/main/db/database'
+import { WriteQueue } from '../../../src/main/db/write-queue'
+
+const COLUMNS = ['name', 'last_run_at']
+
+describe('WriteQueue', () => {
+  let dir: string
+  let db: Database
+  let queue: WriteQueue
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tessera-wq-'))
+    db = await openDatabase(join(dir, 'test.db'))
+    queue = new WriteQueue(db.writer)
+  })
+  afterEach(async () => {
+    await db.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  const names = async () => (await db.reader('job_runs').select('name').orderBy('name')).map((row) => row.name)
+
+  it('commits the appended rows of concurrent requests and resolves each with its own result', async () => {
+    const results = await Promise.all(
+      ['a', 'b', 'c'].map((name) => queue.append((rows) => (rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }]), name.toUpperCase())))
+    )
+    expect(results).toEqual(['A', 'B', 'C'])
+    expect(await names()).toEqual(['a', 'b', 'c'])
+  })
+
+  it('reports a duplicate to the request that caused it and still commits its neighbours', async () => {
+    await queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name: 'taken', last_run_at: 1 }]))
+    const outcomes = await Promise.allSettled(
+      ['x', 'taken', 'y'].map((name) =>
+        queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 2 }], () => new Error(`duplicate ${name}`)))
+      )
+    )
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('duplicate taken')
+    expect(await names()).toEqual(['taken', 'x', 'y'])
+  })
+
+  it('lets a transactional unit read rows appended earlier in the same batch', async () => {
+    const [, seen] = await Promise.all([
+      queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name: 'early', last_run_at: 1 }])),
+      queue.run(async (trx) => (await trx('job_runs').where({ name: 'early' }).first())?.name)
+    ])
+    expect(seen).toBe('early')
+  })
+
+  it('rolls back every write of a failing unit', async () => {
+    const failing = queue.run(async (trx) => {
+      await trx('job_runs').insert({ name: 'half', last_run_at: 1 })
+      throw new Error('boom')
+    })
+    await expect(failing).rejects.toThrow('boom')
+    expect(await names()).toEqual([])
+  })
+})
