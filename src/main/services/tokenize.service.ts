@@ -91,7 +91,7 @@ export class TokenizeService {
   private async insertDeduplicating(trx: Knex.Transaction, actor: Actor, slots: Slot[], now: number): Promise<void> {
     for (const slot of slots) {
       const { prepared } = slot
-      slot.result = prepared.deduplicate ? (await this.tokens.insertPrepared(trx, actor, prepared, now)).token : undefined
+      slot.result = prepared.deduplicate ? (await this.tokens.insertPrepared(trx, actor, prepared, now, { single: false })).token : undefined
     }
     const fresh = slots.filter((slot) => !slot.prepared.deduplicate)
     await this.tokens.insertMany(trx, actor, fresh.map((slot) => slot.prepared), now, 'Token created by tokenize')

@@ -35,7 +35,7 @@ import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
 import { fingerprintOf, metadataSchema, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
-import { redactForDuplicate, toMinimalToken, toWireToken } from './token-view'
+import { redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
 import { getTokenType } from './token-types'
 import { parseOrThrow, queryList } from './validation'
 
@@ -141,18 +141,19 @@ export class TokensService {
 
   /**
    * Inserts one prepared token inside a write transaction, or returns the
-   * existing duplicate when deduplication was asked for.
+   * existing duplicate when deduplication was asked for. `view` shapes the
+   * token: tokenize shows card masks as expressions, POST /tokens evaluated.
    */
-  async insertPrepared(trx: Knex.Transaction, actor: Actor, prepared: PreparedToken, now: number): Promise<CreateResult> {
+  async insertPrepared(trx: Knex.Transaction, actor: Actor, prepared: PreparedToken, now: number, view: ViewOptions = { single: true }): Promise<CreateResult> {
     if (prepared.deduplicate) {
       const existing = await findByFingerprint(trx, actor.tenantId, prepared.row.type, prepared.row.fingerprint, now)
       if (existing) {
         await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(existing, 'read', 'Token returned by deduplication'), now)])
-        return { token: this.viewForReader(actor, existing, { single: true }), created: false }
+        return { token: this.viewForReader(actor, existing, view), created: false }
       }
     }
     await this.insertMany(trx, actor, [prepared], now, 'Token created')
-    return { token: toWireToken(prepared.row, prepared.data, prepared.transform, { single: true }), created: true }
+    return { token: toWireToken(prepared.row, prepared.data, prepared.transform, view), created: true }
   }
 
   /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */
