@@ -3,6 +3,7 @@
  * through it, so its output and exit codes are a contract:
  *   init  [--data-dir DIR] [--tenant-name NAME] [--owner-email EMAIL] [--json]
  *   serve [--data-dir DIR] [--host 127.0.0.1] [--port 4390]
+ *   outbox [--data-dir DIR] [--json]
  */
 import { mkdir } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
@@ -10,8 +11,10 @@ import { CannotUnlockError, createMasterKeyFile, loadMasterKey } from '../crypto
 import { createLogger } from '../logger'
 import { resolveDataDir } from '../paths'
 import { startServiceHost } from '../service-host'
+import { mailConfigFromEnv, type MailConfig } from '../services/mail.service'
 import { initVault, VaultAlreadyInitialisedError, vaultExists } from '../services/vault'
 import { readySodium } from '../crypto/sodium'
+import { outbox } from './outbox.command'
 
 const USAGE = `Usage: tessera <command> [options]
 
@@ -20,9 +23,13 @@ Commands:
           --data-dir DIR  --tenant-name NAME  --owner-email EMAIL  --json
   serve   Serve the REST interface on loopback
           --data-dir DIR  --host 127.0.0.1  --port 4390 (0 picks a free port)
+  outbox  List mail waiting in and sent from the outbox, invitation links included
+          --data-dir DIR  --json
 
 Environment: TESSERA_DATA_DIR, TESSERA_MASTER_KEY (base64 of 32 bytes), TESSERA_HOST,
-TESSERA_PORT, TESSERA_ALLOWED_HOSTS, TESSERA_CORS_ORIGINS, TESSERA_BODY_LIMIT, TESSERA_LOG_LEVEL`
+TESSERA_PORT, TESSERA_ALLOWED_HOSTS, TESSERA_CORS_ORIGINS, TESSERA_BODY_LIMIT, TESSERA_LOG_LEVEL,
+TESSERA_SMTP_HOST, TESSERA_SMTP_PORT, TESSERA_SMTP_SECURE, TESSERA_SMTP_REQUIRE_TLS, TESSERA_SMTP_USER,
+TESSERA_SMTP_PASSWORD, TESSERA_SMTP_FROM, TESSERA_PUBLIC_URL (base of links in mail; default: the service's URL)`
 
 /** A failure with a message meant for the user and an exit code. */
 class CliError extends Error {}
@@ -73,6 +80,14 @@ function list(value: string | undefined): string[] {
   return value ? value.split(',').map((item) => item.trim()).filter(Boolean) : []
 }
 
+function mailConfig(): MailConfig {
+  try {
+    return mailConfigFromEnv(process.env)
+  } catch (error) {
+    throw new CliError((error as Error).message)
+  }
+}
+
 async function serve(argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
@@ -85,6 +100,7 @@ async function serve(argv: string[]): Promise<void> {
   const dataDir = resolveDataDir(values['data-dir'])
   const masterKey = await loadMasterKey(dataDir)
   if (!masterKey) throw new CannotUnlockError(`no master key: set TESSERA_MASTER_KEY or run \`tessera init --data-dir ${dataDir}\`.`)
+  const mail = mailConfig()
   const logger = createLogger()
   const host = await startServiceHost({
     dataDir,
@@ -94,7 +110,8 @@ async function serve(argv: string[]): Promise<void> {
     logger,
     allowedHosts: list(process.env.TESSERA_ALLOWED_HOSTS),
     corsOrigins: list(process.env.TESSERA_CORS_ORIGINS),
-    bodyLimitBytes: process.env.TESSERA_BODY_LIMIT ? Number(process.env.TESSERA_BODY_LIMIT) : undefined
+    bodyLimitBytes: process.env.TESSERA_BODY_LIMIT ? Number(process.env.TESSERA_BODY_LIMIT) : undefined,
+    mail
   })
   process.stdout.write(`Tessera listening on ${host.url}\n`)
   const shutdown = (signal: string) => {
@@ -108,7 +125,7 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'))
 }
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { init, serve }
+const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { init, serve, outbox }
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv

@@ -25,6 +25,7 @@ import {
   type OutboxStatus
 } from '../repositories/outbox.repository'
 import type { ServiceContext } from './index'
+import type { Keyring } from './keyring'
 
 /** SMTP settings and the base URL of links in mail. Without `host`, mail stays in the outbox. */
 export interface MailConfig {
@@ -146,6 +147,41 @@ export function deliveryErrorCode(error: unknown): string {
 
 const outboxContext = (id: string) => `outbox:${id}`
 
+function openBody(keyring: Keyring, row: OutboxRow): MailBody | undefined {
+  try {
+    return openJson<MailBody>(keyring.dataKey(row.tenant_id, Number(row.key_version)), row.sealed_body, outboxContext(row.id))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Waiting and sent mail (cancelled mail carries dead links and is left out),
+ * newest first, with links decrypted. Takes only a reader and the keys, so
+ * `tessera outbox` can read it while another process serves the vault.
+ */
+export async function readOutbox(db: Knex, keyring: Keyring, limit = 200): Promise<OutboxEntry[]> {
+  const rows = await listOutboxMails(db, ['PENDING', 'SENT'], limit)
+  return rows.map((row) => {
+    const entry: OutboxEntry = {
+      id: row.id,
+      tenant_id: row.tenant_id,
+      recipient: row.recipient,
+      subject: row.subject,
+      status: row.status,
+      attempts: Number(row.attempts),
+      next_attempt_at: Number(row.next_attempt_at),
+      last_error: row.last_error,
+      invitation_id: row.invitation_id,
+      created_at: Number(row.created_at),
+      sent_at: row.sent_at === null ? null : Number(row.sent_at)
+    }
+    const link = openBody(keyring, row)?.link
+    if (link) entry.link = link
+    return entry
+  })
+}
+
 export class MailService {
   private transport: Transporter | undefined
   private serviceUrl = DEFAULT_BASE_URL
@@ -247,35 +283,9 @@ export class MailService {
     this.transport?.close()
   }
 
-  /** Waiting and sent mail (cancelled mail carries dead links and is left out), newest first, links decrypted. */
-  async listOutbox(limit = 200): Promise<OutboxEntry[]> {
-    const rows = await listOutboxMails(this.context.reader, ['PENDING', 'SENT'], limit)
-    return rows.map((row) => {
-      const entry: OutboxEntry = {
-        id: row.id,
-        tenant_id: row.tenant_id,
-        recipient: row.recipient,
-        subject: row.subject,
-        status: row.status,
-        attempts: Number(row.attempts),
-        next_attempt_at: Number(row.next_attempt_at),
-        last_error: row.last_error,
-        invitation_id: row.invitation_id,
-        created_at: Number(row.created_at),
-        sent_at: row.sent_at === null ? null : Number(row.sent_at)
-      }
-      const body = this.openBody(row)
-      if (body?.link) entry.link = body.link
-      return entry
-    })
-  }
-
-  private openBody(row: OutboxRow): MailBody | undefined {
-    try {
-      return openJson<MailBody>(this.context.keyring.dataKey(row.tenant_id, Number(row.key_version)), row.sealed_body, outboxContext(row.id))
-    } catch {
-      return undefined
-    }
+  /** Waiting and sent mail, newest first, links decrypted (see `readOutbox`). */
+  listOutbox(limit = 200): Promise<OutboxEntry[]> {
+    return readOutbox(this.context.reader, this.context.keyring, limit)
   }
 
   private async deliverBatch(transport: Transporter, limit: number): Promise<number> {
@@ -299,7 +309,7 @@ export class MailService {
     if (!row) return false
     const attempts = Number(row.attempts) + 1
     try {
-      const body = this.openBody(row)
+      const body = openBody(this.context.keyring, row)
       if (!body) throw Object.assign(new Error('unreadable body'), { code: 'BODY_UNREADABLE' })
       await transport.sendMail({ from: this.config.from ?? DEFAULT_FROM, to: row.recipient, subject: row.subject, text: body.text, html: body.html })
     } catch (error) {

@@ -1,0 +1,75 @@
+/**
+ * `tessera outbox [--data-dir DIR] [--json]`: the mail waiting in and sent
+ * from the outbox, with each invitation's link decrypted, so an offline demo
+ * can follow an invitation without a mail server. Reads only; safe while
+ * `tessera serve` runs on the same data dir.
+ */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { CannotUnlockError, loadMasterKey } from '../crypto/keys'
+import { readySodium } from '../crypto/sodium'
+import { openDatabase } from '../db/database'
+import { resolveDataDir } from '../paths'
+import { unlockKeyring } from '../services/keyring'
+import { readOutbox, type OutboxEntry } from '../services/mail.service'
+import { DATABASE_FILE } from '../services/vault'
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString()
+}
+
+function toJson(entry: OutboxEntry) {
+  return {
+    id: entry.id,
+    status: entry.status,
+    recipient: entry.recipient,
+    subject: entry.subject,
+    link: entry.link ?? null,
+    invitation_id: entry.invitation_id,
+    attempts: entry.attempts,
+    next_attempt_at: entry.status === 'PENDING' ? iso(entry.next_attempt_at) : null,
+    last_error: entry.last_error,
+    created_at: iso(entry.created_at),
+    sent_at: iso(entry.sent_at)
+  }
+}
+
+function toText(entries: OutboxEntry[]): string {
+  const waiting = entries.filter((entry) => entry.status === 'PENDING').length
+  const lines = [`Outbox: ${waiting} waiting, ${entries.length - waiting} sent`]
+  for (const entry of entries) {
+    lines.push('')
+    lines.push(`${entry.status === 'PENDING' ? 'WAITING' : 'SENT'}  ${iso(entry.created_at)}  to ${entry.recipient}`)
+    lines.push(`  Subject: ${entry.subject}`)
+    if (entry.link) lines.push(`  Link:    ${entry.link}`)
+    if (entry.status === 'SENT') lines.push(`  Sent at ${iso(entry.sent_at)} after ${entry.attempts} attempt(s)`)
+    else if (entry.attempts > 0) lines.push(`  ${entry.attempts} failed attempt(s), last error ${entry.last_error}; next attempt ${iso(entry.next_attempt_at)}`)
+    else lines.push('  Not attempted yet (no SMTP configured, or waiting for the service)')
+  }
+  return lines.join('\n') + '\n'
+}
+
+export async function outbox(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      json: { type: 'boolean', default: false }
+    }
+  })
+  const dataDir = resolveDataDir(values['data-dir'])
+  const masterKey = await loadMasterKey(dataDir)
+  if (!masterKey) throw new CannotUnlockError(`no master key: set TESSERA_MASTER_KEY or run \`tessera init --data-dir ${dataDir}\`.`)
+  await readySodium()
+  const file = join(dataDir, DATABASE_FILE)
+  if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${dataDir} (run \`tessera init\` first).`)
+  // Not openVault: that takes the vault's lock, and this read must work while `tessera serve` runs.
+  const db = await openDatabase(file, { readers: 1 })
+  try {
+    const entries = await readOutbox(db.reader, await unlockKeyring(db.reader, masterKey))
+    process.stdout.write(values.json ? JSON.stringify({ mails: entries.map(toJson) }) + '\n' : toText(entries))
+  } finally {
+    await db.close()
+  }
+}

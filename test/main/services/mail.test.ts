@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { deliveryErrorCode, mailConfigFromEnv, retryDelayMs } from '../../../src/main/services/mail.service'
+import { isEmailAddress } from '../../../src/main/services/invitations.service'
+
+describe('mailConfigFromEnv', () => {
+  it('reads every TESSERA_SMTP_* variable and TESSERA_PUBLIC_URL', () => {
+    expect(
+      mailConfigFromEnv({
+        TESSERA_SMTP_HOST: 'smtp.example.com',
+        TESSERA_SMTP_PORT: '2525',
+        TESSERA_SMTP_SECURE: 'false',
+        TESSERA_SMTP_REQUIRE_TLS: 'true',
+        TESSERA_SMTP_USER: 'vault',
+        TESSERA_SMTP_PASSWORD: 'hunter2',
+        TESSERA_SMTP_FROM: 'Tessera <vault@example.com>',
+        TESSERA_PUBLIC_URL: 'https://vault.example.com'
+      })
+    ).toEqual({
+      host: 'smtp.example.com',
+      port: 2525,
+      secure: false,
+      requireTLS: true,
+      user: 'vault',
+      password: 'hunter2',
+      from: 'Tessera <vault@example.com>',
+      publicBaseUrl: 'https://vault.example.com'
+    })
+  })
+
+  it('leaves SMTP off when nothing is set', () => {
+    expect(mailConfigFromEnv({})).toEqual({ secure: undefined, requireTLS: undefined })
+  })
+
+  it('refuses malformed values with a message naming the variable', () => {
+    expect(() => mailConfigFromEnv({ TESSERA_SMTP_PORT: '25x' })).toThrow(/TESSERA_SMTP_PORT/)
+    expect(() => mailConfigFromEnv({ TESSERA_SMTP_PORT: '70000' })).toThrow(/TESSERA_SMTP_PORT/)
+    expect(() => mailConfigFromEnv({ TESSERA_SMTP_SECURE: 'maybe' })).toThrow(/TESSERA_SMTP_SECURE/)
+    expect(() => mailConfigFromEnv({ TESSERA_PUBLIC_URL: 'ftp://x' })).toThrow(/TESSERA_PUBLIC_URL/)
+    expect(() => mailConfigFromEnv({ TESSERA_PUBLIC_URL: 'not a url' })).toThrow(/TESSERA_PUBLIC_URL/)
+  })
+})
+
+describe('retryDelayMs', () => {
+  it('doubles from 30 seconds and caps at one hour', () => {
+    expect([1, 2, 3, 4].map(retryDelayMs)).toEqual([30_000, 60_000, 120_000, 240_000])
+    expect(retryDelayMs(8)).toBe(60 * 60_000)
+    expect(retryDelayMs(50)).toBe(60 * 60_000)
+  })
+})
+
+describe('deliveryErrorCode', () => {
+  it('keeps only error codes, never messages', () => {
+    expect(deliveryErrorCode(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:25'), { code: 'ESOCKET', originalCode: 'ECONNREFUSED' }))).toBe(
+      'ESOCKET:ECONNREFUSED'
+    )
+    expect(deliveryErrorCode(Object.assign(new Error('550 no such user ada@example.com'), { code: 'EENVELOPE', responseCode: 550 }))).toBe('EENVELOPE:550')
+    expect(deliveryErrorCode(new Error('anything'))).toBe('SEND_FAILED')
+    expect(deliveryErrorCode({ code: 'has spaces and ada@example.com' })).toBe('SEND_FAILED')
+  })
+})
+
+describe('isEmailAddress', () => {
+  it('accepts RFC 5322 addr-specs', () => {
+    for (const address of ['ada@example.com', 'first.last+tag@sub.example.co.uk', "o'brien@example.ie", 'user@localhost', 'x@[192.0.2.1]']) {
+      expect(isEmailAddress(address), address).toBe(true)
+    }
+  })
+
+  it('refuses everything else', () => {
+    for (const address of ['', 'ada', '@example.com', 'ada@', 'a..b@example.com', 'Ada <ada@example.com>', 'ada@example.com ', 'a@b.com, c@d.com', 'ada@exa mple.com']) {
+      expect(isEmailAddress(address), address).toBe(false)
+    }
+  })
+})
