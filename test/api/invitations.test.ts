@@ -348,6 +348,7 @@ describe('tenant invitations', () => {
       service.clock.advance(LIFETIME)
       const response = await accept({ token, first_name: 'A', last_name: 'B' })
       expect(response.status).toBe(410)
+      expect(response.body).toMatchObject({ title: 'Gone', code: 'invitation_expired' })
       expect(response.body.detail).toMatch(/expired/)
     })
 
