@@ -145,6 +145,19 @@ describe('sessions', () => {
       expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(403)
     })
 
+    it('refuses to grant permissions the authorizing application does not hold, 403', async () => {
+      const session = await createSession()
+      const plain = await authorize({ nonce: session.nonce, permissions: ['token:read', 'token:use'] })
+      expect(plain.status).toBe(403)
+      expect(plain.body.detail).toContain('token:use')
+      const inRule = await authorize({
+        nonce: session.nonce,
+        rules: [{ priority: 1, conditions: [{ attribute: 'id', operator: 'starts_with', value: 'x' }], transform: 'reveal', permissions: ['token:delete'] }]
+      })
+      expect(inRule.status).toBe(403)
+      expect((await authorize({ nonce: session.nonce, permissions: ['token:read'] })).status).toBe(204)
+    })
+
     it('answers an unknown nonce with 404', async () => {
       const response = await authorize({ nonce: 'nonce_unknown', permissions: ['token:read'] })
       expect(response.status).toBe(404)

@@ -17,6 +17,7 @@ import {
   insertSession,
   listExpiredSessions
 } from '../repositories/sessions.repository'
+import { holdsPermission } from './access'
 import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from './context'
 import { toIsoString } from './dates'
@@ -43,6 +44,16 @@ function parseSessionExpiry(value: string, now: number): number {
   if (!parsed.isValid) throw ValidationError.field('expires_at', 'must be an ISO 8601 date-time')
   if (parsed.toMillis() <= now) throw ValidationError.field('expires_at', 'must be in the future')
   return parsed.toMillis()
+}
+
+/**
+ * A private application may hand a session only permissions it holds itself
+ * (plainly or in a rule), so a session is never a way around its own grant.
+ */
+function requireHeldPermissions(actor: Actor, grant: { permissions: Permission[]; rules: AccessRule[] }): void {
+  const granted = [...grant.permissions, ...grant.rules.flatMap((rule) => rule.permissions)]
+  const missing = [...new Set(granted.filter((permission) => !holdsPermission(actor, permission)))]
+  if (missing.length) throw new ForbiddenError(`The application cannot grant permissions it does not hold: ${missing.join(', ')}.`)
 }
 
 function requireApplicationType(actor: Actor, type: ApplicationType, operation: string): void {
@@ -103,10 +114,10 @@ export class SessionsService {
     const now = clock.now()
     const expiresAt = input.expires_at === undefined ? undefined : parseSessionExpiry(input.expires_at, now)
     const nonceHash = hashSecret(keyring.secretHashKey, input.nonce)
-    const grant = {
-      permissions: JSON.stringify(normalisePermissions(input.permissions)),
-      rules: JSON.stringify(normaliseRules(input.rules))
-    }
+    const permissions = normalisePermissions(input.permissions)
+    const rules = normaliseRules(input.rules)
+    requireHeldPermissions(actor, { permissions, rules })
+    const grant = { permissions: JSON.stringify(permissions), rules: JSON.stringify(rules) }
     const sessionId = await writes.run(async (trx) => {
       const session = await findSessionByNonceHash(trx, actor.tenantId, nonceHash)
       if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
