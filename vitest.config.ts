@@ -1,12 +1,37 @@
+import vue from '@vitejs/plugin-vue'
+import { resolve } from 'node:path'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    environment: 'node',
     // API tests start real servers and SQLite files; two cores is all we have.
     pool: 'forks',
     testTimeout: 20_000,
-    hookTimeout: 30_000
+    hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/renderer/**', 'test/e2e/**'], environment: 'node' }
+      },
+      {
+        extends: true,
+        plugins: [vue()],
+        resolve: { alias: { '@renderer': resolve(__dirname, 'src/renderer/src'), '@shared': resolve(__dirname, 'src/shared') } },
+        test: { name: 'renderer', include: ['test/renderer/**/*.test.ts'], environment: 'happy-dom' }
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          // Builds the renderer once; the browser files then run one at a time.
+          globalSetup: ['test/e2e/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000
+        }
+      }
+    ]
   }
 })

@@ -1,0 +1,211 @@
+/**
+ * The desktop app's hold on the vault: create it on first run, unlock it with
+ * the stored master key, serve REST on loopback while it is open (so local
+ * applications can call the service while the GUI runs), lock it again.
+ * Electron-free: the IPC handlers, the browser tests and the Electron glue
+ * all drive this one object.
+ */
+import { mkdir } from 'node:fs/promises'
+import type { CreateVaultRequest, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
+import { CannotUnlockError } from '../crypto/keys'
+import type { MasterKey } from '../crypto/types'
+import type { Logger } from '../logger'
+import { startServiceHost, type ServiceHost } from '../service-host'
+import type { Actor, Clock } from '../services/context'
+import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import { initVault, vaultExists, type Vault } from '../services/vault'
+import type { MasterKeyStore } from './key-store'
+import type { SettingsStore } from './settings'
+
+/** The service only ever listens on loopback (DESIGN §1). */
+export const SERVICE_HOST = '127.0.0.1'
+
+export interface DesktopVaultOptions {
+  dataDir: string
+  keyStore: MasterKeyStore
+  settings: SettingsStore
+  logger: Logger
+  /** The app's version, shown in Settings. */
+  version: string
+  clock?: Clock
+}
+
+/** 503 for anything asked of a vault that is not open. */
+export class VaultNotOpenError extends AppError {
+  constructor() {
+    super(503, 'vault_locked', 'The vault is locked. Unlock it to continue.')
+  }
+}
+
+function describeStartFailure(error: unknown, port: number): string {
+  if (error instanceof CannotUnlockError) return error.message
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return `Port ${port} is already in use; choose another port.`
+  if ((error as NodeJS.ErrnoException).code === 'EACCES') return `Port ${port} cannot be used; choose another port.`
+  return 'The vault could not be opened.'
+}
+
+export class DesktopVault {
+  private host: ServiceHost | undefined
+  private masterKey: MasterKey | undefined
+  private initialised: boolean | undefined
+  private keyStorage: KeyStorage | undefined
+  private error: string | undefined
+  /** Serialises create/unlock/lock/restart so two clicks cannot race. */
+  private turn: Promise<unknown> = Promise.resolve()
+
+  constructor(private readonly options: DesktopVaultOptions) {}
+
+  get settings(): SettingsStore {
+    return this.options.settings
+  }
+
+  /** The open vault, or a 503 problem when locked. */
+  requireVault(): Vault {
+    if (!this.host) throw new VaultNotOpenError()
+    return this.host.vault
+  }
+
+  /** The master key while unlocked (to seal settings secrets). */
+  currentMasterKey(): MasterKey | undefined {
+    return this.masterKey
+  }
+
+  /**
+   * The desktop user: the tenant OWNER, a member with every permission whose
+   * token reads are masked; every GUI action is audited under this id.
+   */
+  actor(): Actor {
+    const vault = this.requireVault()
+    return { type: 'user', id: vault.ownerUserId, tenantId: vault.tenantId, isMember: true, permissions: [], rules: [] }
+  }
+
+  async status(): Promise<VaultStatus> {
+    this.initialised ??= await vaultExists(this.options.dataDir)
+    this.keyStorage ??= await this.options.keyStore.locate()
+    const vault = this.host?.vault
+    return {
+      state: vault ? 'unlocked' : this.initialised ? 'locked' : 'setup',
+      dataDir: this.options.dataDir,
+      ...(this.keyStorage ? { keyStorage: this.keyStorage } : {}),
+      keychainAvailable: this.options.keyStore.keychainAvailable,
+      service: this.host ? { running: true, url: this.host.url } : { running: false, ...(this.error ? { error: this.error } : {}) },
+      ...(vault ? { tenantId: vault.tenantId, ownerUserId: vault.ownerUserId } : {}),
+      ...(this.error ? { error: this.error } : {}),
+      version: this.options.version
+    }
+  }
+
+  /** First run: makes the master key, the vault and its management application, then unlocks. */
+  create(request: CreateVaultRequest): Promise<VaultCreated> {
+    return this.exclusive(async () => {
+      const { dataDir, keyStore } = this.options
+      if (await vaultExists(dataDir)) throw new ConflictError('A vault already exists in this data folder.')
+      if (request.keyStorage === 'keychain' && !keyStore.keychainAvailable) {
+        throw ValidationError.field('keyStorage', 'the OS keychain is not available on this machine; use a key file')
+      }
+      await mkdir(dataDir, { recursive: true, mode: 0o700 })
+      // A key left by `tessera init` or an earlier attempt is reused rather than replaced.
+      const masterKey = (await keyStore.load()) ?? (await keyStore.create(request.keyStorage))
+      const result = await initVault({
+        dataDir,
+        masterKey,
+        tenantName: request.tenantName,
+        ownerEmail: request.ownerEmail,
+        clock: this.options.clock
+      })
+      this.initialised = true
+      this.keyStorage = undefined
+      await this.open(masterKey)
+      return {
+        status: await this.status(),
+        application: { id: result.application.id, name: result.application.name, key: result.application.key }
+      }
+    })
+  }
+
+  /** Opens the vault with the stored key and starts the REST service. */
+  unlock(): Promise<VaultStatus> {
+    return this.exclusive(async () => {
+      if (!this.host) {
+        const masterKey = await this.loadKey()
+        await this.open(masterKey)
+      }
+      return this.status()
+    })
+  }
+
+  /** Stops the REST service, closes the database and drops the key from memory. */
+  lock(): Promise<VaultStatus> {
+    return this.exclusive(async () => {
+      await this.close()
+      this.error = undefined
+      return this.status()
+    })
+  }
+
+  /**
+   * Restarts the service so changed settings (port, SMTP) apply. If the new
+   * port cannot be bound, the service comes back on `previousPort`, which is
+   * saved again, and the caller gets a 409.
+   */
+  restartService(previousPort: number): Promise<void> {
+    return this.exclusive(async () => {
+      if (!this.host || !this.masterKey) return
+      const masterKey = this.masterKey
+      await this.close()
+      try {
+        await this.open(masterKey)
+      } catch (error) {
+        const port = this.options.settings.port
+        if (port === previousPort) throw error
+        await this.options.settings.setPort(previousPort)
+        await this.open(masterKey)
+        throw new ConflictError(`Port ${port} is already in use; the service stays on port ${previousPort}.`)
+      }
+    })
+  }
+
+  /** Quit path: stop serving and close the database; safe to call twice. */
+  shutdown(): Promise<void> {
+    return this.exclusive(() => this.close())
+  }
+
+  private async loadKey(): Promise<MasterKey> {
+    try {
+      const key = await this.options.keyStore.load()
+      if (key) return key
+      this.error = 'No master key was found for this vault (neither in the OS keychain nor in master.key).'
+    } catch (error) {
+      this.error = error instanceof CannotUnlockError ? error.message : 'The master key could not be read.'
+    }
+    throw new VaultLockedError(this.error)
+  }
+
+  private async open(masterKey: MasterKey): Promise<void> {
+    const { dataDir, settings, logger, clock } = this.options
+    const port = settings.port
+    try {
+      this.host = await startServiceHost({ dataDir, masterKey, host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
+      this.masterKey = masterKey
+      this.error = undefined
+    } catch (error) {
+      this.error = describeStartFailure(error, port)
+      const { name, code } = error as NodeJS.ErrnoException
+      logger.error({ err: { name, code } }, 'vault could not be opened')
+      throw new VaultLockedError(this.error)
+    }
+  }
+
+  private async close(): Promise<void> {
+    const host = this.host
+    this.host = undefined
+    this.masterKey = undefined
+    if (host) await host.stop()
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(work, work)
+    this.turn = run.catch(() => undefined)
+    return run
+  }
+}

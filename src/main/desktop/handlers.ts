@@ -1,0 +1,181 @@
+/**
+ * The IPC door: one handler per method of `TesseraApi`, over the same services
+ * as the REST server, with the desktop user (the tenant OWNER) as actor so every
+ * GUI action lands in the audit log. Payloads come from a renderer and are
+ * untrusted: each handler checks the shape of its arguments (zod) before the
+ * service validates the content. Electron-free: Electron's ipcMain and the
+ * browser tests' HTTP transport both call this table.
+ */
+import { z } from 'zod'
+import type { MethodOf, Namespace, OutboxMail, TesseraApi } from '../../shared/ipc'
+import type { Actor } from '../services/context'
+import { toIsoString } from '../services/dates'
+import type { OutboxEntry } from '../services/mail.service'
+import { toPage } from '../services/pagination'
+import { BusinessRuleError } from '../services/errors'
+import { parseOrThrow } from '../services/validation'
+import type { DesktopVault } from './desktop-vault'
+
+/** The handler of each channel: untrusted arguments in, the contract's result out. */
+export type DesktopHandlers = {
+  [N in Namespace]: { [M in MethodOf<N>]: TesseraApi[N][M] extends (...args: never[]) => infer R ? (...args: unknown[]) => R : never }
+}
+
+const id = z.string().min(1, 'is required').max(400, 'is too long')
+const body = z.record(z.string(), z.unknown())
+const page = { page: z.number().int().min(1).optional(), size: z.number().int().min(1).optional() }
+const strings = z.array(z.string().max(400)).max(100)
+
+const tokenListQuery = z.strictObject({
+  ...page,
+  id: strings.optional(),
+  type: strings.optional(),
+  metadata: z.record(z.string().max(200), z.string().max(400)).optional()
+})
+const logListQuery = z.strictObject({
+  ...page,
+  entity_type: z.string().max(50).optional(),
+  entity_id: z.string().max(400).optional(),
+  start_date: z.string().max(40).optional(),
+  end_date: z.string().max(40).optional()
+})
+const applicationListQuery = z.strictObject({ ...page, id: strings.optional(), type: strings.optional() })
+const memberListQuery = z.strictObject({ ...page, user_id: strings.optional() })
+const invitationListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'EXPIRED']).optional() })
+const outboxListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'SENT']).optional() })
+
+/** The outbox keeps every waiting mail; the GUI pages through the newest ones. */
+const OUTBOX_LIMIT = 500
+const createVaultRequest = z.strictObject({
+  tenantName: z.string().trim().min(1, 'is required').max(200),
+  ownerEmail: z.string().trim().max(320).optional(),
+  keyStorage: z.enum(['keychain', 'key-file'])
+})
+
+/** Wraps a handler so its arguments are checked first; errors name `args[i].field`. */
+function method<S extends z.ZodType, R>(schema: S, run: (args: z.infer<S>) => Promise<R>): (...args: unknown[]) => Promise<R> {
+  return async (...args: unknown[]) => run(parseOrThrow(schema, args, 'args'))
+}
+
+const none = z.tuple([])
+
+/**
+ * The GUI's typed query as the query-string object the services parse (they
+ * are written for `ctx.query`): numbers become strings, `metadata` becomes
+ * `metadata.<key>` parameters, empty values are dropped.
+ */
+export function toServiceQuery(query: Record<string, unknown>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) continue
+    if (name === 'metadata' && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value as Record<string, string>)) if (item !== '') out[`metadata.${key}`] = item
+    } else if (Array.isArray(value)) {
+      out[name] = value.map(String)
+    } else {
+      out[name] = String(value)
+    }
+  }
+  return out
+}
+
+function toOutboxMail(entry: OutboxEntry): OutboxMail {
+  const mail: OutboxMail = {
+    id: entry.id,
+    recipient: entry.recipient,
+    subject: entry.subject,
+    status: entry.status === 'SENT' ? 'SENT' : 'PENDING',
+    attempts: entry.attempts,
+    created_at: toIsoString(entry.created_at)
+  }
+  if (entry.sent_at !== null) mail.sent_at = toIsoString(entry.sent_at)
+  else mail.next_attempt_at = toIsoString(entry.next_attempt_at)
+  if (entry.last_error) mail.last_error = entry.last_error
+  if (entry.invitation_id) mail.invitation_id = entry.invitation_id
+  if (entry.link) mail.link = entry.link
+  return mail
+}
+
+export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
+  const services = () => desktop.requireVault().services
+  const owner = () => desktop.actor()
+
+  /** Acts as one of the tenant's applications (sessions are created and authorized by applications, not users). */
+  async function asApplication(applicationId: string, type: 'public' | 'private'): Promise<Actor> {
+    const application = await services().applications.get(owner(), applicationId)
+    if (application.type !== type) throw new BusinessRuleError(`Choose a ${type} application.`)
+    return {
+      type: 'application',
+      id: application.id,
+      tenantId: application.tenant_id,
+      applicationType: application.type,
+      permissions: application.permissions,
+      rules: application.rules
+    }
+  }
+
+  return {
+    vault: {
+      status: method(none, () => desktop.status()),
+      create: method(z.tuple([createVaultRequest]), ([request]) => desktop.create(request)),
+      unlock: method(none, () => desktop.unlock()),
+      lock: method(none, () => desktop.lock())
+    },
+    settings: {
+      get: method(none, async () => desktop.settings.view()),
+      update: method(z.tuple([body]), async ([patch]) => {
+        const previousPort = desktop.settings.port
+        await desktop.settings.update(patch, desktop.currentMasterKey())
+        await desktop.restartService(previousPort)
+        return desktop.settings.view()
+      })
+    },
+    tokens: {
+      list: method(z.tuple([tokenListQuery]), ([query]) => services().tokens.list(owner(), toServiceQuery(query))),
+      get: method(z.tuple([id]), ([tokenId]) => services().tokens.get(owner(), tokenId)),
+      create: method(z.tuple([body]), async ([request]) => (await services().tokens.create(owner(), request)).token),
+      update: method(z.tuple([id, body]), ([tokenId, patch]) => services().tokens.update(owner(), tokenId, patch)),
+      delete: method(z.tuple([id]), ([tokenId]) => services().tokens.delete(owner(), tokenId)),
+      reveal: method(z.tuple([id, z.string().max(200)]), ([tokenId, reason]) => services().tokens.reveal(owner(), tokenId, reason))
+    },
+    tokenize: {
+      run: method(z.tuple([z.unknown()]), ([request]) => services().tokenize.tokenize(owner(), request))
+    },
+    logs: {
+      list: method(z.tuple([logListQuery]), ([query]) => services().logs.list(owner(), toServiceQuery(query))),
+      entityTypes: method(none, async () => services().logs.entityTypes(owner()))
+    },
+    applications: {
+      list: method(z.tuple([applicationListQuery]), ([query]) => services().applications.list(owner(), toServiceQuery(query))),
+      get: method(z.tuple([id]), ([applicationId]) => services().applications.get(owner(), applicationId)),
+      create: method(z.tuple([body]), ([request]) => services().applications.create(owner(), request)),
+      update: method(z.tuple([id, body]), ([applicationId, request]) => services().applications.update(owner(), applicationId, request)),
+      regenerate: method(z.tuple([id]), ([applicationId]) => services().applications.regenerate(owner(), applicationId)),
+      delete: method(z.tuple([id]), ([applicationId]) => services().applications.delete(owner(), applicationId))
+    },
+    sessions: {
+      create: method(z.tuple([id]), async ([applicationId]) => services().sessions.create(await asApplication(applicationId, 'public'), undefined)),
+      authorize: method(z.tuple([id, body]), async ([applicationId, request]) =>
+        services().sessions.authorize(await asApplication(applicationId, 'private'), request)
+      )
+    },
+    members: {
+      list: method(z.tuple([memberListQuery]), ([query]) => services().members.list(owner(), toServiceQuery(query))),
+      delete: method(z.tuple([id]), ([memberId]) => services().members.delete(owner(), memberId))
+    },
+    invitations: {
+      list: method(z.tuple([invitationListQuery]), ([query]) => services().invitations.list(owner(), toServiceQuery(query))),
+      create: method(z.tuple([body]), ([request]) => services().invitations.create(owner(), request)),
+      resend: method(z.tuple([id]), ([invitationId]) => services().invitations.resend(owner(), invitationId)),
+      delete: method(z.tuple([id]), ([invitationId]) => services().invitations.delete(owner(), invitationId))
+    },
+    outbox: {
+      list: method(z.tuple([outboxListQuery]), async ([query]) => {
+        const mails = (await services().mail.listOutbox(OUTBOX_LIMIT)).filter((mail) => !query.status || mail.status === query.status)
+        const size = query.size ?? 20
+        const pageNumber = query.page ?? 1
+        return toPage(mails.slice((pageNumber - 1) * size, pageNumber * size).map(toOutboxMail), mails.length, { page: pageNumber, size })
+      })
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Electron bootstrap only: wire the desktop vault, IPC, window and lifecycle
+ * together. Everything with logic lives in `desktop/` (Electron-free) and
+ * `electron/` (the glue, unit-tested with Electron mocked).
+ */
+import { mkdir } from 'node:fs/promises'
+import { app, session, type BrowserWindow } from 'electron'
+import { DesktopVault } from './desktop/desktop-vault'
+import { createDesktopHandlers } from './desktop/handlers'
+import { SettingsStore } from './desktop/settings'
+import { registerIpcHandlers } from './electron/ipc'
+import { createKeychainStore } from './electron/keychain'
+import { claimSingleInstance, installQuitHandler } from './electron/lifecycle'
+import { desktopDataDir, preloadPath, rendererEntry } from './electron/paths'
+import { createMainWindow, installSessionPolicies } from './electron/window'
+import { createLogger } from './logger'
+
+async function main(): Promise<void> {
+  let window: BrowserWindow | undefined
+  const focusWindow = () => {
+    if (!window) return
+    if (window.isMinimized()) window.restore()
+    window.focus()
+  }
+  if (!claimSingleInstance(focusWindow)) return
+
+  const logger = createLogger()
+  await app.whenReady()
+  const dataDir = desktopDataDir()
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const settings = new SettingsStore(dataDir)
+  await settings.load()
+  const desktop = new DesktopVault({ dataDir, keyStore: await createKeychainStore(dataDir), settings, logger, version: app.getVersion() })
+  installQuitHandler(() => desktop.shutdown(), logger)
+
+  const entry = rendererEntry()
+  const devServerUrl = 'url' in entry ? entry.url : undefined
+  installSessionPolicies(session.defaultSession, devServerUrl)
+  registerIpcHandlers({ handlers: createDesktopHandlers(desktop), mainFrame: () => window?.webContents.mainFrame, logger, devServerUrl })
+
+  // Open an existing vault before the first paint; a failure is shown by the GUI's unlock screen.
+  if ((await desktop.status()).state === 'locked') await desktop.unlock().catch(() => undefined)
+  window = createMainWindow({ preload: preloadPath(), entry })
+  window.on('closed', () => (window = undefined))
+}
+
+void main()

@@ -1,0 +1,40 @@
+/** Display helpers shared by the views. */
+
+/** A short local date-time, or an em dash. */
+export function formatDateTime(iso: string | undefined | null): string {
+  if (!iso) return '—'
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  return date.toLocaleString(undefined, { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+}
+
+/** Token data (masked or revealed) as one line of text. */
+export function formatValue(value: unknown): string {
+  if (value === undefined) return '—'
+  if (typeof value === 'string') return value
+  return JSON.stringify(value)
+}
+
+/** Metadata as `key=value` pairs. */
+export function formatMetadata(metadata: Record<string, string> | undefined): string {
+  const entries = Object.entries(metadata ?? {})
+  return entries.length ? entries.map(([key, value]) => `${key}=${value}`).join(', ') : '—'
+}
+
+/** `m:ss` for a countdown; `0:00` once past. */
+export function formatCountdown(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000))
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`
+}
+
+/**
+ * The token expiry format of the spec (`M/D/YYYY h:mm:ss AM +00:00`), in UTC,
+ * from an epoch-ms date picked in the GUI.
+ */
+export function toTokenExpiry(epochMs: number): string {
+  const date = new Date(epochMs)
+  const hours = date.getUTCHours()
+  const hour12 = hours % 12 === 0 ? 12 : hours % 12
+  const pad = (n: number) => String(n).padStart(2, '0')
+  return `${date.getUTCMonth() + 1}/${date.getUTCDate()}/${date.getUTCFullYear()} ${hour12}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} ${hours < 12 ? 'AM' : 'PM'} +00:00`
+}

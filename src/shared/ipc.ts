@@ -1,0 +1,293 @@
+/**
+ * The one IPC contract between the renderer and the main process (DESIGN §1, §10).
+ *
+ * `TesseraApi` is what the renderer programs against. The preload exposes it
+ * as `window.tessera` with every result wrapped in an `IpcResult` (errors do
+ * not survive `ipcRenderer.invoke` with their fields, so they cross as data);
+ * the renderer's `api/` module unwraps it again. Main registers one handler per
+ * channel of `IPC_CHANNELS`, validates the payload and calls the same services
+ * as the REST server with the desktop user (the tenant OWNER) as actor.
+ *
+ * Besides `IPC_METHODS` and the two channel helpers this file has no runtime
+ * code, so the renderer may import its types freely.
+ */
+import type {
+  AccessRule,
+  Application,
+  ApplicationType,
+  EntityType,
+  LogEntry,
+  Page,
+  Permission,
+  Problem,
+  SessionCreated,
+  TenantInvitation,
+  TenantMember,
+  Token
+} from './types'
+
+// Queries: numbers and arrays as the GUI holds them; main turns them into the
+// query-string shape the services parse.
+
+export interface PageQuery {
+  page?: number
+  size?: number
+}
+
+export interface TokenListQuery extends PageQuery {
+  id?: string[]
+  type?: string[]
+  /** Exact, case-insensitive match per metadata key. */
+  metadata?: Record<string, string>
+}
+
+export interface LogListQuery extends PageQuery {
+  entity_type?: string
+  entity_id?: string
+  /** ISO 8601, inclusive. */
+  start_date?: string
+  /** ISO 8601, exclusive. */
+  end_date?: string
+}
+
+export interface ApplicationListQuery extends PageQuery {
+  id?: string[]
+  type?: ApplicationType[]
+}
+
+export interface MemberListQuery extends PageQuery {
+  user_id?: string[]
+}
+
+export interface InvitationListQuery extends PageQuery {
+  status?: 'PENDING' | 'EXPIRED'
+}
+
+export interface OutboxListQuery extends PageQuery {
+  status?: 'PENDING' | 'SENT'
+}
+
+/**
+ * One mail of the outbox (waiting or sent). Its body stays sealed in main; only
+ * the invitation link is shown, so offline demos can follow an invitation.
+ */
+export interface OutboxMail {
+  id: string
+  recipient: string
+  subject: string
+  status: 'PENDING' | 'SENT'
+  attempts: number
+  created_at: string
+  sent_at?: string
+  /** When the next delivery attempt is due (waiting mail). */
+  next_attempt_at?: string
+  /** A short error code of the last failed attempt, never the server's text. */
+  last_error?: string
+  invitation_id?: string
+  link?: string
+}
+
+export interface CreateApplicationRequest {
+  name: string
+  type: ApplicationType
+  permissions?: Permission[]
+  rules?: AccessRule[]
+  expires_at?: string
+}
+
+export interface UpdateApplicationRequest {
+  name: string
+  permissions?: Permission[]
+  rules?: AccessRule[]
+}
+
+export interface AuthorizeSessionRequest {
+  nonce: string
+  permissions?: Permission[]
+  rules?: AccessRule[]
+  expires_at?: string
+}
+
+/** Where the vault's master key is kept. */
+export type KeyStorage = 'keychain' | 'key-file' | 'environment'
+
+export interface ServiceStatus {
+  running: boolean
+  /** `http://127.0.0.1:<port>` while running. */
+  url?: string
+  /** Why the service is not running, safe to show. */
+  error?: string
+}
+
+/** What the shell shows before and around the vault. */
+export interface VaultStatus {
+  /** `setup`: no vault yet; `locked`: closed (or could not open); `unlocked`: open and serving. */
+  state: 'setup' | 'locked' | 'unlocked'
+  dataDir: string
+  keyStorage?: KeyStorage
+  /** Whether the OS keychain (Electron safeStorage) can protect the master key here. */
+  keychainAvailable: boolean
+  service: ServiceStatus
+  tenantId?: string
+  ownerUserId?: string
+  /** Why the vault could not be opened, safe to show. */
+  error?: string
+  version: string
+}
+
+export interface CreateVaultRequest {
+  tenantName: string
+  ownerEmail?: string
+  keyStorage: 'keychain' | 'key-file'
+}
+
+/** The management application made with the vault; its key is shown once. */
+export interface VaultCreated {
+  status: VaultStatus
+  application: { id: string; name: string; key: string }
+}
+
+export interface SmtpSettings {
+  host: string
+  port: number
+  /** TLS from the start (port 465); otherwise STARTTLS when offered. */
+  secure: boolean
+  /** Refuse to send unless the server upgrades the connection with STARTTLS. */
+  requireTLS?: boolean
+  user?: string
+  /** Write-only: `settings.get` never returns it, only `hasPassword`. */
+  password?: string
+  hasPassword?: boolean
+  from: string
+}
+
+export interface DesktopSettings {
+  /** Loopback port of the REST service. */
+  port: number
+  /** Base URL used in invitation links. */
+  publicBaseUrl?: string
+  smtp?: SmtpSettings
+}
+
+/** A partial settings change; `smtp: null` removes the SMTP configuration. */
+export interface SettingsPatch {
+  port?: number
+  publicBaseUrl?: string | null
+  smtp?: SmtpSettings | null
+}
+
+/**
+ * Everything the renderer may ask of the main process. Every method returns a
+ * Promise; failures reject with a `ProblemError` carrying the service's problem.
+ */
+export interface TesseraApi {
+  // Vault and shell
+  vault: {
+    status(): Promise<VaultStatus>
+    create(request: CreateVaultRequest): Promise<VaultCreated>
+    unlock(): Promise<VaultStatus>
+    /** Stops the REST service, closes the database and forgets the keys. */
+    lock(): Promise<VaultStatus>
+  }
+  settings: {
+    get(): Promise<DesktopSettings>
+    /** Saves and applies: a new port or SMTP configuration restarts the service. */
+    update(patch: SettingsPatch): Promise<DesktopSettings>
+  }
+  // Tokens
+  tokens: {
+    list(query: TokenListQuery): Promise<Page<Token>>
+    get(id: string): Promise<Token>
+    create(body: Record<string, unknown>): Promise<Token>
+    /** RFC 7386 merge patch. */
+    update(id: string, patch: Record<string, unknown>): Promise<Token>
+    delete(id: string): Promise<void>
+    /** The plaintext, for the screen only; the reason goes to the audit log. */
+    reveal(id: string, reason: string): Promise<Token>
+  }
+  tokenize: {
+    /** `POST /tokenize`: same structure back, values replaced by ids or token objects. */
+    run(body: unknown): Promise<unknown>
+  }
+  // Administration
+  logs: {
+    list(query: LogListQuery): Promise<Page<LogEntry>>
+    entityTypes(): Promise<EntityType[]>
+  }
+  applications: {
+    list(query: ApplicationListQuery): Promise<Page<Application>>
+    get(id: string): Promise<Application>
+    create(body: CreateApplicationRequest): Promise<Application>
+    update(id: string, body: UpdateApplicationRequest): Promise<Application>
+    regenerate(id: string): Promise<Application>
+    delete(id: string): Promise<void>
+  }
+  sessions: {
+    /** Creates a session as the given public application (testing and training). */
+    create(applicationId: string): Promise<SessionCreated>
+    /** Authorizes a session's nonce as the given private application. */
+    authorize(applicationId: string, body: AuthorizeSessionRequest): Promise<void>
+  }
+  members: {
+    list(query: MemberListQuery): Promise<Page<TenantMember>>
+    delete(id: string): Promise<void>
+  }
+  invitations: {
+    list(query: InvitationListQuery): Promise<Page<TenantInvitation>>
+    create(body: { email: string }): Promise<TenantInvitation>
+    resend(id: string): Promise<TenantInvitation>
+    delete(id: string): Promise<void>
+  }
+  outbox: {
+    list(query: OutboxListQuery): Promise<Page<OutboxMail>>
+  }
+}
+
+export type Namespace = keyof TesseraApi
+export type MethodOf<N extends Namespace> = keyof TesseraApi[N] & string
+
+type MethodTable = { readonly [N in Namespace]: readonly MethodOf<N>[] }
+
+/** Every method of the contract, by namespace: the runtime twin of `TesseraApi`. */
+export const IPC_METHODS = {
+  vault: ['status', 'create', 'unlock', 'lock'],
+  settings: ['get', 'update'],
+  tokens: ['list', 'get', 'create', 'update', 'delete', 'reveal'],
+  tokenize: ['run'],
+  logs: ['list', 'entityTypes'],
+  applications: ['list', 'get', 'create', 'update', 'regenerate', 'delete'],
+  sessions: ['create', 'authorize'],
+  members: ['list', 'delete'],
+  invitations: ['list', 'create', 'resend', 'delete'],
+  outbox: ['list']
+} as const satisfies MethodTable
+
+// Compile-time proof that IPC_METHODS lists every method of TesseraApi.
+type Unlisted = { [N in Namespace]: Exclude<MethodOf<N>, (typeof IPC_METHODS)[N][number]> }[Namespace]
+const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true
+void everyMethodListed
+
+/** Every channel starts with this, so main can reject anything else before looking further. */
+export const CHANNEL_PREFIX = 'app:'
+
+export type Channel = { [N in Namespace]: `app:${N}.${(typeof IPC_METHODS)[N][number]}` }[Namespace]
+
+/** The channel of one method, e.g. `app:tokens.list`. */
+export function channelOf(namespace: Namespace, method: string): Channel {
+  return `${CHANNEL_PREFIX}${namespace}.${method}` as Channel
+}
+
+/** Every channel of the contract. */
+export const IPC_CHANNELS: readonly Channel[] = (Object.keys(IPC_METHODS) as Namespace[]).flatMap((namespace) =>
+  IPC_METHODS[namespace].map((method: string) => channelOf(namespace, method))
+)
+
+/** How a result crosses IPC: plain data, so problems keep their status and field errors. */
+export type IpcResult<T> = { ok: true; value: T } | { ok: false; problem: Problem }
+
+/** `window.tessera`: the contract with every result wrapped in an `IpcResult`. */
+export type TesseraBridge = {
+  [N in Namespace]: {
+    [M in MethodOf<N>]: TesseraApi[N][M] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Promise<IpcResult<R>> : never
+  }
+}
