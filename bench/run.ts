@@ -6,7 +6,7 @@
  * autocannon runs here, so client and server each get a core.
  *
  * Environment: BENCH_SECONDS (per HTTP measurement, default 10),
- * BENCH_CONNECTIONS (default 16).
+ * BENCH_CONNECTIONS (default 64: enough concurrent requests for group commit to batch).
  */
 import autocannon from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -17,7 +17,7 @@ import { measureRawInsert } from './raw-insert'
 
 const ROOT = resolve(__dirname, '..')
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const TOKENIZE_VALUES = 1000
 
 interface HttpFigure {
