@@ -17,7 +17,9 @@ export function formatPath(path: ReadonlyArray<PropertyKey>, prefix = ''): strin
 
 /** Adds a message to a field-errors map. */
 export function addFieldError(errors: FieldErrors, path: string, message: string): void {
-  ;(errors[path] ??= []).push(message)
+  // Own properties only: an unknown field named `toString` or `__proto__` is still just a field.
+  if (Object.hasOwn(errors, path)) errors[path].push(message)
+  else Object.defineProperty(errors, path, { value: [message], enumerable: true, writable: true, configurable: true })
 }
 
 /** Converts zod issues to field errors. Messages never echo the rejected value. */
