@@ -235,10 +235,11 @@ describe('POST /tokenize', () => {
       'fine',
       { type: 'nope', data: 1 },
       { list: [{ type: 'token', data: 'x', colour: 'blue' }] },
-      { type: 'token', data: 'x', id: 'a/b' }
+      { type: 'token', data: 'x', id: 'a/b' },
+      { type: 'token', data: 'x', toString: 1 }
     ])
     expect(response.status).toBe(400)
-    expect(Object.keys(response.body.errors).sort()).toEqual(['[0].data.number', '[2].type', '[3].list[0].colour', '[4].id'])
+    expect(Object.keys(response.body.errors).sort()).toEqual(['[0].data.number', '[2].type', '[3].list[0].colour', '[4].id', '[5].toString'])
   })
 
   it('refuses composites nested more than 32 levels deep with 400', async () => {

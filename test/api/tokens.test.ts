@@ -502,6 +502,8 @@ describe('tokens', () => {
       ['an unknown type', { type: 'ssn', data: 'x' }, 'type'],
       ['a missing data', { type: 'token' }, 'data'],
       ['an unknown field', { type: 'token', data: 'x', colour: 'blue' }, 'colour'],
+      ['an unknown field named toString', { type: 'token', data: 'x', toString: 0 }, 'toString'],
+      ['an unknown field named constructor', { type: 'token', data: 'x', constructor: 'x' }, 'constructor'],
       ['a numeric id', { id: 12345, type: 'token', data: 'x' }, 'id'],
       ['an empty id', { id: '', type: 'token', data: 'x' }, 'id'],
       ['an id of 2001 characters', { id: 'i'.repeat(2001), type: 'token', data: 'x' }, 'id'],
@@ -681,6 +683,7 @@ describe('tokens', () => {
       ['size=2.5', 'size'],
       ['page=1&page=2', 'page'],
       ['colour=blue', 'colour'],
+      ['valueOf=1', 'valueOf'],
       [`id=${'i'.repeat(401)}`, 'id']
     ])('rejects ?%s with 400 naming %s', async (query, field) => {
       const response = await list(query)
@@ -1028,6 +1031,8 @@ describe('tokens', () => {
       ['a new id', { id: 'another-id' }, 'id'],
       ['a new type', { type: 'card' }, 'type'],
       ['an unknown field', { colour: 'blue' }, 'colour'],
+      ['an unknown field named toString', { toString: 0 }, 'toString'],
+      ['an unknown field named hasOwnProperty', { hasOwnProperty: 0 }, 'hasOwnProperty'],
       ['a body that is an array', [{ data: 'y' }], '(body)'],
       ['a body that is a string', 'y', '(body)']
     ])('rejects %s with 400 and changes nothing', async (_label, body, field) => {
