@@ -5,7 +5,7 @@ export function formatDateTime(iso: string | undefined | null): string {
   if (!iso) return '—'
   const date = new Date(iso)
   if (Number.isNaN(date.getTime())) return iso
-  return date.toLocaleString(undefined, { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  return date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' })
 }
 
 /** Token data (masked or revealed) as one line of text. */

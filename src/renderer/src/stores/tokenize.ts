@@ -1,0 +1,228 @@
+import Papa from 'papaparse'
+import { defineStore } from 'pinia'
+import { computed, ref, shallowRef } from 'vue'
+import type { Token } from '@shared/types'
+import { api, ProblemError } from '@renderer/api'
+import { downloadCsv } from '@renderer/composables/csv'
+import { useNotificationsStore } from './notifications'
+
+/** What happens to a column: copied to the output, dropped, or tokenized as a type. */
+export type ColumnRole = 'keep' | 'skip' | 'token' | 'card'
+
+export interface ColumnMapping {
+  name: string
+  role: ColumnRole
+}
+
+export type Row = Record<string, unknown>
+
+/** Rows per `tokenize.run` call: small enough to keep progress moving and each request well under the body limit. */
+export const CHUNK_ROWS = 500
+
+const CARD_COLUMN = /card|pan|cc_?num|credit/i
+
+function guessRole(name: string, rows: Row[]): ColumnRole {
+  const sample = rows.slice(0, 20).map((row) => String(row[name] ?? '').replace(/[\s-]/g, '')).filter(Boolean)
+  if (CARD_COLUMN.test(name) && sample.length > 0 && sample.every((value) => /^\d{13,19}$/.test(value))) return 'card'
+  return 'token'
+}
+
+/** The token request for one cell; card numbers lose their separators. */
+function tokenRequest(role: 'token' | 'card', value: unknown): { type: string; data: unknown } {
+  if (role === 'card') return { type: 'card', data: { number: String(value).replace(/[\s-]/g, '') } }
+  return { type: 'token', data: value }
+}
+
+function isEmpty(value: unknown): boolean {
+  return value === undefined || value === null || value === ''
+}
+
+/** Field errors of a failed chunk point at rows of the whole file, 1-based (`[3].card` → `row 1504 › card`). */
+function describeChunkError(error: unknown, firstRow: number): string {
+  if (!(error instanceof ProblemError)) return 'The chunk could not be tokenized.'
+  const fields = Object.entries(error.problem.errors ?? {}).map(([path, messages]) => {
+    const located = path.replace(/^\[(\d+)\]\.?/, (_match, index: string) => `row ${firstRow + Number(index) + 1} › `)
+    return `${located.replace(/ › $/, '')}: ${messages.join('; ')}`
+  })
+  return [error.problem.detail, ...fields.slice(0, 5)].join(' ')
+}
+
+/**
+ * Bulk tokenization: load rows from a CSV file or pasted JSON, map columns to
+ * token types, then tokenize in chunks with progress and cancel. Only ids
+ * (and the columns kept as they are) end up in the result.
+ */
+export const useTokenizeStore = defineStore('tokenize', () => {
+  const sourceName = ref('')
+  /** Parsed input; shallow, as 10,000 rows need no deep reactivity. */
+  const rows = shallowRef<Row[]>([])
+  const columns = ref<ColumnMapping[]>([])
+  const loadError = ref('')
+  const status = ref<'idle' | 'running' | 'cancelled' | 'done' | 'failed'>('idle')
+  const processed = ref(0)
+  const tokensCreated = ref(0)
+  const results = shallowRef<Row[]>([])
+  const runError = ref('')
+  const startedAt = ref(0)
+  const finishedAt = ref(0)
+  let cancelRequested = false
+
+  const tokenized = computed(() => columns.value.filter((c) => c.role === 'token' || c.role === 'card'))
+  const outputColumns = computed(() => columns.value.filter((c) => c.role !== 'skip').map((c) => c.name))
+  const progress = computed(() => (rows.value.length ? Math.round((processed.value / rows.value.length) * 100) : 0))
+  const canRun = computed(() => rows.value.length > 0 && tokenized.value.length > 0 && status.value !== 'running')
+
+  function setRows(name: string, parsed: Row[], names: string[]): void {
+    reset()
+    sourceName.value = name
+    rows.value = parsed
+    columns.value = names.map((column) => ({ name: column, role: guessRole(column, parsed) }))
+  }
+
+  /** Parses a CSV with a header row. */
+  function loadCsv(text: string, fileName: string): boolean {
+    const parsed = Papa.parse<Row>(text, { header: true, skipEmptyLines: 'greedy' })
+    const fields = (parsed.meta.fields ?? []).filter(Boolean)
+    if (fields.length === 0 || parsed.data.length === 0) {
+      loadError.value = 'The file has no header row or no data rows.'
+      return false
+    }
+    const serious = parsed.errors.find((e) => e.type !== 'FieldMismatch')
+    if (serious) {
+      loadError.value = `Row ${(serious.row ?? 0) + 1}: ${serious.message}`
+      return false
+    }
+    setRows(fileName, parsed.data, fields)
+    return true
+  }
+
+  /** Takes a JSON array of objects (columns = their keys) or of plain values (one column). */
+  function loadJson(text: string): boolean {
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      loadError.value = 'This is not valid JSON.'
+      return false
+    }
+    if (!Array.isArray(value) || value.length === 0) {
+      loadError.value = 'Paste a non-empty JSON array: of objects (one column per key) or of values.'
+      return false
+    }
+    if (value.every((item) => item !== null && typeof item === 'object' && !Array.isArray(item))) {
+      const names = [...new Set(value.slice(0, 1000).flatMap((item) => Object.keys(item as Row)))]
+      setRows('pasted JSON', value as Row[], names)
+    } else {
+      setRows('pasted JSON', value.map((item) => ({ value: item })), ['value'])
+    }
+    return true
+  }
+
+  function setRole(name: string, role: ColumnRole): void {
+    columns.value = columns.value.map((c) => (c.name === name ? { ...c, role } : c))
+  }
+
+  /** The request for one row: only its tokenized, non-empty cells. */
+  function requestFor(row: Row): Row {
+    const request: Row = {}
+    for (const column of tokenized.value) {
+      const value = row[column.name]
+      if (!isEmpty(value)) request[column.name] = tokenRequest(column.role as 'token' | 'card', value)
+    }
+    return request
+  }
+
+  function outputFor(row: Row, response: Row): Row {
+    const out: Row = {}
+    for (const column of columns.value) {
+      if (column.role === 'keep') out[column.name] = row[column.name]
+      else if (column.role !== 'skip') out[column.name] = (response[column.name] as Token | undefined)?.id ?? ''
+    }
+    return out
+  }
+
+  /** Tokenizes every row, CHUNK_ROWS per call, yielding to the UI between calls; stops at the first failed chunk. */
+  async function run(): Promise<void> {
+    if (!canRun.value) return
+    cancelRequested = false
+    status.value = 'running'
+    processed.value = 0
+    tokensCreated.value = 0
+    runError.value = ''
+    results.value = []
+    startedAt.value = Date.now()
+    const output: Row[] = []
+    const all = rows.value
+    for (let start = 0; start < all.length; start += CHUNK_ROWS) {
+      if (cancelRequested) {
+        status.value = 'cancelled'
+        break
+      }
+      const chunk = all.slice(start, start + CHUNK_ROWS)
+      const requests = chunk.map(requestFor)
+      try {
+        const responses = (await api().tokenize.run(requests)) as Row[]
+        chunk.forEach((row, i) => output.push(outputFor(row, responses[i] ?? {})))
+        tokensCreated.value += requests.reduce((sum, request) => sum + Object.keys(request).length, 0)
+        processed.value = start + chunk.length
+      } catch (error) {
+        runError.value = describeChunkError(error, start)
+        status.value = 'failed'
+        useNotificationsStore().reportError(error, 'Bulk tokenize')
+        break
+      }
+      results.value = output.slice()
+      // Let the window paint the progress bar and handle input before the next chunk.
+      await new Promise((resolve) => setTimeout(resolve, 0))
+    }
+    if (status.value === 'running') status.value = 'done'
+    results.value = output
+    finishedAt.value = Date.now()
+  }
+
+  /** Stops after the chunk in flight; tokens already created stay created. */
+  function cancel(): void {
+    cancelRequested = true
+  }
+
+  function exportCsv(): void {
+    downloadCsv(`${sourceName.value.replace(/\.csv$/i, '') || 'tokenized'}-tokens.csv`, results.value, outputColumns.value)
+  }
+
+  function reset(): void {
+    sourceName.value = ''
+    rows.value = []
+    columns.value = []
+    loadError.value = ''
+    status.value = 'idle'
+    processed.value = 0
+    tokensCreated.value = 0
+    results.value = []
+    runError.value = ''
+  }
+
+  return {
+    sourceName,
+    rows,
+    columns,
+    loadError,
+    status,
+    processed,
+    tokensCreated,
+    results,
+    runError,
+    startedAt,
+    finishedAt,
+    tokenized,
+    outputColumns,
+    progress,
+    canRun,
+    loadCsv,
+    loadJson,
+    setRole,
+    run,
+    cancel,
+    exportCsv,
+    reset
+  }
+})
