@@ -150,7 +150,7 @@ describe('tessera CLI', () => {
       expect(await health.json()).toEqual({ status: 'ok' })
       const self = await fetch(`${server.url}/applications/key`, { headers: { 'svc-api-key': initialised.application.key } })
       expect(self.status).toBe(200)
-      expect((await self.json()).id).toBe(initialised.application.id)
+      expect(((await self.json()) as { id: string }).id).toBe(initialised.application.id)
       server.child.kill('SIGTERM')
       const result = await server.finished
       expect(result.code).toBe(0)
@@ -169,7 +169,7 @@ describe('tessera CLI', () => {
         method: 'POST',
         headers: { 'svc-api-key': initialised.application.key, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'In flight', type: 'private', permissions: ['token:create', 'token:read'] })
-      }).then((response) => response.json())
+      }).then((response) => response.json() as Promise<{ key: string }>)
 
       const body = JSON.stringify({ id: 'in-flight-token', type: 'token', data: 'sent after SIGTERM' })
       const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
