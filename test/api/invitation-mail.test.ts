@@ -55,8 +55,8 @@ describe('invitation e-mail over SMTP', () => {
     const token = new URL(link).searchParams.get('token')
     const accepted = await service.request('POST', '/invitations/accept', { key: null, body: { token, first_name: 'Hedy', last_name: 'Lamarr' } })
     expect(accepted.status).toBe(201)
-    const members = await service.request('GET', '/tenants/self/members')
-    expect(members.body.data[0]).toMatchObject({ role: 'ADMIN', user: { email: 'hedy@example.com', first_name: 'Hedy', last_name: 'Lamarr' } })
+    const members = await service.request('GET', `/tenants/self/members?user_id=${accepted.body.user.id}`)
+    expect(members.body.data).toEqual([expect.objectContaining({ role: 'ADMIN', user: { id: accepted.body.user.id, email: 'hedy@example.com', first_name: 'Hedy', last_name: 'Lamarr' } })])
 
     const [sent] = await service.host.vault.services.mail.listOutbox()
     expect(sent).toMatchObject({ status: 'SENT', attempts: 1, last_error: null, sent_at: service.clock.now() })
