@@ -254,6 +254,15 @@ describe('tokens', () => {
       expect(Object.keys(response.body.errors)).toContain(field)
     })
 
+    it('rejects a mask that cannot be evaluated on the data', async () => {
+      const response = await post({ type: 'token', data: 'not a number', mask: '{{ data | to_number }}' })
+      expect(response.status).toBe(400)
+      expect(Object.keys(response.body.errors)).toEqual(['mask'])
+      const card = await post({ type: 'card', data: { number: cardNumber() }, mask: { number: '{{ data.number | reveal: 10, 10 }}', bin: '{{ data.number | to_boolean }}' } })
+      expect(card.status).toBe(400)
+      expect(Object.keys(card.body.errors)).toEqual(['mask.bin'])
+    })
+
     it('uses a literal id', async () => {
       const id = `customer-${randomUUID()}`
       const token = await create({ id, type: 'token', data: 'x' })
@@ -975,6 +984,18 @@ describe('tokens', () => {
       const view = { number: number.slice(0, 6) + 'XXXXXX' + number.slice(-4) }
       expect(response.body.mask).toEqual(view)
       expect((await get(id, masker.key)).body.data).toEqual(view)
+    })
+
+    it('rejects a patch after which the mask cannot be evaluated on the data, and changes nothing', async () => {
+      const token = await create({ type: 'token', data: '12', mask: '{{ data | to_number }}' })
+      const data = await patch(token.id, { data: 'twelve' })
+      expect(data.status).toBe(400)
+      expect(Object.keys(data.body.errors)).toEqual(['mask'])
+      const other = await create({ type: 'token', data: 'twelve' })
+      const mask = await patch(other.id, { mask: '{{ data | to_number }}' })
+      expect(mask.status).toBe(400)
+      expect((await get(token.id)).body).toEqual(token)
+      expect((await get(other.id)).body).toEqual(other)
     })
 
     it('rejects an invalid mask', async () => {

@@ -12,7 +12,7 @@ import type { SearchIndexRow, TokenRow } from '../repositories/tokens.repository
 import { requireTokenAccess } from './access'
 import type { Actor } from './context'
 import { ValidationError, type FieldErrors } from './errors'
-import { evaluateExpression, renderFingerprintSource, validateExpression, validateMask } from './expressions'
+import { evaluateExpression, evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
 import { containerSchema } from './grants'
 import type { Keyring } from './keyring'
 import { parseExpiresAt } from './dates'
@@ -142,13 +142,18 @@ export function prepareToken(context: PrepareContext, input: CreateTokenInput, p
       return undefined
     }
   }
-  attempt(() => type.validateData(input.data, field('data'), now))
+  const dataValid = attempt(() => {
+    type.validateData(input.data, field('data'), now)
+    return true
+  })
   const id = attempt(() => resolveId(input, input.data, field('id')))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = attempt(() =>
     renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)
   )
   const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask')))
+  // A custom mask that fails on this data would fail every masked read of the token: refuse it now.
+  if (dataValid && input.mask !== undefined && mask !== undefined) attempt(() => evaluateMask(mask, input.data, field('mask')))
   const expiresAt = input.expires_at === undefined ? undefined : attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
   const indexExpressions = input.search_indexes ?? []
   indexExpressions.forEach((expression, index) => attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix))))

@@ -6,6 +6,7 @@
 import type { Token, Transform } from '../../shared/types'
 import type { TokenRow } from '../repositories/tokens.repository'
 import { toIsoString } from './dates'
+import { ValidationError } from './errors'
 import { evaluateMask } from './expressions'
 import { getTokenType } from './token-types'
 
@@ -26,7 +27,21 @@ export function transformData(row: TokenRow, data: unknown, transform: Transform
   if (transform === 'reveal') return data
   if (transform === 'redact') return undefined
   const mask = maskOf(row)
-  return mask === undefined ? undefined : withoutNullFields(evaluateMask(mask, data))
+  return mask === undefined ? undefined : maskedValue(mask, data)
+}
+
+/**
+ * The mask evaluated on `data`, or undefined (data left out, never shown plain) when it
+ * cannot be: create and update refuse such masks, but a time limit can still trip, and
+ * one such token must not turn every list of a masking caller into an error.
+ */
+function maskedValue(mask: unknown, data: unknown): unknown {
+  try {
+    return withoutNullFields(evaluateMask(mask, data))
+  } catch (error) {
+    if (error instanceof ValidationError) return undefined
+    throw error
+  }
 }
 
 /** A card without an expiry shows no `expiration_month: null`: absent stays absent. */
@@ -52,7 +67,10 @@ export function toWireToken(row: TokenRow, data: unknown, transform: Transform, 
   if (mask !== undefined) {
     if (!(options.single && getTokenType(row.type)?.showsEvaluatedMask)) token.mask = mask
     // Masked values are safe to show a masking or revealing caller; a redacting one sees none.
-    else if (transform !== 'redact') token.mask = transform === 'mask' ? shown : withoutNullFields(evaluateMask(mask, data))
+    else if (transform !== 'redact') {
+      const values = transform === 'mask' ? shown : maskedValue(mask, data)
+      if (values !== undefined) token.mask = values
+    }
   }
   if (row.created_by) token.created_by = row.created_by
   if (row.modified_by) token.modified_by = row.modified_by

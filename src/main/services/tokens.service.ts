@@ -27,7 +27,7 @@ import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, typ
 import type { Actor } from './context'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
-import { renderFingerprintSource, validateExpression, validateMask } from './expressions'
+import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
 import { containerSchema } from './grants'
 import type { ServiceContext } from './index'
 import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
@@ -319,6 +319,9 @@ export class TokensService {
       const mask = mergePatch(row.mask === null ? null : JSON.parse(row.mask), patch.mask)
       changes.mask = mask === null ? null : JSON.stringify(validateMask(mask, 'mask'))
     }
+    const mask = changes.mask !== undefined ? changes.mask : row.mask
+    // A mask that fails on the token's own data would fail every masked read of it: refuse it now.
+    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(JSON.parse(mask), data)
     if (patch.containers !== undefined) changes.containers = JSON.stringify(patch.containers)
     if (patch.search_indexes !== undefined) changes.search_indexes = JSON.stringify(patch.search_indexes)
     if (patch.fingerprint_expression !== undefined) changes.fingerprint_expression = patch.fingerprint_expression

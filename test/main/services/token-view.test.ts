@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest'
+import type { TokenRow } from '../../../src/main/repositories/tokens.repository'
+import { toWireToken } from '../../../src/main/services/token-view'
+
+function row(type: string, mask: unknown): TokenRow {
+  return {
+    tenant_id: '00000000-0000-4000-8000-000000000001',
+    id: 'tok-1',
+    type,
+    key_version: 1,
+    sealed_data: Buffer.alloc(0),
+    fingerprint: 'f',
+    fingerprint_expression: '{{ data }}',
+    mask: mask === undefined ? null : JSON.stringify(mask),
+    containers: '["/general/high/"]',
+    metadata: '{}',
+    search_indexes: null,
+    expires_at: null,
+    created_by: null,
+    created_at: Date.parse('2026-11-25T12:00:00Z'),
+    modified_by: null,
+    modified_at: null
+  }
+}
+
+describe('toWireToken', () => {
+  it('shows the evaluated mask in data under mask, and the plaintext under reveal', () => {
+    const token = row('token', '{{ data | reveal_last: 2 }}')
+    expect(toWireToken(token, 'secret', 'mask', { single: false }).data).toBe('XXXXet')
+    expect(toWireToken(token, 'secret', 'reveal', { single: false }).data).toBe('secret')
+    expect(toWireToken(token, 'secret', 'redact', { single: false })).not.toHaveProperty('data')
+  })
+
+  it('leaves data out, never plain, when the mask cannot be evaluated on the data', () => {
+    const token = row('token', '{{ data | to_number }}')
+    const view = toWireToken(token, 'not a number', 'mask', { single: false })
+    expect(view).not.toHaveProperty('data')
+    expect(view.mask).toBe('{{ data | to_number }}')
+  })
+
+  it('leaves the masked card values out when the card mask cannot be evaluated', () => {
+    const card = row('card', { number: '{{ data.number | to_boolean }}' })
+    const data = { number: '4242424242424242' }
+    const masked = toWireToken(card, data, 'mask', { single: true })
+    expect(masked).not.toHaveProperty('data')
+    expect(masked).not.toHaveProperty('mask')
+    const revealed = toWireToken(card, data, 'reveal', { single: true })
+    expect(revealed.data).toEqual(data)
+    expect(revealed).not.toHaveProperty('mask')
+  })
+})
