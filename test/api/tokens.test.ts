@@ -614,6 +614,20 @@ describe('tokens', () => {
       expect(response.body.pagination).toEqual({ total_items: 3, page_number: 1, page_size: 20, total_pages: 1 })
     })
 
+    it('lists tokens created within the same millisecond newest first too', async () => {
+      const batch = randomUUID()
+      const ids: string[] = []
+      // Ids in descending order, so that ordering by id would give the opposite answer.
+      for (const prefix of ['c', 'b', 'a']) ids.push((await create({ id: `${prefix}-${batch}`, type: 'token', data: prefix, metadata: { batch } })).id)
+      const tokenized = await service.request('POST', '/tokenize', {
+        key: revealer.key,
+        body: ['z', 'y', 'x'].map((prefix) => ({ id: `${prefix}-${batch}`, type: 'token', data: prefix, metadata: { batch } }))
+      })
+      ids.push(...tokenized.body.map((token: Body) => token.id))
+      const response = await list(`metadata.batch=${batch}`)
+      expect(response.body.data.map((token: Body) => token.id)).toEqual([...ids].reverse())
+    })
+
     it('shows the same token objects as get, with card masks as expressions', async () => {
       const { batch, tokens } = await batchOf([{ type: 'card', data: card() }], masker.key)
       const listed = (await list(`metadata.batch=${batch}`, masker.key)).body.data[0]

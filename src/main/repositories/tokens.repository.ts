@@ -178,10 +178,10 @@ export async function countTokens(db: Db, filter: TokenFilter): Promise<number> 
   return Number(row?.count ?? 0)
 }
 
-/** Newest first. */
+/** Newest first; insertion order (rowid) breaks ties between tokens of the same millisecond. */
 export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<TokenRow[]> {
   return filtered(db, filter)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'rowid', order: 'desc' }])
     .limit(limit)
     .offset(offset)
 }
