@@ -152,6 +152,12 @@ describe('POST /tokenize', () => {
     expect((await read(result.count)).body.data).toBe(3)
   })
 
+  it('stores the data of a token request whole, without walking into it', async () => {
+    const data = { list: ['a', 'b'], nested: { type: 'card', data: 'not a request' } }
+    const [token] = await ok([{ type: 'token', data }])
+    expect(token.data).toEqual(data)
+  })
+
   it('treats an object with type but no data as a composite', async () => {
     const result = await ok({ type: 'card' })
     expect(result).toEqual({ type: expect.stringMatching(UUID) })

@@ -673,6 +673,15 @@ describe('tokens', () => {
       expect((await list(`metadata.batch=${batch}&metadata.missing=x`)).body.data).toEqual([])
     })
 
+    it('ignores a repeated metadata key', async () => {
+      const { batch, tokens } = await batchOf([
+        { type: 'token', data: 1, metadata: { colour: 'red' } },
+        { type: 'token', data: 2, metadata: { colour: 'blue' } }
+      ])
+      const response = await list(`metadata.batch=${batch}&metadata.colour=red&metadata.colour=green`)
+      expect(response.body.data.map((token: Body) => token.id)).toEqual([tokens[1].id, tokens[0].id])
+    })
+
     it('matches metadata keys containing dots and spaces literally', async () => {
       const { batch, tokens } = await batchOf([{ type: 'token', data: 1, metadata: { 'a.b c': 'v' } }])
       const response = await list(`metadata.batch=${batch}&${encodeURIComponent('metadata.a.b c')}=V`)
