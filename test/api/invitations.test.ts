@@ -268,6 +268,7 @@ describe('tenant invitations', () => {
       const response = await service.request('GET', `/tenants/self/invitations/${invitation.id}`)
       expect(response.status).toBe(200)
       expect(response.body).toEqual(invitation)
+      expect((await service.request('GET', `/tenants/self/invitations/${invitation.id.toUpperCase()}`)).body).toEqual(invitation)
       const logs = await service.request('GET', `/logs?entity_type=invitation&entity_id=${invitation.id}`)
       expect(logs.body.data[0]).toMatchObject({ operation: 'read', message: 'Invitation retrieved' })
     })

@@ -81,7 +81,11 @@ const nameField = z.string().trim().min(1, 'is required').max(200, 'must be at m
 
 const acceptBody = z.strictObject({ token: linkToken, first_name: nameField, last_name: nameField })
 
-const isUuid = (value: unknown): value is string => z.uuid().safeParse(value).success
+/** A path id as stored (lower case); a malformed one is simply not found (404). */
+function pathId(id: unknown, entity: string): string {
+  if (!z.uuid().safeParse(id).success) throw new NotFoundError(entity)
+  return (id as string).toLowerCase()
+}
 
 /** 404: the link was used, replaced by a newer one, or its invitation deleted. */
 export class InvitationLinkInvalidError extends AppError {
@@ -162,9 +166,9 @@ export class InvitationsService {
    * `POST /tenants/self/invitations/{id}/resend`: PENDING again, `expires_at` =
    * max(expires_at, now) + 72 h, a new link; earlier links stop working.
    */
-  async resend(actor: Actor, id: unknown): Promise<TenantInvitation> {
+  async resend(actor: Actor, rawId: unknown): Promise<TenantInvitation> {
     requirePermission(actor, 'tenant:invitation:create', 'tenant:invitation:update')
-    if (!isUuid(id)) throw new NotFoundError('Invitation')
+    const id = pathId(rawId, 'Invitation')
     const now = this.context.clock.now()
     const link = this.newLink()
     const tenantName = await this.tenantName(actor.tenantId)
@@ -205,9 +209,9 @@ export class InvitationsService {
   }
 
   /** `GET /tenants/self/invitations/{id}`. */
-  async get(actor: Actor, id: unknown): Promise<TenantInvitation> {
+  async get(actor: Actor, rawId: unknown): Promise<TenantInvitation> {
     requirePermission(actor, 'tenant:invitation:read')
-    if (!isUuid(id)) throw new NotFoundError('Invitation')
+    const id = pathId(rawId, 'Invitation')
     const now = this.context.clock.now()
     const row = await this.context.writes.run(async (trx) => {
       const found = await findInvitation(trx, actor.tenantId, id)
@@ -219,9 +223,9 @@ export class InvitationsService {
   }
 
   /** `DELETE /tenants/self/invitations/{id}`: its link stops working and waiting mail is cancelled. */
-  async delete(actor: Actor, id: unknown): Promise<void> {
+  async delete(actor: Actor, rawId: unknown): Promise<void> {
     requirePermission(actor, 'tenant:invitation:delete')
-    if (!isUuid(id)) throw new NotFoundError('Invitation')
+    const id = pathId(rawId, 'Invitation')
     const now = this.context.clock.now()
     await this.context.writes.run(async (trx) => {
       if (!(await deleteInvitation(trx, actor.tenantId, id))) throw new NotFoundError('Invitation')

@@ -25,7 +25,11 @@ const listQuery = z.strictObject({
   ...paginationSchema(MEMBERS_MAX_PAGE_SIZE)
 })
 
-const isUuid = (value: unknown): value is string => z.uuid().safeParse(value).success
+/** A path id as stored (lower case); a malformed one is simply not found (404). */
+function pathId(id: unknown, entity: string): string {
+  if (!z.uuid().safeParse(id).success) throw new NotFoundError(entity)
+  return (id as string).toLowerCase()
+}
 
 /** The wire form of a member row joined with its user. */
 export function toMember(row: MemberWithUserRow): TenantMember {
@@ -55,9 +59,9 @@ export class MembersService {
   }
 
   /** `DELETE /tenants/self/members/{id}`: revokes a member; the OWNER is a 422. */
-  async delete(actor: Actor, id: unknown): Promise<void> {
+  async delete(actor: Actor, rawId: unknown): Promise<void> {
     requirePermission(actor, 'tenant:member:delete')
-    if (!isUuid(id)) throw new NotFoundError('Member')
+    const id = pathId(rawId, 'Member')
     const now = this.context.clock.now()
     await this.context.writes.run(async (trx) => {
       const member = await findMember(trx, actor.tenantId, id)
@@ -70,7 +74,7 @@ export class MembersService {
 
   /** Whether `userId` is (still) a member of the tenant: the desktop app checks this before acting as the user. */
   async isActiveMember(tenantId: string, userId: string): Promise<boolean> {
-    if (!isUuid(userId)) return false
-    return (await findMemberByUser(this.context.reader, tenantId, userId)) !== undefined
+    if (!z.uuid().safeParse(userId).success) return false
+    return (await findMemberByUser(this.context.reader, tenantId, userId.toLowerCase())) !== undefined
   }
 }
