@@ -280,4 +280,24 @@ describe('sessions', () => {
       })
     })
   })
+
+  describe('when an application goes away', () => {
+    it('revokes the sessions a deleted public application created and a deleted private application authorized', async () => {
+      const creator = await service.createApplication({ name: 'Short-lived page', type: 'public', permissions: ['token:create'] })
+      const authorizer = await service.createApplication({ name: 'Short-lived backend', type: 'private', permissions: ['token:read'] })
+      const sessionOf = async (publicKey: string) => {
+        const created = (await service.request('POST', '/sessions', { key: publicKey })).body
+        expect((await authorize({ nonce: created.nonce, permissions: ['token:read'] }, authorizer.key)).status).toBe(204)
+        return created.session_key as string
+      }
+      const first = await sessionOf(creator.key)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: first })).status).toBe(200)
+      expect((await service.request('DELETE', `/applications/${creator.id}`)).status).toBe(204)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: first })).status).toBe(401)
+
+      const second = await sessionOf(publicApp.key)
+      expect((await service.request('DELETE', `/applications/${authorizer.id}`)).status).toBe(204)
+      expect((await service.request('GET', '/tokens/sess-visible', { key: second })).status).toBe(401)
+    })
+  })
 })

@@ -46,3 +46,12 @@ export async function listExpiredSessions(db: Db, now: number, limit: number): P
 export async function deleteSessions(db: Db, ids: string[]): Promise<number> {
   return ids.length ? db('sessions').whereIn('id', ids).delete() : 0
 }
+
+/** Deletes the sessions an application created or authorized; returns their ids. */
+export async function deleteSessionsOfApplication(db: Db, applicationId: string): Promise<string[]> {
+  const ids: string[] = (
+    await db('sessions').select('id').where('application_id', applicationId).orWhere('authorized_by', applicationId)
+  ).map((row: { id: string }) => row.id)
+  await deleteSessions(db, ids)
+  return ids
+}

@@ -34,6 +34,7 @@ import {
   updateApplication,
   type ApplicationRow
 } from '../repositories/applications.repository'
+import { deleteSessionsOfApplication } from '../repositories/sessions.repository'
 import { requirePermission } from './access'
 import type { AuthService } from './auth.service'
 import type { Actor } from './context'
@@ -231,11 +232,17 @@ export class ApplicationsService {
     requirePermission(actor, 'application:delete')
     const existing = await this.findLive(actor.tenantId, id)
     const now = this.context.clock.now()
-    await this.context.writes.run(async (trx) => {
+    const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
       await recordLogs(trx, [this.logEntry(actor, existing.id, 'delete', 'Application deleted', now)])
+      return deleteSessionsOfApplication(trx, existing.id)
     })
-    this.auth.evict(existing.id)
+    this.forget([existing.id, ...sessionIds])
+  }
+
+  /** Revokes cached credentials: the applications' keys and those of the sessions they created or authorized. */
+  private forget(actorIds: string[]): void {
+    for (const id of actorIds) this.auth.evict(id)
   }
 
   /**
@@ -255,17 +262,21 @@ export class ApplicationsService {
   async deleteExpiredApplications(now: number, limit: number): Promise<number> {
     const deleted = await this.context.writes.run(async (trx) => {
       const rows = await listExpiredApplications(trx, now, limit)
-      for (const row of rows) await deleteApplication(trx, row.tenant_id, row.id)
+      const sessionIds: string[] = []
+      for (const row of rows) {
+        await deleteApplication(trx, row.tenant_id, row.id)
+        sessionIds.push(...(await deleteSessionsOfApplication(trx, row.id)))
+      }
       await recordLogs(
         trx,
         rows.map((row) =>
           logRow(null, row.tenant_id, { entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }, now)
         )
       )
-      return rows.map((row) => row.id)
+      return { applicationIds: rows.map((row) => row.id), sessionIds }
     })
-    for (const id of deleted) this.auth.evict(id)
-    return deleted.length
+    this.forget([...deleted.applicationIds, ...deleted.sessionIds])
+    return deleted.applicationIds.length
   }
 
   /** The application, unless it is unknown, in another tenant or expired (404). A malformed id is simply not found. */
