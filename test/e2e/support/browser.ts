@@ -72,3 +72,8 @@ export async function chooseOption(page: Page, select: ReturnType<Page['locator'
   await select.click()
   await page.locator('.n-base-select-option').filter({ hasText: new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).first().click()
 }
+
+/** Clicks the button of the open confirmation dialog. */
+export async function confirmDialog(page: Page, label: string): Promise<void> {
+  await page.locator('.n-dialog').getByRole('button', { name: label, exact: true }).click()
+}

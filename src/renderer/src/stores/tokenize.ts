@@ -87,7 +87,8 @@ export const useTokenizeStore = defineStore('tokenize', () => {
       loadError.value = 'The file has no header row or no data rows.'
       return false
     }
-    const serious = parsed.errors.find((e) => e.type !== 'FieldMismatch')
+    // A single-column file has no delimiter to detect; short rows are read as empty cells.
+    const serious = parsed.errors.find((e) => e.type !== 'FieldMismatch' && e.type !== 'Delimiter')
     if (serious) {
       loadError.value = `Row ${(serious.row ?? 0) + 1}: ${serious.message}`
       return false
