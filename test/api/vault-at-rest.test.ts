@@ -49,7 +49,7 @@ function expectAbsent(files: Map<string, Buffer>, label: string, value: string |
   }
 }
 
-describe('vault at rest', () => {
+describe('vault at rest', { timeout: 60_000 }, () => {
   let service: TestService
   let appKey: string
   let deletedId: string
@@ -189,7 +189,7 @@ describe('vault at rest', () => {
 
 const CLI = join(__dirname, '..', '..', 'bin', 'tessera.cjs')
 
-/** Runs the CLI to completion (20 s at most) and collects its output. */
+/** Runs the CLI to completion (45 s at most) and collects its output. */
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env, TESSERA_LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -197,7 +197,7 @@ function runCli(args: string[], env: Record<string, string>): Promise<{ code: nu
     let stderr = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))
     child.stderr.on('data', (chunk) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
