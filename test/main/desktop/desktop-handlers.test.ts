@@ -1,0 +1,151 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readySodium } from '../../../src/main/crypto/sodium'
+import { DesktopVault } from '../../../src/main/desktop/desktop-vault'
+import { dispatch } from '../../../src/main/desktop/dispatch'
+import { createDesktopHandlers, toServiceQuery } from '../../../src/main/desktop/handlers'
+import { keyFileStore } from '../../../src/main/desktop/key-store'
+import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
+import { silentLogger } from '../../../src/main/logger'
+import { TestClock } from '../../helpers/clock'
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+describe('desktop IPC handlers over a real vault', () => {
+  let dataDir: string
+  let desktop: DesktopVault
+  const logger = silentLogger()
+  const clock = new TestClock()
+  const call = (channel: string, ...args: unknown[]) => dispatch(createDesktopHandlers(desktop), channel, args, logger)
+
+  beforeAll(async () => {
+    await readySodium()
+    dataDir = await mkdtemp(join(tmpdir(), 'tessera-desktop-'))
+    await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: await freePort() }))
+    const settings = new SettingsStore(dataDir)
+    await settings.load()
+    desktop = new DesktopVault({ dataDir, keyStore: keyFileStore(dataDir, {}), settings, logger, version: '1.2.3', clock })
+  })
+
+  afterAll(async () => {
+    await desktop.shutdown()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('starts on the first-run screen and refuses domain calls with a 503', async () => {
+    expect(await call('app:vault.status')).toMatchObject({ ok: true, value: { state: 'setup', service: { running: false } } })
+    expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503, code: 'vault_locked' } })
+  })
+
+  it('refuses keychain mode where there is no keychain', async () => {
+    const result = await call('app:vault.create', { tenantName: 'Acme', keyStorage: 'keychain' })
+    expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { keyStorage: [expect.any(String)] } } })
+  })
+
+  it('creates the vault, unlocks it, serves REST on loopback and returns the management key once', async () => {
+    const result = await call('app:vault.create', { tenantName: 'Acme', ownerEmail: 'owner@example.com', keyStorage: 'key-file' })
+    expect(result).toMatchObject({
+      ok: true,
+      value: { status: { state: 'unlocked', keyStorage: 'key-file', service: { running: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) } }, application: { key: expect.stringMatching(/^key_management/) } }
+    })
+    expect(await call('app:vault.create', { tenantName: 'Again', keyStorage: 'key-file' })).toMatchObject({ ok: false, problem: { status: 409 } })
+  })
+
+  it('runs every GUI action as the OWNER, so it lands in the audit log under that user', async () => {
+    const created = await call('app:tokens.create', { type: 'card', data: { number: '4242424242424242' } })
+    expect(created).toMatchObject({ ok: true, value: { type: 'card' } })
+    const id = (created as { value: { id: string } }).value.id
+    const revealed = await call('app:tokens.reveal', id, 'Chargeback 77')
+    expect(revealed).toMatchObject({ ok: true, value: { data: { number: '4242424242424242' } } })
+    const logs = (await call('app:logs.list', { entity_id: id })) as { value: { data: { actor_id: string; actor_type: string; message: string }[] } }
+    const owner = desktop.actor().id
+    expect(logs.value.data.map((entry) => entry.message)).toEqual(['Token revealed: Chargeback 77', 'Token created'])
+    expect(logs.value.data.every((entry) => entry.actor_id === owner && entry.actor_type === 'user')).toBe(true)
+  })
+
+  it('lists tokens masked, filtered by type and metadata', async () => {
+    await call('app:tokens.create', { type: 'token', data: 'secret', metadata: { team: 'risk' } })
+    const page = (await call('app:tokens.list', { metadata: { team: 'risk' }, type: ['token'], size: 5 })) as { ok: true; value: any }
+    expect(page.value.pagination).toMatchObject({ total_items: 1, page_size: 5 })
+    expect(page.value.data[0].data).toBeUndefined()
+  })
+
+  it('passes the service problem through, field errors included', async () => {
+    const result = await call('app:tokens.create', { type: 'card', data: { number: '4242424242424241' } })
+    expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { 'data.number': ['fails the Luhn check'] } } })
+  })
+
+  it('creates sessions as a public application and authorizes them as a private one', async () => {
+    const publicApp = (await call('app:applications.create', { name: 'Form', type: 'public', permissions: ['token:create'] })) as { value: { id: string } }
+    const privateApp = (await call('app:applications.create', { name: 'Backend', type: 'private', permissions: ['token:create'] })) as { value: { id: string } }
+    expect(await call('app:sessions.create', privateApp.value.id)).toMatchObject({ ok: false, problem: { status: 422 } })
+    const session = (await call('app:sessions.create', publicApp.value.id)) as { ok: true; value: { nonce: string; session_key: string } }
+    expect(session.value.session_key).toMatch(/^key_sess/)
+    expect(await call('app:sessions.authorize', privateApp.value.id, { nonce: session.value.nonce, permissions: ['token:create'] })).toEqual({ ok: true })
+    const logs = (await call('app:logs.list', { entity_type: 'session' })) as { value: { data: { actor_id: string; operation: string }[] } }
+    expect(logs.value.data.map((entry) => [entry.operation, entry.actor_id])).toEqual([
+      ['authorize', privateApp.value.id],
+      ['create', publicApp.value.id]
+    ])
+  })
+
+  it('invites a member and shows the mail in the outbox without its body', async () => {
+    await call('app:invitations.create', { email: 'grace@example.com' })
+    const outbox = (await call('app:outbox.list', { status: 'PENDING' })) as { ok: true; value: any }
+    expect(outbox.value.data[0]).toMatchObject({ recipient: 'grace@example.com', status: 'PENDING', link: expect.stringContaining('/invitations/') })
+    expect(outbox.value.data[0]).not.toHaveProperty('text')
+    expect(outbox.value.data[0]).not.toHaveProperty('html')
+  })
+
+  it('moves the service to a free port, and stays on the old one (409) when the new one is taken', async () => {
+    const before = (await desktop.status()).service.url!
+    const port = await freePort()
+    expect(await call('app:settings.update', { port })).toMatchObject({ ok: true, value: { port } })
+    expect((await desktop.status()).service.url).toBe(`http://127.0.0.1:${port}`)
+    expect(before).not.toBe(`http://127.0.0.1:${port}`)
+
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const taken = (blocker.address() as AddressInfo).port
+    try {
+      expect(await call('app:settings.update', { port: taken })).toMatchObject({ ok: false, problem: { status: 409 } })
+      expect((await desktop.status()).service.url).toBe(`http://127.0.0.1:${port}`)
+      expect(desktop.settings.port).toBe(port)
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve))
+    }
+  })
+
+  it('locks (service stopped, keys dropped) and unlocks with the stored key', async () => {
+    expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked', service: { running: false } } })
+    expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503 } })
+    expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+  })
+
+  it('answers an unknown channel with a 404 problem', async () => {
+    expect(await call('app:tokens.drop')).toMatchObject({ ok: false, problem: { status: 404, code: 'unknown_channel' } })
+    expect(await call('tokens.list')).toMatchObject({ ok: false, problem: { status: 404 } })
+    expect(await call('app:__proto__.constructor')).toMatchObject({ ok: false, problem: { status: 404 } })
+  })
+})
+
+describe('toServiceQuery', () => {
+  it('turns the GUI query into the query-string shape the services parse', () => {
+    expect(toServiceQuery({ page: 2, size: 50, type: ['card'], id: [], metadata: { team: 'risk', empty: '' }, entity_id: '' })).toEqual({
+      page: '2',
+      size: '50',
+      type: ['card'],
+      'metadata.team': 'risk'
+    })
+  })
+})
