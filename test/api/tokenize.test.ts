@@ -194,6 +194,21 @@ describe('POST /tokenize', () => {
     expect((await read(id)).body.data).toBe('first')
   })
 
+  it('keeps a conflicting request from taking concurrent neighbours down, and creates nothing of it', async () => {
+    const taken = `taken-${randomUUID()}`
+    await ok([{ id: taken, type: 'token', data: 'first' }])
+    const loserId = `loser-${randomUUID()}`
+    const [before, loser, after] = await Promise.all([
+      tokenize(['a', { type: 'card', data: card() }]),
+      tokenize([{ id: loserId, type: 'token', data: 'x' }, { id: taken, type: 'token', data: 'again' }]),
+      tokenize({ b: 'b' })
+    ])
+    expect([before.status, loser.status, after.status]).toEqual([200, 409, 200])
+    expect((await read(before.body[0])).body.data).toBe('a')
+    expect((await read(after.body.b)).body.data).toBe('b')
+    expect((await read(loserId)).status).toBe(404)
+  })
+
   it('returns the existing token for a deduplicating request, shaped like the other tokenize results', async () => {
     const data = card()
     const [original] = await ok([{ type: 'card', data }], masker.key)

@@ -329,6 +329,28 @@ describe('tokens', () => {
       expect((await get(id)).body.data).toBe('first')
     })
 
+    it('lets exactly one of two concurrent creates with the same id win, and the neighbours of the loser succeed', async () => {
+      const id = `race-${randomUUID()}`
+      const responses = await Promise.all([
+        post({ id, type: 'token', data: 'one' }),
+        post({ type: 'token', data: 'neighbour' }),
+        post({ id, type: 'token', data: 'two' }),
+        post({ type: 'card', data: card() })
+      ])
+      expect(responses.map((response) => response.status).sort()).toEqual([201, 201, 201, 409])
+      expect([responses[0].status, responses[2].status].sort()).toEqual([201, 409])
+      const winner = responses[0].status === 201 ? 'one' : 'two'
+      expect((await logsOf(id)).map((entry) => entry.operation)).toEqual(['create'])
+      expect((await get(id)).body.data).toBe(winner)
+    })
+
+    it('deduplicates concurrent creates of the same data into one token', async () => {
+      const data = card()
+      const responses = await Promise.all([1, 2, 3].map(() => post({ type: 'card', data, deduplicate_token: true })))
+      expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 201])
+      expect(new Set(responses.map((response) => response.body.id)).size).toBe(1)
+    })
+
     it('stores the given containers', async () => {
       const token = await create({ type: 'token', data: 'x', containers: ['/a/', '/b/c_d-e/'] })
       expect(token.containers).toEqual(['/a/', '/b/c_d-e/'])
