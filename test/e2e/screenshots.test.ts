@@ -32,7 +32,7 @@ describe.skipIf(!chromiumAvailable)('every view, light and dark', () => {
   for (const theme of ['light', 'dark'] as const) {
     it(`renders every view in the ${theme} theme`, async () => {
       const page = await openApp(browser, harness, theme)
-      expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme)
+      expect(await page.locator('html').getAttribute('data-theme')).toBe(theme)
       for (const view of VIEWS) {
         await navigate(page, view.title)
         await page.getByTestId(view.ready).first().waitFor()

@@ -13,7 +13,7 @@ async function watchLongTasks(page: Page): Promise<void> {
   await page.evaluate(() => {
     const tasks: number[] = []
     ;(globalThis as unknown as { longTasks: number[] }).longTasks = tasks
-    new PerformanceObserver((list) => list.getEntries().forEach((entry) => tasks.push(entry.duration))).observe({ type: 'longtask' })
+    new PerformanceObserver((list) => list.getEntries().forEach((entry) => tasks.push(entry.duration))).observe({ type: 'longtask' as never })
   })
 }
 

@@ -1,0 +1,105 @@
+import { createPinia, setActivePinia } from 'pinia'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { setApi } from '@renderer/api'
+import { CHUNK_ROWS, useTokenizeStore } from '@renderer/stores/tokenize'
+import { fakeApi, problem } from '../fake-api'
+
+/** Answers a tokenize request the way the service does: each token request becomes a token with an id. */
+function echoTokenize() {
+  let next = 0
+  return vi.fn(async (body: unknown) =>
+    (body as Record<string, { type: string }>[]).map((row) =>
+      Object.fromEntries(Object.entries(row).map(([column, request]) => [column, { id: `tok_${next++}`, type: request.type }]))
+    )
+  )
+}
+
+function csv(rows: number): string {
+  return ['name,card_number,note', ...Array.from({ length: rows }, (_, i) => `n${i},4242424242424242,${i % 2 ? '' : 'x'}`)].join('\n')
+}
+
+describe('useTokenizeStore', () => {
+  beforeEach(() => setActivePinia(createPinia()))
+  afterEach(() => setApi(undefined))
+
+  it('reads a CSV header and guesses a card column from its name and values', () => {
+    const store = useTokenizeStore()
+    expect(store.loadCsv(csv(3), 'people.csv')).toBe(true)
+    expect(store.rows).toHaveLength(3)
+    expect(store.columns).toEqual([
+      { name: 'name', role: 'token' },
+      { name: 'card_number', role: 'card' },
+      { name: 'note', role: 'token' }
+    ])
+  })
+
+  it('refuses a file without data rows', () => {
+    const store = useTokenizeStore()
+    expect(store.loadCsv('only,a,header\n', 'empty.csv')).toBe(false)
+    expect(store.loadError).toContain('no data rows')
+  })
+
+  it('takes pasted JSON arrays of objects or of plain values', () => {
+    const store = useTokenizeStore()
+    expect(store.loadJson('[{"a": 1}, {"b": "x"}]')).toBe(true)
+    expect(store.columns.map((c) => c.name)).toEqual(['a', 'b'])
+    expect(store.loadJson('["123-45-6789", "987-65-4321"]')).toBe(true)
+    expect(store.rows).toEqual([{ value: '123-45-6789' }, { value: '987-65-4321' }])
+    expect(store.loadJson('{"not": "an array"}')).toBe(false)
+    expect(store.loadJson('nope')).toBe(false)
+  })
+
+  it(`tokenizes in chunks of ${CHUNK_ROWS} rows, sends only tokenized non-empty cells, and keeps kept columns`, async () => {
+    const run = echoTokenize()
+    setApi(fakeApi({ tokenize: { run } }))
+    const store = useTokenizeStore()
+    store.loadCsv(csv(1200), 'people.csv')
+    store.setRole('name', 'keep')
+    await store.run()
+    expect(run.mock.calls.map(([body]) => (body as unknown[]).length)).toEqual([500, 500, 200])
+    const [firstChunk] = run.mock.calls[0] as [Record<string, unknown>[]]
+    expect(firstChunk[0]).toEqual({ card_number: { type: 'card', data: { number: '4242424242424242' } }, note: { type: 'token', data: 'x' } })
+    expect(firstChunk[1]).toEqual({ card_number: { type: 'card', data: { number: '4242424242424242' } } })
+    expect(store.status).toBe('done')
+    expect(store.processed).toBe(1200)
+    expect(store.tokensCreated).toBe(1800)
+    expect(store.results[0]).toEqual({ name: 'n0', card_number: 'tok_0', note: 'tok_1' })
+    expect(store.results[1]).toEqual({ name: 'n1', card_number: 'tok_2', note: '' })
+  })
+
+  it('cancels after the chunk in flight', async () => {
+    const store = useTokenizeStore()
+    const run = vi.fn(async (body: unknown) => {
+      store.cancel()
+      return (body as unknown[]).map(() => ({}))
+    })
+    setApi(fakeApi({ tokenize: { run } }))
+    store.loadCsv(csv(1200), 'people.csv')
+    await store.run()
+    expect(run).toHaveBeenCalledTimes(1)
+    expect(store.status).toBe('cancelled')
+    expect(store.processed).toBe(500)
+  })
+
+  it('stops at a failed chunk and names the row of the whole file', async () => {
+    let calls = 0
+    const run = vi.fn(async (body: unknown) => {
+      if (++calls === 2) throw problem(400, 'The request has invalid fields.', { '[3].card_number.data.number': ['fails the Luhn check'] })
+      return (body as unknown[]).map(() => ({}))
+    })
+    setApi(fakeApi({ tokenize: { run } }))
+    const store = useTokenizeStore()
+    store.loadCsv(csv(1200), 'people.csv')
+    await store.run()
+    expect(store.status).toBe('failed')
+    expect(store.processed).toBe(500)
+    expect(store.runError).toBe('The request has invalid fields. row 504 › card_number.data.number: fails the Luhn check')
+  })
+
+  it('cannot run without a tokenized column', () => {
+    const store = useTokenizeStore()
+    store.loadCsv(csv(2), 'people.csv')
+    for (const column of store.columns) store.setRole(column.name, 'keep')
+    expect(store.canRun).toBe(false)
+  })
+})
