@@ -97,6 +97,23 @@ describe('tokens', () => {
       })
     })
 
+    it('refuses an id or metadata that would carry the token data in plaintext', async () => {
+      const number = cardNumber()
+      const byExpression = await post({ id: '{{ data.number }}', type: 'card', data: { number } }, masker.key)
+      expect(byExpression.status).toBe(400)
+      expect(byExpression.body.errors).toEqual({ id: ['must not contain the token data'] })
+      const byLiteral = await post({ id: `card-${number}`, type: 'card', data: { number } }, masker.key)
+      expect(byLiteral.status).toBe(400)
+      const inMetadata = await post({ type: 'token', data: 'Ada Lovelace', metadata: { note: 'for Ada Lovelace' } }, masker.key)
+      expect(inMetadata.status).toBe(400)
+      expect(inMetadata.body.errors).toEqual({ 'metadata.note': ['must not contain the token data'] })
+      const patched = await post({ type: 'token', data: 'Grace Hopper' }, masker.key)
+      const leak = await service.request('PATCH', `/tokens/${patched.body.id}`, { key: masker.key, body: { metadata: { who: 'Grace Hopper' } }, contentType: MERGE_PATCH })
+      expect(leak.status).toBe(400)
+      expect(leak.body.errors).toHaveProperty(['metadata.who'])
+      expect(JSON.stringify(byExpression.body)).not.toContain(number)
+    })
+
     it('returns the plaintext to a caller whose create rule reveals', async () => {
       const data = { name: 'Ada', tags: ['x', 1, true, null] }
       const token = await create({ type: 'token', data })

@@ -77,6 +77,8 @@ export async function listen(app: Koa<AppState>, host: string, port: number): Pr
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve())
+        // Keep-alive sockets of requests still in flight close as soon as their response is sent.
+        server.keepAliveTimeout = 1
         server.closeIdleConnections()
       })
   }

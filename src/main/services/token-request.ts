@@ -104,7 +104,26 @@ export function checkTokenId(id: string, field: string): void {
   if (FORBIDDEN_ID_CHARACTERS.test(id)) throw ValidationError.field(field, 'must not contain # / \\ + ? [ ] | & = % < > { } ^')
 }
 
-function resolveId(input: CreateTokenInput, data: unknown, field: string): string {
+/**
+ * The data's text leaves long enough to identify it (strings of 4+ characters,
+ * numbers of 6+ digits). The spec forbids sensitive data in ids and metadata,
+ * so neither may contain one of them — an id expression like `{{ data }}` or a
+ * copy of the card number in metadata is refused.
+ */
+export function plaintextFragments(data: unknown, out: string[] = [], depth = 0): string[] {
+  if (typeof data === 'string' && data.length >= 4) out.push(data)
+  else if (typeof data === 'number' && String(data).length >= 6) out.push(String(data))
+  else if (data !== null && typeof data === 'object' && depth < 64) {
+    for (const value of Object.values(data)) plaintextFragments(value, out, depth + 1)
+  }
+  return out
+}
+
+export function assertFreeOfPlaintext(value: string, fragments: readonly string[], field: string): void {
+  if (fragments.some((fragment) => value.includes(fragment))) throw ValidationError.field(field, 'must not contain the token data')
+}
+
+function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string): string {
   if (input.id === undefined) return newId()
   let id = input.id
   if (EXPRESSION_MARKER.test(id)) {
@@ -113,6 +132,7 @@ function resolveId(input: CreateTokenInput, data: unknown, field: string): strin
     id = String(value)
   }
   checkTokenId(id, field)
+  assertFreeOfPlaintext(id, fragments, field)
   return id
 }
 
@@ -146,7 +166,9 @@ export function prepareToken(context: PrepareContext, input: CreateTokenInput, p
     type.validateData(input.data, field('data'), now)
     return true
   })
-  const id = attempt(() => resolveId(input, input.data, field('id')))
+  const fragments = plaintextFragments(input.data)
+  const id = attempt(() => resolveId(input, input.data, fragments, field('id')))
+  for (const [key, value] of Object.entries(input.metadata ?? {})) attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = attempt(() =>
     renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)

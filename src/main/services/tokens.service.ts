@@ -34,7 +34,7 @@ import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
 import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
-import { fingerprintOf, metadataSchema, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
+import { assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
 import { redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
 import { getTokenType } from './token-types'
 import { parseOrThrow, queryList } from './validation'
@@ -314,6 +314,8 @@ export class TokensService {
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : (mergePatch(JSON.parse(row.metadata), patch.metadata) ?? {})
     parseOrThrow(metadataSchema, metadata, 'metadata')
+    const fragments = plaintextFragments(data)
+    for (const [key, value] of Object.entries(metadata as Record<string, string>)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
     const changes: Partial<TokenRow> = { modified_by: actor.id, modified_at: now, metadata: JSON.stringify(metadata) }
     if (patch.mask !== undefined) {
       const mask = mergePatch(row.mask === null ? null : JSON.parse(row.mask), patch.mask)
