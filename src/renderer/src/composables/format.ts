@@ -15,6 +15,12 @@ export function formatValue(value: unknown): string {
   return JSON.stringify(value)
 }
 
+/** Token data for a table cell: an object's values joined (`XXXXXXXXXXXX4242 · 12 · 2030`), anything else as `formatValue`. */
+export function formatCompact(value: unknown): string {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return Object.values(value).map(formatValue).join(' · ')
+  return formatValue(value)
+}
+
 /** Metadata as `key=value` pairs. */
 export function formatMetadata(metadata: Record<string, string> | undefined): string {
   const entries = Object.entries(metadata ?? {})

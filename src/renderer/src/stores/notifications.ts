@@ -1,6 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import { describeError } from '@renderer/api'
+import { describeError, ProblemError } from '@renderer/api'
+import { useVaultStore } from './vault'
 
 export interface Notice {
   id: number
@@ -22,6 +23,8 @@ export const useNotificationsStore = defineStore('notifications', () => {
 
   /** Queues an error toast with the problem's detail and field errors. */
   function reportError(error: unknown, action?: string): void {
+    // The vault was locked behind this window's back (another action, a failed restart): show the unlock screen.
+    if (error instanceof ProblemError && error.problem.code === 'vault_locked') void useVaultStore().refresh()
     const { title, detail, fields } = describeError(error)
     queue.value.push({ id: nextId++, kind: 'error', title: action ? `${action} failed` : title, detail, fields })
   }
