@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromiumAvailable, confirmDialog, errorsOf, launchBrowser, navigate, openApp, screenshot } from './support/browser'
+import { chromiumAvailable, confirmDialog, errorsOf, launchBrowser, openApp, screenshot } from './support/browser'
 import { startDesktopHarness, type DesktopHarness } from './support/desktop-harness'
 import { callRest } from './support/rest'
 
