@@ -18,6 +18,7 @@
  */
 import type { Knex } from 'knex'
 import { insertRows, isUniqueViolation } from './sql'
+import { isSqlite3, runInsertScript, type InsertStatement } from './sql-script'
 
 /** Rows waiting for the batch's multi-row inserts. */
 export interface RowBuffer {
@@ -59,15 +60,35 @@ class BatchRows implements RowBuffer {
 
   /** Writes everything queued, tables in the order they were first used. */
   async flush(trx: Knex.Transaction): Promise<void> {
-    const tables = [...this.tables.entries()]
-    this.tables = new Map()
-    for (const [key, { columns, rows, onConflict }] of tables) {
+    for (const statement of this.take()) {
       try {
-        await insertRows(trx, key.slice(0, key.indexOf('|')), columns, rows)
+        await insertRows(trx, statement.table, statement.columns, statement.rows)
       } catch (error) {
-        throw onConflict && isUniqueViolation(error) ? onConflict() : error
+        throw this.conflictOf(statement, error)
       }
     }
+  }
+
+  /** Runs everything queued as one script-transaction (SQLite's one-trip path). */
+  async runAsScript(db: Knex): Promise<void> {
+    const statements = this.take()
+    try {
+      await runInsertScript(db, statements)
+    } catch (error) {
+      // With several tables in one script, only a lone unit's conflict can be attributed.
+      const withConflict = statements.find((statement) => statement.onConflict)
+      throw withConflict ? this.conflictOf(withConflict, error) : error
+    }
+  }
+
+  private take(): (InsertStatement & { onConflict?: () => Error })[] {
+    const statements = [...this.tables.entries()].map(([key, entry]) => ({ table: key.slice(0, key.indexOf('|')), ...entry }))
+    this.tables = new Map()
+    return statements
+  }
+
+  private conflictOf(statement: { onConflict?: () => Error }, error: unknown): unknown {
+    return statement.onConflict && isUniqueViolation(error) ? statement.onConflict() : error
   }
 }
 
@@ -75,10 +96,15 @@ export class WriteQueue {
   private pending: Pending[] = []
   private draining: Promise<void> | undefined
 
+  /** SQLite through sqlite3: batches of appends run as one script (see sql-script.ts). */
+  private readonly scriptable: boolean
+
   constructor(
     private readonly db: Knex,
     private readonly maxBatch = 512
-  ) {}
+  ) {
+    this.scriptable = isSqlite3(db)
+  }
 
   /** Runs `work` in a transaction shared with other queued writes; resolves after commit. */
   run<T>(work: WriteWork<T>): Promise<T> {
@@ -131,7 +157,13 @@ export class WriteQueue {
     }
   }
 
-  private transact(units: Unit[]): Promise<unknown[]> {
+  private async transact(units: Unit[]): Promise<unknown[]> {
+    if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
+      const rows = new BatchRows()
+      const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
+      await rows.runAsScript(this.db)
+      return results
+    }
     return this.db.transaction(async (trx) => {
       const rows = new BatchRows()
       const results: unknown[] = []
