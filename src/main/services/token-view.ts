@@ -18,8 +18,33 @@ export interface ViewOptions {
   single: boolean
 }
 
+/** A row's JSON columns, parsed. Shared between reads of a cached row: never mutate. */
+export interface ParsedColumns {
+  containers: readonly string[]
+  metadata: Readonly<Record<string, string>>
+  mask: unknown
+  searchIndexes: readonly string[] | undefined
+}
+
+const parsedByRow = new WeakMap<TokenRow, ParsedColumns>()
+
+/** Parses a row's JSON columns once per row object: hot rows come from the cache again and again. */
+export function columnsOf(row: TokenRow): ParsedColumns {
+  let parsed = parsedByRow.get(row)
+  if (!parsed) {
+    parsed = {
+      containers: JSON.parse(row.containers),
+      metadata: JSON.parse(row.metadata),
+      mask: row.mask === null ? undefined : JSON.parse(row.mask),
+      searchIndexes: row.search_indexes === null ? undefined : JSON.parse(row.search_indexes)
+    }
+    parsedByRow.set(row, parsed)
+  }
+  return parsed
+}
+
 function maskOf(row: TokenRow): unknown {
-  return row.mask === null ? undefined : JSON.parse(row.mask)
+  return columnsOf(row).mask
 }
 
 /** The value of `data` under a transform; undefined means the field is left out. */
@@ -51,14 +76,15 @@ function withoutNullFields(masked: unknown): unknown {
 }
 
 export function toWireToken(row: TokenRow, data: unknown, transform: Transform, options: ViewOptions): Token {
-  const mask = maskOf(row)
+  const columns = columnsOf(row)
+  const mask = columns.mask
   const token: Token = {
     id: row.id,
     tenant_id: row.tenant_id,
     type: row.type,
     fingerprint: row.fingerprint,
-    containers: JSON.parse(row.containers),
-    metadata: JSON.parse(row.metadata),
+    containers: [...columns.containers],
+    metadata: { ...columns.metadata },
     fingerprint_expression: row.fingerprint_expression,
     created_at: toIsoString(Number(row.created_at))
   }
@@ -75,7 +101,7 @@ export function toWireToken(row: TokenRow, data: unknown, transform: Transform, 
   if (row.created_by) token.created_by = row.created_by
   if (row.modified_by) token.modified_by = row.modified_by
   if (row.modified_at !== null) token.modified_at = toIsoString(Number(row.modified_at))
-  if (row.search_indexes !== null) token.search_indexes = JSON.parse(row.search_indexes)
+  if (columns.searchIndexes) token.search_indexes = [...columns.searchIndexes]
   if (row.expires_at !== null) token.expires_at = toIsoString(Number(row.expires_at))
   return token
 }
@@ -87,7 +113,7 @@ export function toMinimalToken(row: TokenRow): Token {
     tenant_id: row.tenant_id,
     type: row.type,
     fingerprint: row.fingerprint,
-    containers: JSON.parse(row.containers)
+    containers: [...columnsOf(row).containers]
   }
 }
 

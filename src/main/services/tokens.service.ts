@@ -35,7 +35,7 @@ import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
 import { assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
-import { redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
+import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
 import { getTokenType } from './token-types'
 import { parseOrThrow, queryList } from './validation'
 
@@ -65,7 +65,7 @@ export interface CreateResult {
 }
 
 function targetOf(row: TokenRow): AccessTarget {
-  return { id: row.id, containers: JSON.parse(row.containers) }
+  return { id: row.id, containers: columnsOf(row).containers }
 }
 
 function tokenLog(row: Pick<TokenRow, 'type' | 'id'>, operation: LogInput['operation'], message: string): LogInput {
