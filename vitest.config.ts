@@ -25,9 +25,11 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           environment: 'node',
-          // Builds the renderer once; the browser files then run one at a time.
+          // Builds the renderer once; the browser files then run one at a time,
+          // after the other projects, so Chromium does not share two cores with them.
           globalSetup: ['test/e2e/global-setup.ts'],
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 60_000
         }
