@@ -54,4 +54,27 @@ describe.skipIf(!chromiumAvailable)('Members and invitations workflow', () => {
     await expect.poll(() => page.getByText('No invitations').isVisible()).toBe(true)
     expect(errorsOf(page)).toEqual([])
   })
+
+  it('shows a member who accepted an invitation, and removes them', async () => {
+    await harness.desktop.requireVault().services.invitations.create(harness.desktop.actor(), { email: 'ada@example.com' })
+    const [mail] = (await harness.desktop.requireVault().services.mail.listOutbox()).filter((entry) => entry.recipient === 'ada@example.com')
+    const token = new URL(mail.link!).searchParams.get('token')
+    const accepted = await fetch(`${await harness.serviceUrl()}/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, first_name: 'Ada', last_name: 'Lovelace' })
+    })
+    expect(accepted.status).toBeLessThan(300)
+
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    await page.locator('.n-tabs-tab', { hasText: 'Members' }).click()
+    const table = page.getByTestId('members-table')
+    const row = table.locator('tr', { hasText: 'Ada Lovelace' })
+    await row.waitFor()
+    await screenshot(page, 'members-with-admin', 'light')
+    await row.getByRole('button', { name: 'Remove' }).click()
+    await confirmDialog(page, 'Remove')
+    await expect.poll(() => table.textContent()).not.toContain('Ada Lovelace')
+    expect(await table.textContent()).toContain('owner@example.com')
+  })
 })
