@@ -1,0 +1,93 @@
+import { EventEmitter } from 'node:events'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { IPC_CHANNELS } from '../../../src/shared/ipc'
+
+const state = vi.hoisted(() => ({
+  handlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<any>>(),
+  windows: [] as { options: any; loaded?: string; webContents: any }[]
+}))
+
+vi.mock('electron', async () => {
+  const { EventEmitter } = await import('node:events')
+  class App extends EventEmitter {
+    isPackaged = false
+    requestSingleInstanceLock = vi.fn(() => true)
+    whenReady = vi.fn(async () => undefined)
+    getVersion = () => '9.9.9'
+    getPath = () => '/nonexistent'
+    quit = vi.fn(() => {
+      const event = { prevented: false, preventDefault: () => (event.prevented = true) }
+      this.emit('before-quit', event)
+    })
+  }
+  const mainFrame = { processId: 1, routingId: 1, parent: null, url: 'file:///app/out/renderer/index.html' }
+  class BrowserWindow extends EventEmitter {
+    webContents = { mainFrame, setWindowOpenHandler: vi.fn(), on: vi.fn() }
+    show = vi.fn()
+    loadFile = vi.fn(async (file: string) => (state.windows.at(-1)!.loaded = file))
+    loadURL = vi.fn()
+    constructor(options: unknown) {
+      super()
+      state.windows.push({ options, webContents: this.webContents })
+    }
+  }
+  const webRequest = { onHeadersReceived: vi.fn(), onBeforeRequest: vi.fn() }
+  return {
+    app: new App(),
+    BrowserWindow,
+    nativeTheme: { shouldUseDarkColors: false },
+    session: { defaultSession: { webRequest, setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() } },
+    safeStorage: { isAsyncEncryptionAvailable: vi.fn(async () => false), getSelectedStorageBackend: () => 'basic_text' },
+    ipcMain: { handle: vi.fn((channel: string, listener: any) => state.handlers.set(channel, listener)), removeHandler: vi.fn() }
+  }
+})
+
+describe('src/main/index.ts (bootstrap)', () => {
+  let dataDir: string
+  let electron: typeof import('electron')
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'tessera-bootstrap-'))
+    vi.stubEnv('TESSERA_DATA_DIR', dataDir)
+    vi.stubEnv('ELECTRON_RENDERER_URL', '')
+    vi.stubEnv('TESSERA_LOG_LEVEL', 'silent')
+    electron = await import('electron')
+    await import('../../../src/main/index')
+    await vi.waitFor(() => expect(state.windows).toHaveLength(1), { timeout: 10_000 })
+  })
+
+  afterAll(async () => {
+    vi.unstubAllEnvs()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('takes the single-instance lock, registers every IPC channel and opens one window with the built preload and page', () => {
+    expect(electron.app.requestSingleInstanceLock).toHaveBeenCalled()
+    expect([...state.handlers.keys()].sort()).toEqual([...IPC_CHANNELS].sort())
+    const [window] = state.windows
+    expect(window.options.webPreferences.preload).toMatch(/preload[/\\]index\.cjs$/)
+    expect(window.loaded).toMatch(/renderer[/\\]index\.html$/)
+    expect(electron.session.defaultSession.webRequest.onHeadersReceived).toHaveBeenCalled()
+  })
+
+  it('answers the window over IPC: first run in the data folder, no keychain here', async () => {
+    const event = { senderFrame: state.windows[0].webContents.mainFrame }
+    const result = await state.handlers.get('app:vault.status')!(event)
+    expect(result).toMatchObject({ ok: true, value: { state: 'setup', dataDir, keychainAvailable: false, version: '9.9.9' } })
+  })
+
+  it('creates the vault from the window and stops its service on quit before exiting', async () => {
+    const event = { senderFrame: state.windows[0].webContents.mainFrame }
+    const created = await state.handlers.get('app:vault.create')!(event, { tenantName: 'Acme', keyStorage: 'key-file' })
+    const url = created.value.status.service.url as string
+    expect((await fetch(`${url}/health`)).status).toBe(200)
+
+    const app = electron.app as unknown as EventEmitter & { quit: ReturnType<typeof vi.fn> }
+    app.quit()
+    await vi.waitFor(() => expect(app.quit).toHaveBeenCalledTimes(2))
+    await expect(fetch(`${url}/health`)).rejects.toThrow()
+  })
+})
