@@ -85,7 +85,7 @@ describe('src/main/index.ts (bootstrap)', () => {
     const url = created.value.status.service.url as string
     expect((await fetch(`${url}/health`)).status).toBe(200)
 
-    const app = electron.app as unknown as EventEmitter & { quit: ReturnType<typeof vi.fn> }
+    const app = electron.app as unknown as EventEmitter & { quit: (() => void) & { mock: { calls: unknown[] } } }
     app.quit()
     await vi.waitFor(() => expect(app.quit).toHaveBeenCalledTimes(2))
     await expect(fetch(`${url}/health`)).rejects.toThrow()
