@@ -34,6 +34,15 @@ describe.skipIf(!chromiumAvailable)('Tokens view', () => {
     expect(await row.textContent()).not.toContain('4242424242424242')
   })
 
+  it('opens a token from the keyboard and closes it with Escape', async () => {
+    await page.getByTestId('token-row').first().focus()
+    await page.keyboard.press('Enter')
+    const detail = page.getByTestId('token-detail')
+    await detail.waitFor()
+    await page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'detached' })
+  })
+
   it('reveals a token for a limited time after asking for a reason, and logs it', async () => {
     await page.getByTestId('token-row').first().click()
     const detail = page.getByTestId('token-detail')
