@@ -5,7 +5,6 @@ import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../src/shared/perm
 import { startTestService, type TestService } from '../helpers/service'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
 const HOUR = 60 * 60 * 1000
 
