@@ -36,26 +36,24 @@ function insertSql({ table, columns, rows }: InsertStatement): string {
   return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')};`
 }
 
-type RawSqlite = { exec(sql: string, done: (error: Error | null) => void): void }
+/** The driver's connection object, as knex's pool hands it out. */
+export type RawSqlite = { exec(sql: string, done: (error: Error | null) => void): void }
 
 function exec(connection: RawSqlite, sql: string): Promise<void> {
   return new Promise((resolve, reject) => connection.exec(sql, (error) => (error ? reject(error) : resolve())))
 }
 
 /**
- * Runs the inserts as one transaction on knex's own (single) writer connection.
- * On failure the transaction is rolled back and the error rethrown.
+ * Runs the inserts as one transaction on a connection taken from knex's
+ * writer pool. On failure the transaction is rolled back and the error rethrown.
  */
-export async function runInsertScript(db: Knex, statements: readonly InsertStatement[]): Promise<void> {
+export async function runInsertScript(connection: RawSqlite, statements: readonly InsertStatement[]): Promise<void> {
   const script = `BEGIN IMMEDIATE;${statements.filter((s) => s.rows.length > 0).map(insertSql).join('')}COMMIT;`
-  const connection = (await db.client.acquireConnection()) as RawSqlite
   try {
     await exec(connection, script)
   } catch (error) {
     await exec(connection, 'ROLLBACK;').catch(() => undefined) // already rolled back if COMMIT itself failed
     throw error
-  } finally {
-    db.client.releaseConnection(connection)
   }
 }
 

@@ -18,7 +18,7 @@
  */
 import type { Knex } from 'knex'
 import { insertRows, isUniqueViolation } from './sql'
-import { isSqlite3, runInsertScript, type InsertStatement } from './sql-script'
+import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
 
 /** Rows waiting for the batch's multi-row inserts. */
 export interface RowBuffer {
@@ -70,10 +70,10 @@ class BatchRows implements RowBuffer {
   }
 
   /** Runs everything queued as one script-transaction (SQLite's one-trip path). */
-  async runAsScript(db: Knex): Promise<void> {
+  async runAsScript(connection: RawSqlite): Promise<void> {
     const statements = this.take()
     try {
-      await runInsertScript(db, statements)
+      await runInsertScript(connection, statements)
     } catch (error) {
       // With several tables in one script, only a lone unit's conflict can be attributed.
       const withConflict = statements.find((statement) => statement.onConflict)
@@ -131,18 +131,24 @@ export class WriteQueue {
   private async drain(): Promise<void> {
     // Let requests that arrive in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve))
+    let connection: RawSqlite | undefined
     try {
+      // Hold the writer connection while there is work: a pool round trip per batch costs as much as the batch.
+      connection = (await this.db.client.acquireConnection()) as RawSqlite
       while (this.pending.length > 0) {
-        await this.runBatch(this.pending.splice(0, this.maxBatch))
+        await this.runBatch(connection, this.pending.splice(0, this.maxBatch))
       }
+    } catch (error) {
+      for (const item of this.pending.splice(0)) item.reject(error)
     } finally {
+      if (connection) this.db.client.releaseConnection(connection)
       this.draining = undefined
     }
   }
 
-  private async runBatch(batch: Pending[]): Promise<void> {
+  private async runBatch(connection: RawSqlite, batch: Pending[]): Promise<void> {
     if (batch.length > 1) {
-      const results = await this.transact(batch.map((item) => item.unit)).catch(() => undefined)
+      const results = await this.transact(connection, batch.map((item) => item.unit)).catch(() => undefined)
       if (results) {
         batch.forEach((item, index) => item.resolve(results[index]))
         return
@@ -150,18 +156,18 @@ export class WriteQueue {
     }
     for (const item of batch) {
       try {
-        item.resolve((await this.transact([item.unit]))[0])
+        item.resolve((await this.transact(connection, [item.unit]))[0])
       } catch (error) {
         item.reject(error)
       }
     }
   }
 
-  private async transact(units: Unit[]): Promise<unknown[]> {
+  private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {
     if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
       const rows = new BatchRows()
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
-      await rows.runAsScript(this.db)
+      await rows.runAsScript(connection)
       return results
     }
     return this.db.transaction(async (trx) => {
@@ -177,6 +183,6 @@ export class WriteQueue {
       }
       await rows.flush(trx)
       return results
-    })
+    }, { connection })
   }
 }

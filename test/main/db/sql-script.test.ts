@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../../src/main/db/database'
-import { runInsertScript, sqlLiteral } from '../../../src/main/db/sql-script'
+import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../../src/main/db/sql-script'
 
 describe('runInsertScript', () => {
   let dir: string
@@ -18,11 +18,21 @@ describe('runInsertScript', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
+  /** Runs a script on the writer connection, as the write queue does. */
+  async function script(statements: InsertStatement[]): Promise<void> {
+    const connection = (await db.writer.client.acquireConnection()) as RawSqlite
+    try {
+      await runInsertScript(connection, statements)
+    } finally {
+      db.writer.client.releaseConnection(connection)
+    }
+  }
+
   const columns = ['tenant_id', 'entity_type', 'entity_id', 'operation', 'message', 'created_at']
 
   it('stores text exactly, whatever quotes, SQL or control characters it holds', async () => {
     const tricky = ["it's", "'); DROP TABLE logs; --", 'nul\u0000byte', 'émoji 🔐', '\\x27']
-    await runInsertScript(db.writer, [
+    await script([
       { table: 'logs', columns, rows: tricky.map((message, i) => ({ tenant_id: 't1', entity_type: 'token', entity_id: `e${i}`, operation: 'read', message, created_at: i })) }
     ])
     const stored = await db.reader('logs').select('message').orderBy('created_at')
@@ -31,7 +41,7 @@ describe('runInsertScript', () => {
 
   it('stores bytes exactly and keeps integers as integers', async () => {
     const bytes = Buffer.from([0, 1, 2, 250, 255])
-    await runInsertScript(db.writer, [{ table: 'vault', columns: ['id', 'format_version', 'wrapped_secret_hash_key', 'created_at'], rows: [{ id: 1, format_version: 1, wrapped_secret_hash_key: bytes, created_at: 1_795_000_000_000 }] }])
+    await script([{ table: 'vault', columns: ['id', 'format_version', 'wrapped_secret_hash_key', 'created_at'], rows: [{ id: 1, format_version: 1, wrapped_secret_hash_key: bytes, created_at: 1_795_000_000_000 }] }])
     const row = await db.reader('vault').first()
     expect(Buffer.from(row.wrapped_secret_hash_key)).toEqual(bytes)
     expect(row.created_at).toBe(1_795_000_000_000)
@@ -39,7 +49,7 @@ describe('runInsertScript', () => {
 
   it('writes all statements or none', async () => {
     const before = await db.reader('logs').count({ n: '*' }).first()
-    const insert = runInsertScript(db.writer, [
+    const insert = script([
       { table: 'logs', columns, rows: [{ tenant_id: 't1', entity_type: 'token', entity_id: 'kept?', operation: 'read', message: 'm', created_at: 9 }] },
       { table: 'tenants', columns: ['id', 'name', 'created_at'], rows: [{ id: 't1', name: 'duplicate', created_at: 1 }] }
     ])
