@@ -4,8 +4,10 @@
  * each trip waits behind the HTTP work queued on the event loop, so a batch of
  * four statements cost four such waits; as a script it costs one.
  *
- * Values are written as literals that need no escaping at all: text and bytes
- * as hex blobs, integers as digits. Nothing a caller sends can change the SQL.
+ * Values are written as literals SQLite cannot misread: integers as digits,
+ * bytes as hex blobs, text quoted with its single quotes doubled (SQLite knows
+ * no other escape), or as a hex blob cast to text when it holds a NUL byte,
+ * which would end the script early. Nothing a caller sends can change the SQL.
  */
 import type { Knex } from 'knex'
 
@@ -23,7 +25,10 @@ export function sqlLiteral(value: unknown): string {
     return String(value)
   }
   if (typeof value === 'boolean') return value ? '1' : '0'
-  if (typeof value === 'string') return `CAST(X'${Buffer.from(value, 'utf8').toString('hex')}' AS TEXT)`
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) return `CAST(X'${Buffer.from(value, 'utf8').toString('hex')}' AS TEXT)`
+    return `'${value.replaceAll("'", "''")}'`
+  }
   if (value instanceof Uint8Array) return `X'${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}'`
   throw new TypeError(`Cannot store a ${typeof value} as an SQL literal`)
 }
