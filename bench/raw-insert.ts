@@ -20,9 +20,9 @@ function run(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise
 }
 
 /** Tokens per second sealed and inserted, over `transactions` transactions of `batch` rows. */
-export async function measureRawInsert(dir: string, transactions: number, batch = 1000): Promise<number> {
+export async function measureRawInsert(dir: string, transactions: number, round: number, batch = 1000): Promise<number> {
   await readySodium()
-  const file = join(dir, 'raw.db')
+  const file = join(dir, `raw-${round}.db`)
   const schema = await openDatabase(file)
   const tenantId = randomUUID()
   await schema.writer('tenants').insert({ id: tenantId, name: 'bench', created_at: Date.now() })

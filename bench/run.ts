@@ -5,7 +5,8 @@
  * machines. The service and the bare Koa ceiling run as child processes;
  * autocannon runs here, so client and server each get a core.
  *
- * Environment: BENCH_SECONDS (per HTTP measurement, default 10),
+ * Environment: BENCH_ROUNDS (default 3; figures are medians), BENCH_SECONDS
+ * (per HTTP measurement, default 5),
  * BENCH_CONNECTIONS (default 64: enough concurrent requests for group commit to batch).
  */
 import autocannon from 'autocannon'
@@ -16,8 +17,9 @@ import { join, resolve } from 'node:path'
 import { measureRawInsert } from './raw-insert'
 
 const ROOT = resolve(__dirname, '..')
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const TOKENIZE_VALUES = 1000
 
 interface HttpFigure {
@@ -83,71 +85,112 @@ function format(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits })
 }
 
+interface Round {
+  create: HttpFigure
+  tokenize: HttpFigure
+  get: HttpFigure
+  barePost: HttpFigure
+  bareGet: HttpFigure
+  rawTokensPerSecond: number
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-bench-'))
   const dataDir = join(dir, 'vault')
-  const rows: string[][] = []
+  const children: ChildProcess[] = []
   try {
     const init = JSON.parse(await runCli(['init', '--data-dir', dataDir, '--json'])) as { application: { key: string } }
+    // Both servers run for the whole benchmark, idle while the other is measured; measuring
+    // them in alternation, round after round, keeps a noisy neighbour from skewing one side.
     const service = await startChild(['bin/tessera.cjs', 'serve', '--data-dir', dataDir, '--port', '0'])
-    let tessera: { create: HttpFigure; tokenize: HttpFigure; get: HttpFigure }
-    try {
-      const app = await api<{ key: string }>(service.url, init.application.key, 'POST', '/applications', {
-        name: 'bench',
-        type: 'private',
-        permissions: ['token:create', 'token:read']
-      })
-      const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' }
-      const cards = await Promise.all(
-        Array.from({ length: 50 }, () =>
-          api<{ id: string }>(service.url, app.key, 'POST', '/tokens', { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } })
-        )
-      )
-      const createBody = JSON.stringify({ type: 'token', data: hundredByteString() })
-      const tokenizeBody = JSON.stringify(Array.from({ length: TOKENIZE_VALUES }, (_, i) => `value-${i}-${hundredByteString().slice(0, 20)}`))
-      await load({ url: service.url + '/tokens', method: 'POST', headers, body: createBody }, 2) // warm-up
-      tessera = {
-        create: await load({ url: service.url + '/tokens', method: 'POST', headers, body: createBody }),
-        tokenize: await load({ url: service.url + '/tokenize', method: 'POST', headers, body: tokenizeBody, connections: 4 }),
-        get: await load({ url: service.url, headers, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) })
-      }
-    } finally {
-      await stopChild(service.child)
-    }
-
+    children.push(service.child)
     const bare = await startChild(['bin/run-ts.cjs', 'bench/bare-koa.ts'])
-    let ceiling: { post: HttpFigure; get: HttpFigure }
-    try {
-      const headers = { 'content-type': 'application/json' }
-      const createBody = JSON.stringify({ type: 'token', data: hundredByteString() })
-      await load({ url: bare.url + '/tokens', method: 'POST', headers, body: createBody }, 2)
-      ceiling = {
-        post: await load({ url: bare.url + '/tokens', method: 'POST', headers, body: createBody }),
-        get: await load({ url: bare.url + '/tokens/bench' })
-      }
-    } finally {
-      await stopChild(bare.child)
-    }
-    const rawTokensPerSecond = await measureRawInsert(dir, 20)
+    children.push(bare.child)
 
-    const tokenizePerSecond = tessera.tokenize.requestsPerSecond * TOKENIZE_VALUES
-    rows.push(
-      ['(a) POST /tokens, 100-byte string', `${format(tessera.create.requestsPerSecond)} req/s, p99 ${tessera.create.p99} ms`, `bare Koa POST ${format(ceiling.post.requestsPerSecond)} req/s`, ratio(tessera.create.requestsPerSecond, ceiling.post.requestsPerSecond), '≥ 40%'],
-      ['(b) POST /tokenize, 1,000 values', `${format(tokenizePerSecond)} tokens/s, p99 ${tessera.tokenize.p99} ms`, `raw seal+insert ${format(rawTokensPerSecond)} tokens/s`, ratio(tokenizePerSecond, rawTokensPerSecond), '≥ 50%'],
-      ['(c) GET /tokens/{id}, mask', `${format(tessera.get.requestsPerSecond)} req/s, p99 ${tessera.get.p99} ms`, `bare Koa GET ${format(ceiling.get.requestsPerSecond)} req/s`, ratio(tessera.get.requestsPerSecond, ceiling.get.requestsPerSecond), '≥ 50%']
+    const app = await api<{ key: string }>(service.url, init.application.key, 'POST', '/applications', {
+      name: 'bench',
+      type: 'private',
+      permissions: ['token:create', 'token:read']
+    })
+    const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' }
+    const cards = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        api<{ id: string }>(service.url, app.key, 'POST', '/tokens', { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } })
+      )
     )
-    const errors = tessera.create.errors + tessera.tokenize.errors + tessera.get.errors
-    console.log(`\nTessera benchmark — ${SECONDS}s per measurement, ${CONNECTIONS} connections, Node ${process.version}\n`)
-    console.log(['figure', 'measured', 'ceiling (same run)', 'ratio', 'target'].join(' | '))
-    for (const row of rows) console.log(row.join(' | '))
-    if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx responses during the run`)
+    const createBody = JSON.stringify({ type: 'token', data: hundredByteString() })
+    const tokenizeBody = JSON.stringify(Array.from({ length: TOKENIZE_VALUES }, (_, i) => `value-${i}-${hundredByteString().slice(0, 20)}`))
+    const service_ = {
+      create: (seconds = SECONDS) => load({ url: service.url + '/tokens', method: 'POST', headers, body: createBody }, seconds),
+      tokenize: () => load({ url: service.url + '/tokenize', method: 'POST', headers, body: tokenizeBody, connections: 4 }),
+      get: () => load({ url: service.url, headers, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) })
+    }
+    const bare_ = {
+      post: (seconds = SECONDS) => load({ url: bare.url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: createBody }, seconds),
+      get: () => load({ url: bare.url + '/tokens/bench' })
+    }
+    await service_.create(2) // warm-up: JIT, caches, WAL
+    await bare_.post(2)
+
+    const rounds: Round[] = []
+    for (let round = 1; round <= ROUNDS; round++) {
+      process.stderr.write(`round ${round}/${ROUNDS}\n`)
+      rounds.push({
+        barePost: await bare_.post(),
+        create: await service_.create(),
+        bareGet: await bare_.get(),
+        get: await service_.get(),
+        tokenize: await service_.tokenize(),
+        rawTokensPerSecond: await measureRawInsert(dir, 10, round)
+      })
+    }
+    report(rounds)
   } finally {
+    await Promise.all(children.map(stopChild))
     await rm(dir, { recursive: true, force: true })
   }
 }
 
-function ratio(value: number, ceiling: number): string {
-  return `${format((100 * value) / ceiling, 1)}%`
+function report(rounds: Round[]): void {
+  const m = (pick: (round: Round) => number) => median(rounds.map(pick))
+  const tokenizePerSecond = (round: Round) => round.tokenize.requestsPerSecond * TOKENIZE_VALUES
+  const rows = [
+    [
+      '(a) POST /tokens, 100-byte string',
+      `${format(m((r) => r.create.requestsPerSecond))} req/s, p99 ${m((r) => r.create.p99)} ms`,
+      `bare Koa POST ${format(m((r) => r.barePost.requestsPerSecond))} req/s`,
+      percent(m((r) => r.create.requestsPerSecond / r.barePost.requestsPerSecond)),
+      '≥ 40%'
+    ],
+    [
+      '(b) POST /tokenize, 1,000 values',
+      `${format(m(tokenizePerSecond))} tokens/s, p99 ${m((r) => r.tokenize.p99)} ms`,
+      `raw seal+insert ${format(m((r) => r.rawTokensPerSecond))} tokens/s`,
+      percent(m((r) => tokenizePerSecond(r) / r.rawTokensPerSecond)),
+      '≥ 50%'
+    ],
+    [
+      '(c) GET /tokens/{id}, mask',
+      `${format(m((r) => r.get.requestsPerSecond))} req/s, p99 ${m((r) => r.get.p99)} ms`,
+      `bare Koa GET ${format(m((r) => r.bareGet.requestsPerSecond))} req/s`,
+      percent(m((r) => r.get.requestsPerSecond / r.bareGet.requestsPerSecond)),
+      '≥ 50%'
+    ]
+  ]
+  const errors = rounds.reduce((sum, r) => sum + r.create.errors + r.tokenize.errors + r.get.errors, 0)
+  console.log(`\nTessera benchmark — medians of ${ROUNDS} rounds, ${SECONDS}s per measurement, ${CONNECTIONS} connections, Node ${process.version}\n`)
+  console.log(['figure', 'measured', 'ceiling (same round)', 'ratio', 'target'].join(' | '))
+  for (const row of rows) console.log(row.join(' | '))
+  if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx responses during the run`)
+}
+
+function percent(fraction: number): string {
+  return `${format(100 * fraction, 1)}%`
 }
 
 main().catch((error) => {
