@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { measureRawInsert } from './raw-insert'
+import { RawInsertCeiling } from './raw-insert'
 
 const ROOT = resolve(__dirname, '..')
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -136,6 +136,9 @@ async function main(): Promise<void> {
     }
     await service_.create(2) // warm-up: JIT, caches, WAL
     await bare_.post(2)
+    const raw = await RawInsertCeiling.open(join(dir, 'raw.db'))
+    const serviceTokens = async () =>
+      (await api<{ pagination: { total_items: number } }>(service.url, app.key, 'GET', '/tokens?size=1')).pagination.total_items
 
     const rounds: Round[] = []
     for (let round = 1; round <= ROUNDS; round++) {
@@ -146,9 +149,10 @@ async function main(): Promise<void> {
         bareGet: await bare_.get(),
         get: await service_.get(),
         tokenize: await service_.tokenize(),
-        rawTokensPerSecond: await measureRawInsert(dir, 10, round)
+        rawTokensPerSecond: await raw.fillTo(await serviceTokens()).then(() => raw.measure(10))
       })
     }
+    await raw.close()
     report(rounds)
   } finally {
     await Promise.all(children.map(stopChild))

@@ -7,7 +7,7 @@ import { z } from 'zod'
 import type { Transform } from '../../shared/types'
 import { sealJson } from '../crypto/aead'
 import { keyedHash } from '../crypto/hashing'
-import { newId } from '../crypto/random'
+import { newTimeOrderedId } from '../crypto/random'
 import type { SearchIndexRow, TokenRow } from '../repositories/tokens.repository'
 import { requireTokenAccess } from './access'
 import type { Actor } from './context'
@@ -124,7 +124,7 @@ export function assertFreeOfPlaintext(value: string, fragments: readonly string[
 }
 
 function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string): string {
-  if (input.id === undefined) return newId()
+  if (input.id === undefined) return newTimeOrderedId()
   let id = input.id
   if (EXPRESSION_MARKER.test(id)) {
     const value = evaluateExpression(validateExpression(id, field), { data }, field)
