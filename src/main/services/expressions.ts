@@ -266,12 +266,14 @@ function runtimeError(err: unknown, field: string): ValidationError {
   return ValidationError.field(field, message)
 }
 
-function run(compiled: Compiled, scope: Record<string, unknown>, field: string): unknown {
+/** A render context for `scope`, shared by the leaves of one mask (building one costs as much as evaluating). */
+function contextFor(scope: Record<string, unknown>): Context {
+  return new Context(scope, engine.options, { sync: true }, { liquid: engine })
+}
+
+function run(compiled: Compiled, scope: Record<string, unknown>, field: string, ctx?: Context): unknown {
   try {
-    if (compiled.single) {
-      const ctx = new Context(scope, engine.options, { sync: true }, { liquid: engine })
-      return toValue(toValueSync(compiled.single.value(ctx, false))) ?? null
-    }
+    if (compiled.single) return toValue(toValueSync(compiled.single.value(ctx ?? contextFor(scope), false))) ?? null
     return engine.renderSync(compiled.templates, scope)
   } catch (err) {
     throw runtimeError(err, field)
@@ -358,7 +360,13 @@ export function validateMask(mask: unknown, field: string): unknown {
  * @throws ValidationError with leaf paths under `field`
  */
 export function evaluateMask(mask: unknown, data: unknown, field = 'mask'): unknown {
-  return mapMask(mask, field, (source, path) => evaluateExpression(source, { data }, path))
+  const scope = { data, metadata: undefined }
+  let ctx: Context | undefined
+  return mapMask(mask, field, (source, path) => {
+    const compiled = compile(source, path)
+    if (compiled.single) ctx ??= contextFor(scope)
+    return run(compiled, scope, path, ctx)
+  })
 }
 
 /**

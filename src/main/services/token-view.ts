@@ -24,6 +24,7 @@ export interface ParsedColumns {
   metadata: Readonly<Record<string, string>>
   mask: unknown
   searchIndexes: readonly string[] | undefined
+  createdAt: string
 }
 
 const parsedByRow = new WeakMap<TokenRow, ParsedColumns>()
@@ -36,7 +37,8 @@ export function columnsOf(row: TokenRow): ParsedColumns {
       containers: JSON.parse(row.containers),
       metadata: JSON.parse(row.metadata),
       mask: row.mask === null ? undefined : JSON.parse(row.mask),
-      searchIndexes: row.search_indexes === null ? undefined : JSON.parse(row.search_indexes)
+      searchIndexes: row.search_indexes === null ? undefined : JSON.parse(row.search_indexes),
+      createdAt: toIsoString(Number(row.created_at))
     }
     parsedByRow.set(row, parsed)
   }
@@ -86,7 +88,7 @@ export function toWireToken(row: TokenRow, data: unknown, transform: Transform, 
     containers: [...columns.containers],
     metadata: { ...columns.metadata },
     fingerprint_expression: row.fingerprint_expression,
-    created_at: toIsoString(Number(row.created_at))
+    created_at: columns.createdAt
   }
   const shown = transformData(row, data, transform)
   if (shown !== undefined) token.data = shown
