@@ -18,7 +18,7 @@ export class DecryptionError extends Error {
 }
 
 /** Encrypts `plaintext` under `key`; the result carries its own fresh nonce. */
-export function seal(key: Uint8Array, plaintext: Uint8Array, associatedData: string): Sealed {
+export function seal(key: Uint8Array, plaintext: Uint8Array, associatedData: string | Uint8Array): Sealed {
   const nonce = randomBytes(NONCE_BYTES)
   const ciphertext = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, associatedData, null, nonce, key)
   const sealed = new Uint8Array(NONCE_BYTES + ciphertext.length)
@@ -28,7 +28,7 @@ export function seal(key: Uint8Array, plaintext: Uint8Array, associatedData: str
 }
 
 /** Decrypts what `seal` produced; throws DecryptionError if anything was altered. */
-export function open(key: Uint8Array, sealed: Uint8Array, associatedData: string): Uint8Array {
+export function open(key: Uint8Array, sealed: Uint8Array, associatedData: string | Uint8Array): Uint8Array {
   if (sealed.length < NONCE_BYTES + 16) throw new DecryptionError()
   try {
     return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(

@@ -21,8 +21,7 @@ import {
   listDueOutboxIds,
   listOutboxMails,
   updateOutboxMail,
-  type OutboxRow,
-  type OutboxStatus
+  type OutboxRow
 } from '../repositories/outbox.repository'
 import type { ServiceContext } from './index'
 import type { Keyring } from './keyring'
@@ -106,18 +105,7 @@ export interface OutgoingMail {
 }
 
 /** An outbox entry as `tessera outbox` and the GUI show it. */
-export interface OutboxEntry {
-  id: string
-  tenant_id: string
-  recipient: string
-  subject: string
-  status: OutboxStatus
-  attempts: number
-  next_attempt_at: number
-  last_error: string | null
-  invitation_id: string | null
-  created_at: number
-  sent_at: number | null
+export interface OutboxEntry extends Omit<OutboxRow, 'sealed_body' | 'key_version'> {
   /** The decrypted link; undefined when the body cannot be opened. */
   link?: string
 }

@@ -1,0 +1,77 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import { DecryptionError, open, openJson, seal, sealJson } from '../../../src/main/crypto/aead'
+import { keyedHash } from '../../../src/main/crypto/hashing'
+import { randomBytes } from '../../../src/main/crypto/random'
+import { readySodium, sodium } from '../../../src/main/crypto/sodium'
+
+const hex = (value: string) => Uint8Array.from(Buffer.from(value, 'hex'))
+
+/** draft-irtf-cfrg-xchacha-03, appendix A.3.1 (AEAD_XChaCha20_Poly1305). */
+const XCHACHA = {
+  key: hex('808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f'),
+  nonce: hex('404142434445464748494a4b4c4d4e4f5051525354555657'),
+  aad: hex('50515253c0c1c2c3c4c5c6c7'),
+  plaintext: "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.",
+  ciphertextAndTag:
+    'bd6d179d3e83d43b9576579493c0e939572a1700252bfaccbed2902c21396cbb731c7f1b0b4aa6440bf3a82f4eda7e39ae64c6708c54c216cb96b72e1213b4522f8c9ba40db5d945b11b69b982c1bb9e3f3fac2bc369488f76b2383565d3fff921f9664c97637da9768812f615c68b13b52e' +
+    'c0875924c1c7987947deafd8780acf49'
+}
+
+describe('aead', () => {
+  beforeAll(readySodium)
+
+  it('opens the XChaCha20-Poly1305 known-answer vector framed as nonce ‖ ciphertext ‖ tag', () => {
+    const sealed = new Uint8Array([...XCHACHA.nonce, ...hex(XCHACHA.ciphertextAndTag)])
+    expect(Buffer.from(open(XCHACHA.key, sealed, XCHACHA.aad)).toString('utf8')).toBe(XCHACHA.plaintext)
+  })
+
+  it('seals with a fresh nonce each time and round-trips JSON', () => {
+    const key = randomBytes(32)
+    const a = sealJson(key, { number: '4242424242424242' }, 'token:t:1')
+    const b = sealJson(key, { number: '4242424242424242' }, 'token:t:1')
+    expect(Buffer.from(a.subarray(0, 24)).equals(Buffer.from(b.subarray(0, 24)))).toBe(false)
+    expect(openJson(key, a, 'token:t:1')).toEqual({ number: '4242424242424242' })
+  })
+
+  it('refuses a ciphertext with any flipped bit', () => {
+    const key = randomBytes(32)
+    const sealed = seal(key, Buffer.from('secret'), 'ad')
+    for (const index of [0, 23, 24, sealed.length - 1]) {
+      const tampered = Uint8Array.from(sealed)
+      tampered[index] ^= 0x01
+      expect(() => open(key, tampered, 'ad')).toThrow(DecryptionError)
+    }
+  })
+
+  it('refuses a ciphertext moved to another row (wrong associated data) or opened with another key', () => {
+    const key = randomBytes(32)
+    const sealed = sealJson(key, 'secret', 'token:tenant-a:id-1')
+    expect(() => openJson(key, sealed, 'token:tenant-a:id-2')).toThrow(DecryptionError)
+    expect(() => openJson(key, sealed, 'token:tenant-b:id-1')).toThrow(DecryptionError)
+    expect(() => openJson(randomBytes(32), sealed, 'token:tenant-a:id-1')).toThrow(DecryptionError)
+  })
+
+  it('refuses input too short to hold a nonce and a tag', () => {
+    expect(() => open(randomBytes(32), new Uint8Array(39), 'ad')).toThrow(DecryptionError)
+  })
+})
+
+describe('keyedHash', () => {
+  beforeAll(readySodium)
+
+  it('is the BLAKE2b of the reference known-answer vectors (keyed, empty input, 64-byte digest)', () => {
+    const key = Uint8Array.from({ length: 64 }, (_, i) => i)
+    expect(sodium.crypto_generichash(64, new Uint8Array(0), key, 'hex')).toBe(
+      '10ebb67700b1868efb4417987acf4690ae9d972fb7a590c2f02871799aaa4786b5e996e8f0f4eb981fc214b005f42d2ff4233499391653df7aefcbc13fc51568'
+    )
+  })
+
+  it('gives a 64-character hex digest that depends on the key as well as the input', () => {
+    const key = randomBytes(32)
+    const digest = keyedHash(key, '4242424242424242')
+    expect(digest).toMatch(/^[0-9a-f]{64}$/)
+    expect(keyedHash(key, '4242424242424242')).toBe(digest)
+    expect(keyedHash(randomBytes(32), '4242424242424242')).not.toBe(digest)
+    expect(keyedHash(key, '4242424242424241')).not.toBe(digest)
+  })
+})
