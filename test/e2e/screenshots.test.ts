@@ -37,6 +37,8 @@ describe.skipIf(!chromiumAvailable)('every view, light and dark', () => {
         await navigate(page, view.title)
         await page.getByTestId(view.ready).first().waitFor()
         await page.waitForLoadState('networkidle')
+        // Views load in several steps (the log chart after the table): shoot once nothing spins.
+        await page.locator('.n-data-table-loading-wrapper').first().waitFor({ state: 'detached' })
         await screenshot(page, view.name, theme)
       }
       expect(errorsOf(page)).toEqual([])
