@@ -8,7 +8,7 @@ import type { TokenRow } from '../repositories/tokens.repository'
 import { toIsoString } from './dates'
 import { ValidationError } from './errors'
 import { evaluateMask } from './expressions'
-import { getTokenType } from './token-types'
+import { getTokenType, type TokenTypeDefinition } from './token-types'
 
 export interface ViewOptions {
   /**
@@ -54,7 +54,19 @@ export function transformData(row: TokenRow, data: unknown, transform: Transform
   if (transform === 'reveal') return data
   if (transform === 'redact') return undefined
   const mask = maskOf(row)
-  return mask === undefined ? undefined : maskedValue(mask, data)
+  if (mask === undefined) return undefined
+  const type = getTokenType(row.type)
+  if (type?.applyDefaultMask && row.mask === defaultMaskJson(type)) return type.applyDefaultMask(data)
+  return maskedValue(mask, data)
+}
+
+const defaultMaskJsonByType = new WeakMap<TokenTypeDefinition, string>()
+
+/** The type's default mask as stored in a row (`prepareToken` stores it with JSON.stringify). */
+function defaultMaskJson(type: TokenTypeDefinition): string {
+  let json = defaultMaskJsonByType.get(type)
+  if (json === undefined) defaultMaskJsonByType.set(type, (json = JSON.stringify(type.defaultMask)))
+  return json
 }
 
 /**

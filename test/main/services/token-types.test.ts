@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { ValidationError } from '../../../src/main/services/errors'
 import { abaRoutingValid, getTokenType, luhnValid, tokenTypeNames } from '../../../src/main/services/token-types'
 import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from '../../../src/main/services/expressions'
@@ -171,5 +172,30 @@ describe('bank type', () => {
     const data = { routing_number: '011000015', account_number: '123456789' }
     expect(evaluateMask(bank.defaultMask, data)).toEqual({ routing_number: '011000015', account_number: 'XXXXX6789' })
     expect(renderFingerprintSource(bank.defaultFingerprintExpression, data, {})).toBe('123456789|011000015')
+  })
+})
+
+describe('native default masks', () => {
+  const withoutNulls = (value: unknown) => Object.fromEntries(Object.entries(value as object).filter(([, v]) => v !== null))
+  const digits = (min: number, max: number) => fc.stringMatching(new RegExp(`^\\d{${min},${max}}$`))
+
+  it('mask a card exactly as the default Liquid mask does', () => {
+    const card = getTokenType('card')!
+    fc.assert(
+      fc.property(digits(13, 19), fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }), fc.option(fc.integer({ min: 2026, max: 2099 }), { nil: undefined }), (number, month, year) => {
+        const data = { number, ...(month === undefined ? {} : { expiration_month: month }), ...(year === undefined ? {} : { expiration_year: year }) }
+        expect(card.applyDefaultMask!(data)).toEqual(withoutNulls(evaluateMask(card.defaultMask, data)))
+      })
+    )
+  })
+
+  it('mask a bank account exactly as the default Liquid mask does', () => {
+    const bank = getTokenType('bank')!
+    fc.assert(
+      fc.property(digits(9, 9), digits(1, 17), (routing, account) => {
+        const data = { routing_number: routing, account_number: account }
+        expect(bank.applyDefaultMask!(data)).toEqual(withoutNulls(evaluateMask(bank.defaultMask, data)))
+      })
+    )
   })
 })
