@@ -110,7 +110,21 @@ describe('sessions', () => {
       expect((await service.request('GET', '/logs', { key: session.session_key })).status).toBe(403)
     })
 
+    it('refuses to grant a more revealing transform than the application holds, 403', async () => {
+      const session = await createSession()
+      const reveal = { priority: 1, conditions: [{ attribute: 'id', operator: 'equals', value: 'sess-visible' }], transform: 'reveal', permissions: ['token:read'] }
+      const response = await authorize({ nonce: session.nonce, rules: [reveal] })
+      expect(response.status).toBe(403)
+      expect(response.body.detail).toContain('token:read with reveal')
+      expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(401)
+    })
+
     it('applies rules with conditions and their transforms', async () => {
+      const revealer = await service.createApplication({
+        name: 'Revealing backend',
+        type: 'private',
+        rules: [{ priority: 1, container: '/', transform: 'reveal', permissions: ['token:read'] }]
+      })
       const session = await createSession()
       const response = await authorize({
         nonce: session.nonce,
@@ -124,7 +138,7 @@ describe('sessions', () => {
           },
           { priority: 2, conditions: [{ attribute: 'container', operator: 'starts_with', value: '/pci/' }], transform: 'redact', permissions: ['token:read'] }
         ]
-      })
+      }, revealer.key)
       expect(response.status).toBe(204)
       const visible = await service.request('GET', '/tokens/sess-visible', { key: session.session_key })
       expect(visible.status).toBe(200)

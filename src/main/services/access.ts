@@ -60,6 +60,20 @@ export function requireTokenAccess(actor: Actor, permission: Permission, target:
   return transform
 }
 
+const TRANSFORM_STRENGTH: Record<Transform, number> = { redact: 0, mask: 1, reveal: 2 }
+
+/** Whether transform `a` shows no more of a token than `b`. */
+export function transformWithin(a: Transform, b: Transform): boolean {
+  return TRANSFORM_STRENGTH[a] <= TRANSFORM_STRENGTH[b]
+}
+
+/** The most revealing transform under which the actor holds `permission` anywhere, if at all. */
+export function strongestTransform(actor: Actor, permission: Permission): Transform | undefined {
+  const held: Transform[] = actor.rules.filter((rule) => rule.permissions.includes(permission)).map((rule) => rule.transform)
+  if (actor.isMember || actor.permissions.includes(permission)) held.push(implicitTransform(permission))
+  return held.reduce<Transform | undefined>((best, t) => (best && transformWithin(t, best) ? best : t), undefined)
+}
+
 /** Whether the actor holds a permission anywhere (plainly or through a rule). */
 export function holdsPermission(actor: Actor, permission: Permission): boolean {
   return (

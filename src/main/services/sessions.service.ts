@@ -6,7 +6,7 @@
  */
 import { DateTime } from 'luxon'
 import { z } from 'zod'
-import type { AccessRule, ApplicationType, Permission, SessionCreated } from '../../shared/types'
+import type { AccessRule, ApplicationType, Permission, SessionCreated, Transform } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
 import {
@@ -17,7 +17,7 @@ import {
   insertSession,
   listExpiredSessions
 } from '../repositories/sessions.repository'
-import { holdsPermission } from './access'
+import { strongestTransform, transformWithin } from './access'
 import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from './context'
 import { toIsoString } from './dates'
@@ -48,12 +48,21 @@ function parseSessionExpiry(value: string, now: number): number {
 
 /**
  * A private application may hand a session only permissions it holds itself
- * (plainly or in a rule), so a session is never a way around its own grant.
+ * (plainly or in a rule), and under no more revealing a transform than it holds
+ * them, so a session is never a way around its own grant.
  */
 function requireHeldPermissions(actor: Actor, grant: { permissions: Permission[]; rules: AccessRule[] }): void {
-  const granted = [...grant.permissions, ...grant.rules.flatMap((rule) => rule.permissions)]
-  const missing = [...new Set(granted.filter((permission) => !holdsPermission(actor, permission)))]
-  if (missing.length) throw new ForbiddenError(`The application cannot grant permissions it does not hold: ${missing.join(', ')}.`)
+  const granted: [Permission, Transform][] = [
+    ...grant.permissions.map((permission): [Permission, Transform] => [permission, permission === 'token:use' ? 'reveal' : 'mask']),
+    ...grant.rules.flatMap((rule) => rule.permissions.map((permission): [Permission, Transform] => [permission, rule.transform]))
+  ]
+  const missing = new Set<string>()
+  for (const [permission, transform] of granted) {
+    const held = strongestTransform(actor, permission)
+    if (!held) missing.add(permission)
+    else if (!transformWithin(transform, held)) missing.add(`${permission} with ${transform}`)
+  }
+  if (missing.size) throw new ForbiddenError(`The application cannot grant more than it holds: ${[...missing].join(', ')}.`)
 }
 
 function requireApplicationType(actor: Actor, type: ApplicationType, operation: string): void {

@@ -5,6 +5,8 @@ import {
   requirePermission,
   requireTokenAccess,
   ruleMatches,
+  strongestTransform,
+  transformWithin,
   transformFor,
   visibilityScope,
   type AccessTarget
@@ -177,5 +179,23 @@ describe('visibilityScope', () => {
 
   it('is an empty rule list for an actor holding nothing', () => {
     expect(visibilityScope(actor(), 'token:read')).toEqual({ all: false, rules: [] })
+  })
+})
+
+describe('strongestTransform', () => {
+  it('is the most revealing transform under which a permission is held, rules and plain permissions alike', () => {
+    const revealRule: AccessRule = { priority: 5, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }
+    const redactRule: AccessRule = { priority: 1, container: '/', transform: 'redact', permissions: ['token:read'] }
+    expect(strongestTransform(actor({ rules: [redactRule] }), 'token:read')).toBe('redact')
+    expect(strongestTransform(actor({ rules: [redactRule], permissions: ['token:read'] }), 'token:read')).toBe('mask')
+    expect(strongestTransform(actor({ rules: [redactRule, revealRule] }), 'token:read')).toBe('reveal')
+    expect(strongestTransform(actor({ permissions: ['token:use'] }), 'token:use')).toBe('reveal')
+    expect(strongestTransform(actor({ permissions: ['token:create'] }), 'token:read')).toBeUndefined()
+  })
+
+  it('orders transforms redact < mask < reveal', () => {
+    expect(transformWithin('redact', 'mask')).toBe(true)
+    expect(transformWithin('mask', 'mask')).toBe(true)
+    expect(transformWithin('reveal', 'mask')).toBe(false)
   })
 })
