@@ -8,13 +8,15 @@ const FORMATS_HINT =
 // Parsed by hand because luxon's `h … a` format accepts hours 0 and 13–23 with AM/PM.
 const US_DATE_TIME = /^(\d{1,2})\/(\d{1,2})\/(\d{4})(?: (\d{1,2}):(\d{2}):(\d{2}) ([AP]M)(?: ([+-](?:0\d|1[0-4]):[0-5]\d))?)?$/i
 
+/** ISO 8601; without an offset it is read as UTC, like the other formats. */
+function parseIso(text: string): DateTime | undefined {
+  const iso = DateTime.fromISO(text, { zone: 'utc', setZone: true })
+  return iso.isValid ? iso : undefined
+}
+
 function parse(text: string): DateTime | undefined {
   const m = US_DATE_TIME.exec(text)
-  if (!m) {
-    // ISO 8601 without an offset is read as UTC, like the other formats.
-    const iso = DateTime.fromISO(text, { zone: 'utc', setZone: true })
-    return iso.isValid ? iso : undefined
-  }
+  if (!m) return parseIso(text)
   const [, month, day, year, hour12, minute, second, meridiem, offset] = m
   let hour = 0
   if (hour12 !== undefined) {
@@ -36,8 +38,20 @@ function parse(text: string): DateTime | undefined {
  * @throws ValidationError naming `field` when unparseable or not strictly after `now`
  */
 export function parseExpiresAt(value: unknown, field: string, now: Date): Date {
-  const dt = typeof value === 'string' ? parse(value.trim()) : undefined
-  if (!dt) throw ValidationError.field(field, FORMATS_HINT)
+  return futureTime(typeof value === 'string' ? parse(value.trim()) : undefined, field, now, FORMATS_HINT)
+}
+
+/**
+ * Parses an ISO 8601 time (UTC when it has no offset), for fields the spec
+ * defines as ISO 8601 only, such as a session's `expires_at`.
+ * @throws ValidationError naming `field` when unparseable or not strictly after `now`
+ */
+export function parseIsoExpiresAt(value: unknown, field: string, now: Date): Date {
+  return futureTime(typeof value === 'string' ? parseIso(value.trim()) : undefined, field, now, 'must be an ISO 8601 date-time')
+}
+
+function futureTime(dt: DateTime | undefined, field: string, now: Date, formatHint: string): Date {
+  if (!dt) throw ValidationError.field(field, formatHint)
   if (dt.toMillis() <= now.getTime()) throw ValidationError.field(field, 'must be in the future')
   return dt.toJSDate()
 }

@@ -4,7 +4,6 @@
  * authorizes it through the nonce with exactly the access the client needs.
  * Until then, and after `expires_at`, the session key is a 401.
  */
-import { DateTime } from 'luxon'
 import { z } from 'zod'
 import type { AccessRule, ApplicationType, Permission, SessionCreated, Transform } from '../../shared/types'
 import { newId } from '../crypto/random'
@@ -20,7 +19,7 @@ import {
 import { strongestTransform, transformWithin } from './access'
 import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from './context'
-import { toIsoString } from './dates'
+import { parseIsoExpiresAt, toIsoString } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
 import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
@@ -37,14 +36,6 @@ const authorizeBody = z.strictObject({
   ...grantFields('private', { session: true }),
   expires_at: z.string().max(100).optional()
 })
-
-/** ISO 8601 (UTC when it has no offset), strictly after `now`. */
-function parseSessionExpiry(value: string, now: number): number {
-  const parsed = DateTime.fromISO(value.trim(), { zone: 'utc', setZone: true })
-  if (!parsed.isValid) throw ValidationError.field('expires_at', 'must be an ISO 8601 date-time')
-  if (parsed.toMillis() <= now) throw ValidationError.field('expires_at', 'must be in the future')
-  return parsed.toMillis()
-}
 
 /**
  * A private application may hand a session only permissions it holds itself
@@ -121,7 +112,7 @@ export class SessionsService {
     requireSomeGrant(input)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
-    const expiresAt = input.expires_at === undefined ? undefined : parseSessionExpiry(input.expires_at, now)
+    const expiresAt = input.expires_at === undefined ? undefined : parseIsoExpiresAt(input.expires_at, 'expires_at', new Date(now)).getTime()
     const nonceHash = hashSecret(keyring.secretHashKey, input.nonce)
     const permissions = normalisePermissions(input.permissions)
     const rules = normaliseRules(input.rules)
