@@ -24,6 +24,7 @@ import { APPLICATION_TYPES, MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_T
 import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
+import type { SecretHashKey } from '../crypto/types'
 import {
   countApplications,
   deleteApplication,
@@ -104,6 +105,36 @@ function toApplication(row: ApplicationRow, key?: string): Application {
   return application
 }
 
+export interface NewApplication {
+  tenantId: string
+  name: string
+  type: ApplicationType
+  permissions: Permission[]
+  rules: AccessRule[]
+  expiresAt: number | null
+  createdBy: string
+}
+
+/** A new application's row and its key, which is returned once and stored only as a keyed hash. */
+export function newApplicationRow(app: NewApplication, secretHashKey: SecretHashKey, now: number): { row: ApplicationRow; key: string } {
+  const key = generateSecret(`key_${app.type}`)
+  const row: ApplicationRow = {
+    id: newId(),
+    tenant_id: app.tenantId,
+    name: app.name,
+    type: app.type,
+    permissions: JSON.stringify(app.permissions),
+    rules: JSON.stringify(app.rules),
+    key_hash: hashSecret(secretHashKey, key),
+    expires_at: app.expiresAt,
+    created_by: app.createdBy,
+    created_at: now,
+    modified_by: null,
+    modified_at: null
+  }
+  return { row, key }
+}
+
 function isExpired(row: ApplicationRow, now: number): boolean {
   return row.expires_at !== null && Number(row.expires_at) <= now
 }
@@ -140,21 +171,11 @@ export class ApplicationsService {
     requireSomeGrant(input)
     const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules as Parameters<typeof normaliseRules>[0]) }
     requireHeldManagementPermissions(actor, grant)
-    const key = generateSecret(`key_${input.type}`)
-    const row: ApplicationRow = {
-      id: newId(),
-      tenant_id: actor.tenantId,
-      name: input.name,
-      type: input.type,
-      permissions: JSON.stringify(grant.permissions),
-      rules: JSON.stringify(grant.rules),
-      key_hash: hashSecret(this.context.keyring.secretHashKey, key),
-      expires_at: expiresAt,
-      created_by: actor.id,
-      created_at: now,
-      modified_by: null,
-      modified_at: null
-    }
+    const { row, key } = newApplicationRow(
+      { tenantId: actor.tenantId, name: input.name, type: input.type, ...grant, expiresAt, createdBy: actor.id },
+      this.context.keyring.secretHashKey,
+      now
+    )
     await this.context.writes.run(async (trx) => {
       await insertApplication(trx, row)
       await recordLogs(trx, [this.logEntry(actor, row.id, 'create', 'Application created', now)])

@@ -9,7 +9,6 @@ import { MANAGEMENT_PERMISSIONS } from '../../shared/permissions'
 import type { Application } from '../../shared/types'
 import { CannotUnlockError } from '../crypto/keys'
 import { newId } from '../crypto/random'
-import { generateSecret, hashSecret } from '../crypto/secrets'
 import type { MasterKey } from '../crypto/types'
 import { openDatabase, type Database } from '../db/database'
 import type { Logger } from '../logger'
@@ -18,6 +17,7 @@ import { listTenants, insertMember, insertTenant, insertUser } from '../reposito
 import { findVault } from '../repositories/vault.repository'
 import { systemClock, type Clock } from './context'
 import { createServices, type Services } from './index'
+import { newApplicationRow } from './applications.service'
 import { createKeyring, unlockKeyring } from './keyring'
 import { logRow, recordLogs } from './logs.service'
 import type { MailConfig } from './mail.service'
@@ -72,38 +72,25 @@ export async function initVault(options: InitOptions): Promise<InitResult> {
     const now = clock.now()
     const tenantId = newId()
     const userId = newId()
-    const application = {
-      id: newId(),
-      name: 'Tessera administration',
-      type: 'management' as const,
-      key: generateSecret('key_management'),
-      permissions: [...MANAGEMENT_PERMISSIONS]
-    }
-    await db.writer.transaction(async (trx) => {
+    const permissions = [...MANAGEMENT_PERMISSIONS]
+    const application = await db.writer.transaction(async (trx) => {
       const keyring = await createKeyring(trx, options.masterKey, now)
       await insertTenant(trx, { id: tenantId, name: options.tenantName, owner_user_id: userId, created_at: now })
       await keyring.createTenantKeys(trx, tenantId, now)
       await insertUser(trx, { id: userId, email: options.ownerEmail ?? null, first_name: null, last_name: null, picture: null, created_at: now })
       await insertMember(trx, { id: newId(), tenant_id: tenantId, user_id: userId, role: 'OWNER', created_by: userId, created_at: now, modified_by: null, modified_at: null })
-      await insertApplication(trx, {
-        id: application.id,
-        tenant_id: tenantId,
-        name: application.name,
-        type: application.type,
-        permissions: JSON.stringify(application.permissions),
-        rules: '[]',
-        key_hash: hashSecret(keyring.secretHashKey, application.key),
-        expires_at: null,
-        created_by: userId,
-        created_at: now,
-        modified_by: null,
-        modified_at: null
-      })
+      const { row, key } = newApplicationRow(
+        { tenantId, name: 'Tessera administration', type: 'management', permissions, rules: [], expiresAt: null, createdBy: userId },
+        keyring.secretHashKey,
+        now
+      )
+      await insertApplication(trx, row)
       const actor = { id: userId, type: 'user' as const, tenantId }
       await recordLogs(trx, [
         logRow(actor, tenantId, { entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' }, now),
-        logRow(actor, tenantId, { entityType: 'application', entityId: application.id, operation: 'create', message: 'Application created' }, now)
+        logRow(actor, tenantId, { entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }, now)
       ])
+      return { id: row.id, name: row.name, type: 'management' as const, key, permissions }
     })
     return { tenant_id: tenantId, owner_user_id: userId, application }
   } finally {
