@@ -34,3 +34,13 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT' || code.startsWith('SQLITE_CONSTRAINT_') || code === '23505'
 }
 
+
+/** A knex instance or transaction: what every repository function takes. */
+export type Db = Knex | Knex.Transaction
+
+/** Where-clause for rows that have not expired at `now` (no `expires_at`, or one after it). */
+export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {
+  return (query) => {
+    query.whereNull('expires_at').orWhere('expires_at', '>', now)
+  }
+}

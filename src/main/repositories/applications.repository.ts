@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
+import { type Db, notExpiredAt } from '../db/sql'
 
-type Db = Knex | Knex.Transaction
 
 /** An application row; `permissions` and `rules` are JSON text. */
 export interface ApplicationRow {
@@ -43,7 +43,7 @@ function filtered(db: Db, filter: ApplicationFilter): Knex.QueryBuilder {
   if (filter.ids.length) query.whereIn('id', filter.ids)
   if (filter.types.length) query.whereIn('type', filter.types)
   const activeAt = filter.activeAt
-  if (activeAt !== undefined) query.andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', activeAt))
+  if (activeAt !== undefined) query.andWhere(notExpiredAt(activeAt))
   return query
 }
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
+import type { Db } from '../db/sql'
 
-type Db = Knex | Knex.Transaction
 
 export type PersistedInvitationStatus = 'PENDING' | 'EXPIRED'
 

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex'
-import { insertRows } from '../db/sql'
+import { insertRows, type Db } from '../db/sql'
 
-type Db = Knex | Knex.Transaction
 
 export interface LogRow {
   tenant_id: string

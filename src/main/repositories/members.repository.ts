@@ -1,7 +1,7 @@
 import type { Knex } from 'knex'
+import type { Db } from '../db/sql'
 import type { MemberRow } from './tenants.repository'
 
-type Db = Knex | Knex.Transaction
 
 /** A member joined with its user. */
 export interface MemberWithUserRow extends MemberRow {

@@ -1,6 +1,5 @@
-import type { Knex } from 'knex'
+import type { Db } from '../db/sql'
 
-type Db = Knex | Knex.Transaction
 
 export type OutboxStatus = 'PENDING' | 'SENT' | 'CANCELLED'
 

@@ -1,6 +1,5 @@
-import type { Knex } from 'knex'
+import type { Db } from '../db/sql'
 
-type Db = Knex | Knex.Transaction
 
 /** A session row; `permissions` and `rules` are JSON text, empty until authorized. */
 export interface SessionRow {

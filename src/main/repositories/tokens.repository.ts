@@ -4,9 +4,8 @@
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../shared/types'
-import { insertRows } from '../db/sql'
+import { insertRows, type Db, notExpiredAt } from '../db/sql'
 
-type Db = Knex | Knex.Transaction
 
 export interface TokenRow {
   tenant_id: string
@@ -71,7 +70,7 @@ export async function replaceSearchIndexes(db: Db, tenantId: string, tokenId: st
 export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<TokenRow | undefined> {
   return db('tokens')
     .where({ tenant_id: tenantId, id })
-    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .andWhere(notExpiredAt(now))
     .first()
 }
 
@@ -79,7 +78,7 @@ export async function findToken(db: Db, tenantId: string, id: string, now: numbe
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<TokenRow | undefined> {
   const query = db('tokens')
     .where({ tenant_id: tenantId, type, fingerprint })
-    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+    .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
   return query.orderBy('created_at').first()
 }
@@ -158,7 +157,7 @@ function applyRule(query: Knex.QueryBuilder, rule: AccessRule): void {
 function filtered(db: Db, filter: TokenFilter): Knex.QueryBuilder {
   const query = db('tokens')
     .where('tenant_id', filter.tenantId)
-    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', filter.now))
+    .andWhere(notExpiredAt(filter.now))
   if (filter.ids.length) query.whereIn('id', filter.ids)
   if (filter.types.length) query.whereIn('type', filter.types)
   for (const [key, value] of Object.entries(filter.metadata)) {
