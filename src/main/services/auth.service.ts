@@ -11,6 +11,7 @@ import { findApplicationByKeyHash } from '../repositories/applications.repositor
 import type { Actor, Clock } from './context'
 import { UnauthenticatedError } from './errors'
 import type { Keyring } from './keyring'
+import { ReadThroughCache } from './read-through-cache'
 
 /** Session keys carry this prefix so they are told apart from application keys without a second lookup. */
 export const SESSION_KEY_PREFIX = 'key_sess'
@@ -27,10 +28,8 @@ export interface CachedActor {
 const MAX_CACHED = 10_000
 
 export class AuthService {
-  private readonly cache = new Map<string, CachedActor>()
+  private readonly cache = new ReadThroughCache<string, CachedActor>(MAX_CACHED)
   private sessionResolver: SessionResolver = async () => undefined
-  /** Bumped by every eviction, so a lookup that raced with a change is not cached. */
-  private generation = 0
 
   constructor(private readonly deps: { reader: Knex; keyring: Keyring; clock: Clock }) {}
 
@@ -45,12 +44,11 @@ export class AuthService {
     if (key.length > 200) throw new UnauthenticatedError('The API key is invalid or has expired.')
     const keyHash = hashSecret(this.deps.keyring.secretHashKey, key)
     const now = this.deps.clock.now()
-    let entry = this.cache.get(keyHash)
-    if (!entry) {
-      const generation = this.generation
-      entry = key.startsWith(SESSION_KEY_PREFIX) ? await this.sessionResolver(keyHash, now) : await this.loadApplication(keyHash)
-      if (entry && generation === this.generation) this.remember(keyHash, entry)
-    }
+    const entry =
+      this.cache.get(keyHash) ??
+      (await this.cache.load(keyHash, () =>
+        key.startsWith(SESSION_KEY_PREFIX) ? this.sessionResolver(keyHash, now) : this.loadApplication(keyHash)
+      ))
     if (!entry || (entry.expiresAt !== null && entry.expiresAt <= now)) {
       throw new UnauthenticatedError('The API key is invalid or has expired.')
     }
@@ -59,13 +57,7 @@ export class AuthService {
 
   /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize). */
   evict(actorId: string): void {
-    this.generation++
-    for (const [hash, entry] of this.cache) if (entry.actor.id === actorId) this.cache.delete(hash)
-  }
-
-  private remember(keyHash: string, entry: CachedActor): void {
-    if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!)
-    this.cache.set(keyHash, entry)
+    this.cache.deleteWhere((entry) => entry.actor.id === actorId)
   }
 
   private async loadApplication(keyHash: string): Promise<CachedActor | undefined> {

@@ -4,7 +4,6 @@
  * writes its audit entry in the same transaction as its effect (reads too).
  */
 import type { Knex } from 'knex'
-import { LRUCache } from 'lru-cache'
 import { z } from 'zod'
 import type { Page, Token, Transform } from '../../shared/types'
 import { openJson, sealJson } from '../crypto/aead'
@@ -37,6 +36,7 @@ import { offsetOf, paginationSchema, toPage } from './pagination'
 import { assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
 import { getTokenType } from './token-types'
+import { ReadThroughCache } from './read-through-cache'
 import { parseOrThrow, queryList } from './validation'
 
 const listQuerySchema = z.object({
@@ -117,14 +117,8 @@ export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: Prepared
 const ROW_CACHE_SIZE = 10_000
 
 export class TokensService {
-  /**
-   * Hot token rows by tenant and id. Rows hold only what the database holds
-   * (sealed data), and this process is the vault's only writer (the vault is
-   * locked while open), so evicting on update, delete and expiry keeps it exact.
-   */
-  private readonly rowCache = new LRUCache<string, TokenRow>({ max: ROW_CACHE_SIZE })
-  /** Bumped by every eviction, so a read that raced with a change is not cached. */
-  private cacheGeneration = 0
+  /** Hot token rows by tenant and id: only what the database holds (sealed data), evicted after every change. */
+  private readonly rowCache = new ReadThroughCache<string, TokenRow>(ROW_CACHE_SIZE)
 
   constructor(private readonly ctx: ServiceContext) {}
 
@@ -269,15 +263,11 @@ export class TokensService {
     const key = typeof id === 'string' ? `${actor.tenantId}\u0000${id}` : ''
     const cached = this.rowCache.get(key)
     if (cached && (cached.expires_at === null || Number(cached.expires_at) > now)) return cached
-    const generation = this.cacheGeneration
-    const row = await this.findOr404(this.ctx.reader, actor, id, now)
-    if (generation === this.cacheGeneration) this.rowCache.set(key, row)
-    return row
+    return (await this.rowCache.load(key, () => this.findOr404(this.ctx.reader, actor, id, now)))!
   }
 
   /** Drops a changed row from the cache, after its transaction committed. */
   private evict(tenantId: string, id: unknown): void {
-    this.cacheGeneration++
     this.rowCache.delete(`${tenantId}\u0000${String(id)}`)
   }
 
