@@ -3,6 +3,7 @@
  * ciphertext to its context (tenant + token id, tenant + key version), so a
  * row's ciphertext copied into another row fails to open.
  */
+import { asBuffer, bytes } from './bytes'
 import { randomBytes } from './random'
 import { sodium } from './sodium'
 import type { Sealed } from './types'
@@ -20,7 +21,7 @@ export class DecryptionError extends Error {
 /** Encrypts `plaintext` under `key`; the result carries its own fresh nonce. */
 export function seal(key: Uint8Array, plaintext: Uint8Array, associatedData: string | Uint8Array): Sealed {
   const nonce = randomBytes(NONCE_BYTES)
-  const ciphertext = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, associatedData, null, nonce, key)
+  const ciphertext = sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(plaintext, bytes(associatedData), null, nonce, key)
   const sealed = new Uint8Array(NONCE_BYTES + ciphertext.length)
   sealed.set(nonce)
   sealed.set(ciphertext, NONCE_BYTES)
@@ -34,7 +35,7 @@ export function open(key: Uint8Array, sealed: Uint8Array, associatedData: string
     return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(
       null,
       sealed.subarray(NONCE_BYTES),
-      associatedData,
+      bytes(associatedData),
       sealed.subarray(0, NONCE_BYTES),
       key
     )
@@ -50,5 +51,5 @@ export function sealJson(key: Uint8Array, value: unknown, associatedData: string
 
 /** Opens a JSON value sealed by `sealJson`. */
 export function openJson<T = unknown>(key: Uint8Array, sealed: Uint8Array, associatedData: string): T {
-  return JSON.parse(Buffer.from(open(key, sealed, associatedData)).toString('utf8')) as T
+  return JSON.parse(asBuffer(open(key, sealed, associatedData)).toString('utf8')) as T
 }

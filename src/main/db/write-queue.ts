@@ -32,6 +32,8 @@ export interface RowBuffer {
 export type WriteWork<T> = (trx: Knex.Transaction) => Promise<T>
 export type AppendWork<T> = (rows: RowBuffer) => T
 
+type Settle = () => void
+
 type Unit = { kind: 'run'; work: WriteWork<unknown> } | { kind: 'append'; work: AppendWork<unknown> }
 
 interface Pending {
@@ -132,35 +134,49 @@ export class WriteQueue {
     // Let requests that arrive in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve))
     let connection: RawSqlite | undefined
+    let settlePrevious: Settle | undefined
     try {
       // Hold the writer connection while there is work: a pool round trip per batch costs as much as the batch.
       connection = (await this.db.client.acquireConnection()) as RawSqlite
-      while (this.pending.length > 0) {
-        await this.runBatch(connection, this.pending.splice(0, this.maxBatch))
+      // Pipelined: the next batch is handed to SQLite before the previous batch's requests
+      // are answered, so its commit runs while the event loop writes those responses.
+      for (;;) {
+        if (this.pending.length === 0) {
+          settlePrevious?.()
+          settlePrevious = undefined
+          // Requests read in this turn of the event loop are on their way: wait for them
+          // rather than give the connection back and take it again a moment later.
+          await new Promise((resolve) => setImmediate(resolve))
+          if (this.pending.length === 0) break
+        }
+        const committing = this.runBatch(connection, this.pending.splice(0, this.maxBatch))
+        settlePrevious?.()
+        settlePrevious = await committing
       }
     } catch (error) {
       for (const item of this.pending.splice(0)) item.reject(error)
     } finally {
+      settlePrevious?.() // a committed batch is answered whatever happens next
       if (connection) this.db.client.releaseConnection(connection)
       this.draining = undefined
     }
   }
 
-  private async runBatch(connection: RawSqlite, batch: Pending[]): Promise<void> {
+  /** Commits a batch; returns how to settle its requests (called by `drain` when it suits the pipeline). */
+  private async runBatch(connection: RawSqlite, batch: Pending[]): Promise<Settle> {
     if (batch.length > 1) {
       const results = await this.transact(connection, batch.map((item) => item.unit)).catch(() => undefined)
-      if (results) {
-        batch.forEach((item, index) => item.resolve(results[index]))
-        return
-      }
+      if (results) return () => batch.forEach((item, index) => item.resolve(results[index]))
     }
+    const outcomes: { ok: boolean; value: unknown }[] = []
     for (const item of batch) {
       try {
-        item.resolve((await this.transact(connection, [item.unit]))[0])
+        outcomes.push({ ok: true, value: (await this.transact(connection, [item.unit]))[0] })
       } catch (error) {
-        item.reject(error)
+        outcomes.push({ ok: false, value: error })
       }
     }
+    return () => batch.forEach((item, index) => (outcomes[index].ok ? item.resolve : item.reject)(outcomes[index].value))
   }
 
   private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {

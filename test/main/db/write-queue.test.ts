@@ -52,6 +52,22 @@ describe('WriteQueue', () => {
     expect(seen).toBe('early')
   })
 
+  it('answers each batch with its own outcomes while the next batch is already committing', async () => {
+    const insert = (name: string) => queue.append((rows) => (rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }], () => new Error(`duplicate ${name}`)), name))
+    const firstWave = ['a', 'b'].map(insert)
+    await new Promise((resolve) => setImmediate(resolve)) // the first batch is on its way to SQLite
+    const secondWave = ['c', 'a', 'd'].map(insert)
+    const outcomes = await Promise.allSettled([...firstWave, ...secondWave])
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : outcome.reason.message))).toEqual([
+      'a',
+      'b',
+      'c',
+      'duplicate a',
+      'd'
+    ])
+    expect(await names()).toEqual(['a', 'b', 'c', 'd'])
+  })
+
   it('rolls back every write of a failing unit', async () => {
     const failing = queue.run(async (trx) => {
       await trx('job_runs').insert({ name: 'half', last_run_at: 1 })
