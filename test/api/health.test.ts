@@ -42,6 +42,17 @@ describe('HTTP conventions', () => {
     expect(status).toBe(421)
   })
 
+  it('answers a wrong method on an open route with a 405 problem document', async () => {
+    const response = await service.request('DELETE', '/health')
+    expect(response.status).toBe(405)
+    expect(response.headers.get('content-type')).toContain('application/problem+json')
+  })
+
+  it('authenticates before telling an unknown route apart (401 without a key)', async () => {
+    const response = await service.request('GET', '/nope', { key: null })
+    expect(response.status).toBe(401)
+  })
+
   it('answers an unknown route with a 404 problem document', async () => {
     const response = await service.request('GET', '/nope')
     expect(response.status).toBe(404)

@@ -1,8 +1,10 @@
 /**
- * Turns an SVC-API-KEY into an Actor. Keys are looked up by keyed hash; the
- * actor is cached in memory per key hash, and every service that changes an
- * application or session evicts it, so a regenerated or deleted key stops
- * working at once. Expiry is checked on every call against the injected clock.
+ * Turns an SVC-API-KEY into an Actor. Keys are stored and looked up only by
+ * keyed hash. The actors of keys found in the vault are cached in memory (never
+ * on disk) under the key itself, so a request with a known key costs a map
+ * lookup instead of a hash; every service that changes an application or
+ * session evicts its entries, so a regenerated or deleted key stops working at
+ * once. Expiry is checked on every call against the injected clock.
  */
 import type { Knex } from 'knex'
 import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
@@ -42,13 +44,8 @@ export class AuthService {
   async authenticate(key: string | undefined): Promise<Actor> {
     if (!key) throw new UnauthenticatedError('The SVC-API-KEY header is required.')
     if (key.length > 200) throw new UnauthenticatedError('The API key is invalid or has expired.')
-    const keyHash = hashSecret(this.deps.keyring.secretHashKey, key)
     const now = this.deps.clock.now()
-    const entry =
-      this.cache.get(keyHash) ??
-      (await this.cache.load(keyHash, () =>
-        key.startsWith(SESSION_KEY_PREFIX) ? this.sessionResolver(keyHash, now) : this.loadApplication(keyHash)
-      ))
+    const entry = this.cache.get(key) ?? (await this.cache.load(key, () => this.load(key, now)))
     if (!entry || (entry.expiresAt !== null && entry.expiresAt <= now)) {
       throw new UnauthenticatedError('The API key is invalid or has expired.')
     }
@@ -58,6 +55,11 @@ export class AuthService {
   /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize). */
   evict(actorId: string): void {
     this.cache.deleteWhere((entry) => entry.actor.id === actorId)
+  }
+
+  private load(key: string, now: number): Promise<CachedActor | undefined> {
+    const keyHash = hashSecret(this.deps.keyring.secretHashKey, key)
+    return key.startsWith(SESSION_KEY_PREFIX) ? this.sessionResolver(keyHash, now) : this.loadApplication(keyHash)
   }
 
   private async loadApplication(keyHash: string): Promise<CachedActor | undefined> {
