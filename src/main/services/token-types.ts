@@ -26,14 +26,19 @@ function revealLast(value: string, n: number): string {
   return value.length <= n ? value : 'X'.repeat(value.length - n) + value.slice(-n)
 }
 
-/** Copies the fields of `data` that are present, through `map` for each. */
-function pick(data: Record<string, unknown>, fields: Record<string, (value: unknown) => unknown>): Record<string, unknown> {
+type FieldMasks = readonly (readonly [field: string, mask: (value: unknown) => unknown])[]
+
+/** Copies the fields of `data` that are present, each through its mask (built once: this runs on every read). */
+function pick(data: Record<string, unknown>, fields: FieldMasks): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const [field, map] of Object.entries(fields)) if (data[field] !== undefined && data[field] !== null) out[field] = map(data[field])
+  for (const [field, mask] of fields) if (data[field] !== undefined && data[field] !== null) out[field] = mask(data[field])
   return out
 }
 
 const same = (value: unknown) => value
+const lastFour = (value: unknown) => revealLast(String(value), 4)
+const CARD_MASK: FieldMasks = [['number', lastFour], ['expiration_month', same], ['expiration_year', same]]
+const BANK_MASK: FieldMasks = [['routing_number', same], ['account_number', lastFour]]
 
 /** True when `digits` (a string of digits) passes the Luhn (mod 10) check. */
 export function luhnValid(digits: string): boolean {
@@ -158,8 +163,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         },
         showsEvaluatedMask: true,
         validateData: validateCard,
-        applyDefaultMask: (data) =>
-          pick(data as Record<string, unknown>, { number: (n) => revealLast(String(n), 4), expiration_month: same, expiration_year: same })
+        applyDefaultMask: (data) => pick(data as Record<string, unknown>, CARD_MASK)
       },
       {
         name: 'bank',
@@ -171,8 +175,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         },
         showsEvaluatedMask: false,
         validateData: validateBank,
-        applyDefaultMask: (data) =>
-          pick(data as Record<string, unknown>, { routing_number: same, account_number: (n) => revealLast(String(n), 4) })
+        applyDefaultMask: (data) => pick(data as Record<string, unknown>, BANK_MASK)
       }
     ] satisfies TokenTypeDefinition[]
   ).map((def) => [def.name, deepFreeze(def)])
