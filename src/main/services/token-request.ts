@@ -171,7 +171,9 @@ export function prepareToken(context: PrepareContext, input: CreateTokenInput, p
   for (const [key, value] of Object.entries(input.metadata ?? {})) attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = attempt(() =>
-    renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)
+    input.fingerprint_expression === undefined && dataValid
+      ? type.defaultFingerprintSource(input.data)
+      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)
   )
   const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask')))
   // A custom mask that fails on this data would fail every masked read of the token: refuse it now.

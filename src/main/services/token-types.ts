@@ -19,6 +19,8 @@ export interface TokenTypeDefinition {
    * out — a property test holds the two together.
    */
   applyDefaultMask?(data: unknown): unknown
+  /** `defaultFingerprintExpression` rendered natively for valid data (every create runs it); held equal to Liquid by a property test. */
+  defaultFingerprintSource(data: unknown): string
 }
 
 /** Every character but the last `n` becomes X: the `reveal_last` filter. */
@@ -146,6 +148,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         name: 'token',
         defaultContainers: ['/general/high/'],
         defaultFingerprintExpression: '{{ data | stringify }}',
+        defaultFingerprintSource: (data) => JSON.stringify(data),
         defaultMask: undefined,
         showsEvaluatedMask: false,
         validateData(data, path) {
@@ -156,6 +159,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         name: 'card',
         defaultContainers: ['/pci/high/'],
         defaultFingerprintExpression: '{{ data.number }}',
+        defaultFingerprintSource: (data) => (data as { number: string }).number,
         defaultMask: {
           number: '{{ data.number | reveal_last: 4 }}',
           expiration_month: '{{ data.expiration_month }}',
@@ -169,6 +173,10 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         name: 'bank',
         defaultContainers: ['/bank/high/'],
         defaultFingerprintExpression: '{{ data.account_number }}|{{ data.routing_number }}',
+        defaultFingerprintSource: (data) => {
+          const bank = data as { account_number: string; routing_number: string }
+          return `${bank.account_number}|${bank.routing_number}`
+        },
         defaultMask: {
           routing_number: '{{ data.routing_number }}',
           account_number: '{{ data.account_number | reveal_last: 4 }}'

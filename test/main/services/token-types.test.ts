@@ -198,4 +198,20 @@ describe('native default masks', () => {
       })
     )
   })
+
+  it('render the default fingerprint exactly as its Liquid expression does', () => {
+    const cases = [
+      ['token', fc.jsonValue().filter((value) => value !== null)],
+      ['card', digits(13, 19).map((number) => ({ number, expiration_month: 12, expiration_year: 2035 }))],
+      ['bank', fc.tuple(digits(9, 9), digits(1, 17)).map(([routing_number, account_number]) => ({ routing_number, account_number }))]
+    ] as const
+    for (const [name, data] of cases) {
+      const type = getTokenType(name)!
+      fc.assert(
+        fc.property(data, (value) => {
+          expect(type.defaultFingerprintSource(value)).toBe(renderFingerprintSource(type.defaultFingerprintExpression, value, {}))
+        })
+      )
+    }
+  })
 })
