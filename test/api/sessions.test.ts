@@ -119,6 +119,27 @@ describe('sessions', () => {
       expect((await service.request('GET', '/tokens/sess-visible', { key: session.session_key })).status).toBe(401)
     })
 
+    it('refuses to reveal through a session a container the application only masks, 403', async () => {
+      // Reveals /pci/, masks everything else.
+      const pciRevealer = await service.createApplication({
+        name: 'PCI backend',
+        type: 'private',
+        permissions: ['token:read'],
+        rules: [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }]
+      })
+      const refused = await createSession()
+      const revealGeneral = { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:read'] }
+      const response = await authorize({ nonce: refused.nonce, rules: [revealGeneral] }, pciRevealer.key)
+      expect(response.status).toBe(403)
+      expect(response.body.detail).toContain('token:read with reveal')
+      expect((await service.request('GET', '/tokens/sess-visible', { key: refused.session_key })).status).toBe(401)
+
+      const allowed = await createSession()
+      const revealPci = { priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }
+      expect((await authorize({ nonce: allowed.nonce, rules: [revealPci] }, pciRevealer.key)).status).toBe(204)
+      expect((await service.request('GET', '/tokens/pci-token', { key: allowed.session_key })).body.data).toBe('secret pci-token')
+    })
+
     it('applies rules with conditions and their transforms', async () => {
       const revealer = await service.createApplication({
         name: 'Revealing backend',

@@ -67,11 +67,71 @@ export function transformWithin(a: Transform, b: Transform): boolean {
   return TRANSFORM_STRENGTH[a] <= TRANSFORM_STRENGTH[b]
 }
 
-/** The most revealing transform under which the actor holds `permission` anywhere, if at all. */
-export function strongestTransform(actor: Actor, permission: Permission): Transform | undefined {
-  const held: Transform[] = actor.rules.filter((rule) => rule.permissions.includes(permission)).map((rule) => rule.transform)
-  if (actor.isMember || actor.permissions.includes(permission)) held.push(implicitTransform(permission))
-  return held.reduce<Transform | undefined>((best, t) => (best && transformWithin(t, best) ? best : t), undefined)
+/** The tokens a rule can match, as conditions that must all hold ([] = every token); undefined when it matches none. */
+function scopeOf(rule: AccessRule): Condition[] | undefined {
+  if (rule.container !== undefined) return [{ attribute: 'container', operator: 'starts_with', value: rule.container }]
+  return rule.conditions?.length ? rule.conditions : undefined
+}
+
+/** Whether every token meeting `specific` meets `general` too (false when that cannot be told from the conditions). */
+function conditionImplies(specific: Condition, general: Condition): boolean {
+  if (specific.attribute !== general.attribute) return false
+  if (general.operator === 'equals') return specific.operator === 'equals' && specific.value === general.value
+  return specific.value.startsWith(general.value)
+}
+
+/** Every token has at least one container, and every container starts with `/`. */
+function holdsForEveryToken(condition: Condition): boolean {
+  return condition.attribute === 'container' && condition.operator === 'starts_with' && '/'.startsWith(condition.value)
+}
+
+function scopeCovers(general: Condition[], specific: Condition[]): boolean {
+  return general.every((condition) => holdsForEveryToken(condition) || specific.some((given) => conditionImplies(given, condition)))
+}
+
+/**
+ * Whether `actor` holds `permission` under at least `transform` on every token
+ * `scope` can match: some grant of the actor covers the scope, and no grant
+ * evaluated before it is weaker. That earlier grant may not look like it
+ * overlaps the scope, but a token can sit in several containers, so it could
+ * decide one of the scope's tokens. Errs towards "no", never towards "yes".
+ */
+function holdsWithin(actor: Actor, permission: Permission, transform: Transform, scope: Condition[]): boolean {
+  if (actor.isMember) return transformWithin(transform, 'mask')
+  const grants = sortedRules(actor)
+    .filter((rule) => rule.permissions.includes(permission))
+    .flatMap((rule) => {
+      const ruleScope = scopeOf(rule)
+      return ruleScope ? [{ scope: ruleScope, transform: rule.transform }] : []
+    })
+  if (actor.permissions.includes(permission)) grants.push({ scope: [], transform: implicitTransform(permission) })
+  for (const grant of grants) {
+    if (!transformWithin(transform, grant.transform)) return false
+    if (scopeCovers(grant.scope, scope)) return true
+  }
+  return false
+}
+
+/**
+ * What a grant (permissions and rules, as handed to a session) gives beyond
+ * what `actor` holds: each permission the actor lacks outright, or
+ * "<permission> with <transform>" where some token would be shown more than
+ * the actor may show it. Empty when the grant stays within the actor's own.
+ */
+export function grantBeyond(actor: Actor, grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): string[] {
+  const granted = [
+    ...grant.permissions.map((permission) => ({ permission, transform: implicitTransform(permission), scope: [] as Condition[] })),
+    ...grant.rules.flatMap((rule) => {
+      const scope = scopeOf(rule)
+      return scope ? rule.permissions.map((permission) => ({ permission, transform: rule.transform, scope })) : []
+    })
+  ]
+  const beyond = new Set<string>()
+  for (const { permission, transform, scope } of granted) {
+    if (!holdsPermission(actor, permission)) beyond.add(permission)
+    else if (!holdsWithin(actor, permission, transform, scope)) beyond.add(`${permission} with ${transform}`)
+  }
+  return [...beyond]
 }
 
 /** Whether the actor holds a permission anywhere (plainly or through a rule). */

@@ -5,7 +5,7 @@
  * Until then, and after `expires_at`, the session key is a 401.
  */
 import { z } from 'zod'
-import type { AccessRule, ApplicationType, Permission, SessionCreated, Transform } from '../../shared/types'
+import type { AccessRule, ApplicationType, Permission, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
 import {
@@ -16,7 +16,7 @@ import {
   insertSession,
   listExpiredSessions
 } from '../repositories/sessions.repository'
-import { strongestTransform, transformWithin } from './access'
+import { grantBeyond } from './access'
 import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from './context'
 import { parseIsoExpiresAt, toIsoString } from './dates'
@@ -38,22 +38,14 @@ const authorizeBody = z.strictObject({
 })
 
 /**
- * A private application may hand a session only permissions it holds itself
- * (plainly or in a rule), and under no more revealing a transform than it holds
- * them, so a session is never a way around its own grant.
+ * A private application may hand a session only what it holds itself: each
+ * permission, on every token the session could reach with it, under no more
+ * revealing a transform than the application's own rules give there. So a
+ * session is never a way around its application's grant.
  */
 function requireHeldPermissions(actor: Actor, grant: { permissions: Permission[]; rules: AccessRule[] }): void {
-  const granted: [Permission, Transform][] = [
-    ...grant.permissions.map((permission): [Permission, Transform] => [permission, permission === 'token:use' ? 'reveal' : 'mask']),
-    ...grant.rules.flatMap((rule) => rule.permissions.map((permission): [Permission, Transform] => [permission, rule.transform]))
-  ]
-  const missing = new Set<string>()
-  for (const [permission, transform] of granted) {
-    const held = strongestTransform(actor, permission)
-    if (!held) missing.add(permission)
-    else if (!transformWithin(transform, held)) missing.add(`${permission} with ${transform}`)
-  }
-  if (missing.size) throw new ForbiddenError(`The application cannot grant more than it holds: ${[...missing].join(', ')}.`)
+  const beyond = grantBeyond(actor, grant)
+  if (beyond.length) throw new ForbiddenError(`The application cannot grant more than it holds: ${beyond.join(', ')}.`)
 }
 
 function requireApplicationType(actor: Actor, type: ApplicationType, operation: string): void {

@@ -5,7 +5,7 @@ import {
   requirePermission,
   requireTokenAccess,
   ruleMatches,
-  strongestTransform,
+  grantBeyond,
   transformWithin,
   transformFor,
   visibilityScope,
@@ -182,17 +182,53 @@ describe('visibilityScope', () => {
   })
 })
 
-describe('strongestTransform', () => {
-  it('is the most revealing transform under which a permission is held, rules and plain permissions alike', () => {
-    const revealRule: AccessRule = { priority: 5, container: '/pci/', transform: 'reveal', permissions: ['token:read'] }
-    const redactRule: AccessRule = { priority: 1, container: '/', transform: 'redact', permissions: ['token:read'] }
-    expect(strongestTransform(actor({ rules: [redactRule] }), 'token:read')).toBe('redact')
-    expect(strongestTransform(actor({ rules: [redactRule], permissions: ['token:read'] }), 'token:read')).toBe('mask')
-    expect(strongestTransform(actor({ rules: [redactRule, revealRule] }), 'token:read')).toBe('reveal')
-    expect(strongestTransform(actor({ permissions: ['token:use'] }), 'token:use')).toBe('reveal')
-    expect(strongestTransform(actor({ permissions: ['token:create'] }), 'token:read')).toBeUndefined()
+describe('grantBeyond (what a session grant would give beyond its application)', () => {
+  const read = (extra: Partial<AccessRule>): AccessRule => ({ priority: 1, transform: 'reveal', permissions: ['token:read'], ...extra })
+  const grant = (rules: AccessRule[], permissions: Permission[] = []) => ({ permissions, rules })
+
+  it('allows what the application holds, plainly or through a covering rule', () => {
+    const app = actor({ permissions: ['token:read', 'token:use'], rules: [read({ container: '/pci/' })] })
+    expect(grantBeyond(app, grant([], ['token:read', 'token:use']))).toEqual([])
+    expect(grantBeyond(app, grant([read({ container: '/pci/high/' })]))).toEqual([])
+    expect(grantBeyond(app, grant([read({ conditions: [{ attribute: 'container', operator: 'equals', value: '/pci/high/' }] })]))).toEqual([])
+    expect(grantBeyond(app, grant([read({ container: '/general/', transform: 'mask' })]))).toEqual([])
   })
 
+  it('refuses a transform the application holds only on other containers', () => {
+    // Reveals /pci/, masks everything else: revealing /general/ through a session would be an escalation.
+    const app = actor({ permissions: ['token:read'], rules: [read({ container: '/pci/' })] })
+    expect(grantBeyond(app, grant([read({ container: '/general/' })]))).toEqual(['token:read with reveal'])
+    expect(grantBeyond(app, grant([read({ container: '/' })]))).toEqual(['token:read with reveal'])
+  })
+
+  it('refuses where an earlier, weaker rule of the application could decide a token in several containers', () => {
+    const app = actor({ rules: [read({ priority: 1, container: '/pci/', transform: 'mask' }), read({ priority: 2, container: '/general/' })] })
+    expect(grantBeyond(app, grant([read({ container: '/general/' })]))).toEqual(['token:read with reveal'])
+    expect(grantBeyond(app, grant([read({ container: '/general/', transform: 'mask' })]))).toEqual([])
+  })
+
+  it('refuses a plain permission when the application holds it only on some containers', () => {
+    const app = actor({ rules: [read({ container: '/general/', transform: 'mask' })] })
+    expect(grantBeyond(app, grant([], ['token:read']))).toEqual(['token:read with mask'])
+  })
+
+  it('counts a rule on / as covering every token, whatever the session rule names', () => {
+    const app = actor({ rules: [read({ container: '/' })] })
+    expect(grantBeyond(app, grant([read({ conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_1' }] })]))).toEqual([])
+  })
+
+  it('follows id conditions: a narrower id is covered, another id is not', () => {
+    const app = actor({ rules: [read({ conditions: [{ attribute: 'id', operator: 'starts_with', value: 'tok_' }] })] })
+    expect(grantBeyond(app, grant([read({ conditions: [{ attribute: 'id', operator: 'equals', value: 'tok_1' }] })]))).toEqual([])
+    expect(grantBeyond(app, grant([read({ conditions: [{ attribute: 'id', operator: 'equals', value: 'other' }] })]))).toEqual(['token:read with reveal'])
+  })
+
+  it('names a permission the application lacks altogether', () => {
+    expect(grantBeyond(actor({ permissions: ['token:create'] }), grant([], ['token:delete', 'token:create']))).toEqual(['token:delete'])
+  })
+})
+
+describe('transformWithin', () => {
   it('orders transforms redact < mask < reveal', () => {
     expect(transformWithin('redact', 'mask')).toBe(true)
     expect(transformWithin('mask', 'mask')).toBe(true)
