@@ -42,21 +42,27 @@ interface Pending {
   reject(error: unknown): void
 }
 
-interface TableRows {
-  columns: readonly string[]
+interface TableRows extends InsertStatement {
   rows: object[]
   onConflict?: () => Error
 }
 
 class BatchRows implements RowBuffer {
-  private tables = new Map<string, TableRows>()
+  /** In the order tables were first used. */
+  private statements: TableRows[] = []
+  /** By table, then by column list (callers pass constant lists, so identity is enough and costs nothing per row). */
+  private byTable = new Map<string, Map<readonly string[], TableRows>>()
 
   insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void {
     if (rows.length === 0) return
-    const key = `${table}|${columns.join(',')}`
-    let entry = this.tables.get(key)
-    if (!entry) this.tables.set(key, (entry = { columns, rows: [] }))
-    entry.rows.push(...rows)
+    let byColumns = this.byTable.get(table)
+    if (!byColumns) this.byTable.set(table, (byColumns = new Map()))
+    let entry = byColumns.get(columns)
+    if (!entry) {
+      byColumns.set(columns, (entry = { table, columns, rows: [] }))
+      this.statements.push(entry)
+    }
+    for (const row of rows) entry.rows.push(row)
     entry.onConflict ??= onConflict
   }
 
@@ -83,9 +89,10 @@ class BatchRows implements RowBuffer {
     }
   }
 
-  private take(): (InsertStatement & { onConflict?: () => Error })[] {
-    const statements = [...this.tables.entries()].map(([key, entry]) => ({ table: key.slice(0, key.indexOf('|')), ...entry }))
-    this.tables = new Map()
+  private take(): TableRows[] {
+    const statements = this.statements
+    this.statements = []
+    this.byTable = new Map()
     return statements
   }
 
