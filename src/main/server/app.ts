@@ -59,6 +59,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
  */
 function onlyWhenRouted(routers: Router<AppState>[]): Koa.Middleware<AppState> {
   const dispatch = compose(routers.flatMap((router) => [router.routes(), router.allowedMethods({ throw: false })])) as Koa.Middleware<AppState>
+  // `match(…).path` lists the layers matching the path whatever the method; a wrong method still reaches allowedMethods (405).
   const routes = (path: string) => routers.some((router) => router.match(path, 'GET').path.length > 0)
   return (ctx, next) => (routes(ctx.path) ? dispatch(ctx, next) : next())
 }
