@@ -5,7 +5,7 @@
  * machines. The service and the bare Koa ceiling run as child processes;
  * autocannon runs here, so client and server each get a core.
  *
- * Environment: BENCH_ROUNDS (default 3; figures are medians), BENCH_SECONDS
+ * Environment: BENCH_ROUNDS (default 5; figures are medians), BENCH_SECONDS
  * (per HTTP measurement, default 5),
  * BENCH_CONNECTIONS (default 64: enough concurrent requests for group commit to batch).
  */
@@ -19,7 +19,7 @@ import { RawInsertCeiling } from './raw-insert'
 const ROOT = resolve(__dirname, '..')
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const TOKENIZE_VALUES = 1000
 
 interface HttpFigure {
