@@ -28,18 +28,29 @@ describe('HTTP conventions', () => {
     expect(response.status).toBe(401)
   })
 
-  it('refuses a Host header that is not a loopback name (DNS rebinding)', async () => {
-    // fetch cannot forge Host, so this one goes through node:http.
-    const status = await new Promise<number>((resolve, reject) => {
+  // fetch cannot forge Host, so these go through node:http.
+  function statusWithHost(host: string): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
       const url = new URL(service.url)
-      httpRequest({ host: url.hostname, port: url.port, path: '/health', headers: { host: 'evil.example' } }, (res) => {
+      httpRequest({ host: url.hostname, port: url.port, path: '/health', headers: { host } }, (res) => {
         res.resume()
         resolve(res.statusCode!)
       })
         .on('error', reject)
         .end()
     })
-    expect(status).toBe(421)
+  }
+
+  it('refuses a Host header that is not a loopback name (DNS rebinding)', async () => {
+    expect(await statusWithHost('evil.example')).toBe(421)
+    expect(await statusWithHost('evil.example:80')).toBe(421)
+    expect(await statusWithHost('[::2]:80')).toBe(421)
+  })
+
+  it('accepts loopback names with or without a port, in any case', async () => {
+    for (const host of ['localhost', 'LOCALHOST:8080', '127.0.0.1:1', '[::1]', '[::1]:443']) {
+      expect(await statusWithHost(host), host).toBe(200)
+    }
   })
 
   it('answers a wrong method on an open route with a 405 problem document', async () => {

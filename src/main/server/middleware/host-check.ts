@@ -11,8 +11,9 @@ const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 export function hostCheck(allowedHosts: readonly string[] = []): Middleware {
   const allowed = new Set([...LOOPBACK_HOSTS, ...allowedHosts.map((h) => h.toLowerCase())])
   return (ctx, next) => {
-    // ctx.hostname strips the port; IPv6 literals keep their brackets in ctx.host.
-    const host = ctx.host.startsWith('[') ? ctx.host.slice(0, ctx.host.indexOf(']') + 1) : ctx.hostname
+    // Strip the port; IPv6 literals keep their brackets. (One read of ctx.host: each one parses the header again.)
+    const header = ctx.host
+    const host = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':', 1)[0]
     if (!allowed.has(host.toLowerCase())) {
       throw new AppError(421, 'host_not_allowed', 'The Host header names a host this service does not serve.')
     }
