@@ -68,6 +68,10 @@ function targetOf(row: TokenRow): AccessTarget {
   return { id: row.id, containers: columnsOf(row).containers }
 }
 
+function rowCacheKey(tenantId: string, id: unknown): string {
+  return typeof id === 'string' ? `${tenantId}\u0000${id}` : ''
+}
+
 function tokenLog(row: Pick<TokenRow, 'type' | 'id'>, operation: LogInput['operation'], message: string): LogInput {
   return { entityType: row.type, entityId: row.id, operation, message }
 }
@@ -165,7 +169,7 @@ export class TokensService {
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
   async get(actor: Actor, id: unknown): Promise<Token> {
     const now = this.ctx.clock.now()
-    const row = await this.findCachedOr404(actor, id, now)
+    const row = this.cachedRow(actor, id, now) ?? (await this.findCachedOr404(actor, id, now))
     const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
     const token = this.view(row, transform, { single: true })
     await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token retrieved'), now)]))
@@ -260,15 +264,18 @@ export class TokensService {
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
   private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<TokenRow> {
-    const key = typeof id === 'string' ? `${actor.tenantId}\u0000${id}` : ''
-    const cached = this.rowCache.get(key)
-    if (cached && (cached.expires_at === null || Number(cached.expires_at) > now)) return cached
-    return (await this.rowCache.load(key, () => this.findOr404(this.ctx.reader, actor, id, now)))!
+    return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.ctx.reader, actor, id, now)))!
+  }
+
+  /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
+  private cachedRow(actor: Actor, id: unknown, now: number): TokenRow | undefined {
+    const cached = this.rowCache.get(rowCacheKey(actor.tenantId, id))
+    return cached && (cached.expires_at === null || Number(cached.expires_at) > now) ? cached : undefined
   }
 
   /** Drops a changed row from the cache, after its transaction committed. */
   private evict(tenantId: string, id: unknown): void {
-    this.rowCache.delete(`${tenantId}\u0000${String(id)}`)
+    this.rowCache.delete(rowCacheKey(tenantId, id))
   }
 
   private async findOr404(db: Knex | Knex.Transaction, actor: Actor, id: unknown, now: number): Promise<TokenRow> {

@@ -1,10 +1,17 @@
 import type { Middleware } from 'koa'
 import type { AuthService } from '../../services/auth.service'
 
-/** Resolves SVC-API-KEY to `ctx.state.actor`; 401 when it cannot. */
+/** Resolves SVC-API-KEY to `ctx.state.actor`; 401 when it cannot. Not async: a cached key costs no promise hop. */
 export function authenticate(auth: AuthService): Middleware {
-  return async (ctx, next) => {
-    ctx.state.actor = await auth.authenticate(ctx.get('svc-api-key') || undefined)
-    await next()
+  return (ctx, next) => {
+    const actor = auth.authenticate(ctx.get('svc-api-key') || undefined)
+    if (actor instanceof Promise) {
+      return actor.then((resolved) => {
+        ctx.state.actor = resolved
+        return next()
+      })
+    }
+    ctx.state.actor = actor
+    return next()
   }
 }
