@@ -134,6 +134,41 @@ describe('logs', () => {
     })
   })
 
+  describe('entity filters across the entity index and the entries not yet in it', () => {
+    it('finds every entry of an entity, newest first, before and after the index catches up', async () => {
+      const tokenKey = (await service.createApplication({ name: 'Reader', type: 'private', permissions: ['token:create', 'token:read'] })).key
+      const id = (await service.request('POST', '/tokens', { key: tokenKey, body: { type: 'token', data: 'indexed' } })).body.id
+      const readTimes = async (count: number) => {
+        for (let i = 0; i < count; i++) {
+          service.clock.advance(1_000)
+          expect((await service.request('GET', `/tokens/${id}`, { key: tokenKey })).status).toBe(200)
+        }
+      }
+      const entries = async (query = '') => (await service.request('GET', `/logs?entity_type=token&entity_id=${id}${query}`)).body
+      const jobs = service.host.vault.services.jobs
+
+      await readTimes(3)
+      const beforeFold = await entries()
+      expect(beforeFold.data.map((entry: { operation: string }) => entry.operation)).toEqual(['read', 'read', 'read', 'create'])
+
+      service.clock.advance(5_000)
+      const folded = (await jobs.runDueJobs()).find((result) => result.name === 'index-logs')
+      expect(folded?.processed).toBeGreaterThanOrEqual(4)
+      expect(await entries()).toEqual(beforeFold)
+
+      await readTimes(2) // two more, past the index's mark
+      const all = await entries()
+      expect(all.pagination.total_items).toBe(6)
+      expect(all.data.map((entry: { operation: string }) => entry.operation)).toEqual(['read', 'read', 'read', 'read', 'read', 'create'])
+      const stamps = all.data.map((entry: { created_at: string }) => entry.created_at)
+      expect(stamps).toEqual([...stamps].sort().reverse())
+      // Pages cut across the mark without losing or repeating an entry.
+      const pages = [...(await entries('&size=4&page=1')).data, ...(await entries('&size=4&page=2')).data]
+      expect(pages).toEqual(all.data)
+      expect((await service.request('GET', `/logs?entity_id=${id}`)).body.pagination.total_items).toBe(6)
+    })
+  })
+
   describe('GET /logs/entity-types', () => {
     it('lists the entity types as display name and value', async () => {
       const response = await service.request('GET', '/logs/entity-types')

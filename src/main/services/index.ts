@@ -46,6 +46,7 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
+  const logs = new LogsService(context)
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
   const sessions = new SessionsService(context, auth)
@@ -53,7 +54,7 @@ export function createServices(deps: ServiceDeps) {
   return {
     context,
     auth,
-    logs: new LogsService(context),
+    logs,
     tokens,
     tokenize: new TokenizeService(context, tokens),
     applications,
@@ -61,7 +62,7 @@ export function createServices(deps: ServiceDeps) {
     members: new MembersService(context),
     invitations,
     mail,
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail }), mail)
+    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs }), mail)
   }
 }
 

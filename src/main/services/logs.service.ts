@@ -5,8 +5,8 @@
 import type { Knex } from 'knex'
 import { z } from 'zod'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
-import type { RowBuffer } from '../db/write-queue'
-import { countLogs, insertLogs, listLogs, LOG_COLUMNS, type LogRow } from '../repositories/logs.repository'
+import type { RowBuffer, WriteQueue } from '../db/write-queue'
+import { countLogs, foldLogEntities, insertLogs, listLogs, LOG_COLUMNS, type LogRow } from '../repositories/logs.repository'
 import type { Actor, Clock } from './context'
 import { requirePermission } from './access'
 import { offsetOf, paginationSchema, toPage } from './pagination'
@@ -89,8 +89,13 @@ function toLogEntry(row: LogRow): LogEntry {
 
 export class LogsService {
   constructor(
-    private readonly deps: { reader: Knex; clock: Clock }
+    private readonly deps: { reader: Knex; clock: Clock; writes: WriteQueue }
   ) {}
+
+  /** Brings up to `limit` more entries into the entity index (the `index-logs` sweep). */
+  foldEntityIndex(limit: number): Promise<number> {
+    return this.deps.writes.run((trx) => foldLogEntities(trx, limit))
+  }
 
   /** `GET /logs`: newest first, filtered by entity and a half-open date range. */
   async list(actor: Actor, query: unknown): Promise<Page<LogEntry>> {
