@@ -1,0 +1,46 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import knex, { type Knex } from 'knex'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { migrations } from '../../../db/migrations'
+import { countLogs, listLogs } from '../../../src/main/repositories/logs.repository'
+
+const source: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations).sort(),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]
+}
+
+describe('migrations', () => {
+  let dir: string
+  let db: Knex
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tessera-migrations-'))
+    db = knex({ client: 'sqlite3', connection: { filename: join(dir, 'v.db') }, useNullAsDefault: true, migrations: { migrationSource: source } })
+  })
+  afterEach(async () => {
+    await db.destroy()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('moves the audit log entity index out of the write path and keeps every earlier entry findable by entity', async () => {
+    await db.migrate.up() // initial schema
+    await db.migrate.up() // outbox key version
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
+    const entry = (entityId: string, createdAt: number) => ({ tenant_id: 't', entity_type: 'token', entity_id: entityId, operation: 'read', message: 'Token retrieved', created_at: createdAt })
+    await db('logs').insert([entry('a', 1), entry('b', 2), entry('a', 3)])
+
+    await db.migrate.latest()
+    const filter = { tenantId: 't', entityType: 'token', entityId: 'a' }
+    expect(await countLogs(db, filter)).toBe(2)
+    expect((await listLogs(db, filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([3, 1])
+    // After the migration, new entries are past the mark and found through the tail.
+    await db('logs').insert(entry('a', 4))
+    expect((await listLogs(db, filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([4, 3, 1])
+
+    await db.migrate.rollback(undefined, true)
+    expect(await db.schema.hasTable('log_entities')).toBe(false)
+  })
+})
