@@ -1,46 +1,30 @@
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chooseOption, chromiumAvailable, errorsOf, launchBrowser, navigate, openApp, screenshot } from './support/browser'
-import { startDesktopHarness, type DesktopHarness } from './support/desktop-harness'
+import { describe, expect, it } from 'vitest'
+import { chooseOption, chromiumAvailable, errorsOf, screenshot } from './support/browser'
+import { useDesktopApp } from './support/desktop-app'
 import { callRest } from './support/rest'
 import { seedVault } from './support/seed'
 
 describe.skipIf(!chromiumAvailable)('Sessions workflow', () => {
-  let browser: Browser
-  let harness: DesktopHarness
-  let page: Page
-
-  beforeAll(async () => {
-    harness = await startDesktopHarness()
-    await seedVault(harness)
-    browser = await launchBrowser()
-    page = await openApp(browser, harness)
-    await navigate(page, 'Sessions')
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-    await harness?.stop()
-  })
+  const app = useDesktopApp({ view: 'Sessions', prepare: seedVault })
 
   it('creates a session as a public application, authorizes it as a private one, and its key then works', async () => {
-    await chooseOption(page, page.getByTestId('public-application'), 'Payment form')
-    await page.getByTestId('create-session').click()
-    const row = page.getByTestId('sessions-table').locator('tbody tr').first()
+    await chooseOption(app.page, app.page.getByTestId('public-application'), 'Payment form')
+    await app.page.getByTestId('create-session').click()
+    const row = app.page.getByTestId('sessions-table').locator('tbody tr').first()
     await expect.poll(() => row.textContent()).toContain('not authorized')
     expect(await row.getByTestId('countdown').textContent()).toMatch(/expires in [23]:\d\d/)
     const sessionKey = (await row.getByTestId('session-key').textContent())!
-    const base = await harness.serviceUrl()
+    const base = await app.harness.serviceUrl()
     expect((await callRest(base, 'POST', '/tokens', sessionKey, { type: 'token', data: 'x' })).status).toBe(401)
 
-    await chooseOption(page, page.getByTestId('private-application'), 'Checkout backend')
-    await page.getByTestId('permissions-picker').getByText('create', { exact: true }).click()
-    await page.getByTestId('authorize-session').click()
+    await chooseOption(app.page, app.page.getByTestId('private-application'), 'Checkout backend')
+    await app.page.getByTestId('permissions-picker').getByText('create', { exact: true }).click()
+    await app.page.getByTestId('authorize-session').click()
     await expect.poll(() => row.textContent()).toContain('authorized by Checkout backend')
-    await screenshot(page, 'session-authorized', 'light')
+    await screenshot(app.page, 'session-authorized', 'light')
 
     expect((await callRest(base, 'POST', '/tokens', sessionKey, { type: 'token', data: 'collected-in-browser' })).status).toBe(201)
     expect((await callRest(base, 'GET', '/tokens', sessionKey)).status).toBe(403)
-    expect(errorsOf(page)).toEqual([])
+    expect(errorsOf(app.page)).toEqual([])
   })
 })

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises'
 import Papa from 'papaparse'
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chooseOption, chromiumAvailable, errorsOf, launchBrowser, navigate, openApp, screenshot } from './support/browser'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
+import { chooseOption, chromiumAvailable, errorsOf, navigate, screenshot } from './support/browser'
 import { cardNumber, customersCsv } from './support/data'
-import { startDesktopHarness, type DesktopHarness } from './support/desktop-harness'
+import { useDesktopApp } from './support/desktop-app'
 
 const ROWS = 10_000
 
@@ -26,45 +26,31 @@ async function upload(page: Page, name: string, csv: string): Promise<void> {
 }
 
 describe.skipIf(!chromiumAvailable)('Bulk tokenize workflow', () => {
-  let browser: Browser
-  let harness: DesktopHarness
-  let page: Page
-
-  beforeAll(async () => {
-    harness = await startDesktopHarness()
-    browser = await launchBrowser()
-    page = await openApp(browser, harness)
-    await navigate(page, 'Bulk tokenize')
-  })
-
-  afterAll(async () => {
-    await browser?.close()
-    await harness?.stop()
-  })
+  const app = useDesktopApp({ view: 'Bulk tokenize' })
 
   it(`tokenizes a ${ROWS.toLocaleString('en')}-row CSV in chunks while the window stays responsive`, async () => {
-    await upload(page, 'customers.csv', customersCsv(ROWS))
+    await upload(app.page, 'customers.csv', customersCsv(ROWS))
     // The card column is recognised; the customer reference stays as it is.
-    await chooseOption(page, page.getByTestId('role-customer'), 'Keep as is')
-    await screenshot(page, 'tokenize-mapping', 'light')
+    await chooseOption(app.page, app.page.getByTestId('role-customer'), 'Keep as is')
+    await screenshot(app.page, 'tokenize-mapping', 'light')
 
-    await watchLongTasks(page)
-    await page.getByTestId('run').click()
+    await watchLongTasks(app.page)
+    await app.page.getByTestId('run').click()
     // The cancel button answers while the chunks are running.
-    await page.getByTestId('cancel').waitFor()
-    await page.getByTestId('processed').filter({ hasText: `${ROWS.toLocaleString('en')} / ${ROWS.toLocaleString('en')}` }).waitFor({ timeout: 60_000 })
-    await page.getByTestId('result').waitFor()
-    expect(await page.getByTestId('tokens-created').textContent()).toContain((2 * ROWS).toLocaleString('en'))
-    expect(await longestTask(page)).toBeLessThan(500)
-    await screenshot(page, 'tokenize-result', 'light')
+    await app.page.getByTestId('cancel').waitFor()
+    await app.page.getByTestId('processed').filter({ hasText: `${ROWS.toLocaleString('en')} / ${ROWS.toLocaleString('en')}` }).waitFor({ timeout: 60_000 })
+    await app.page.getByTestId('result').waitFor()
+    expect(await app.page.getByTestId('tokens-created').textContent()).toContain((2 * ROWS).toLocaleString('en'))
+    expect(await longestTask(app.page)).toBeLessThan(500)
+    await screenshot(app.page, 'tokenize-result', 'light')
 
-    const total = await harness.desktop.requireVault().services.tokens.list(harness.desktop.actor(), { size: '1' })
+    const total = await app.harness.desktop.requireVault().services.tokens.list(app.harness.desktop.actor(), { size: '1' })
     expect(total.pagination.total_items).toBe(2 * ROWS)
   })
 
   it('exports a CSV of token ids in place of the tokenized values', async () => {
-    const download = page.waitForEvent('download')
-    await page.getByTestId('export').click()
+    const download = app.page.waitForEvent('download')
+    await app.page.getByTestId('export').click()
     const file = await (await download).path()
     const parsed = Papa.parse<Record<string, string>>(await readFile(file, 'utf8'), { header: true, skipEmptyLines: true })
     expect(parsed.meta.fields).toEqual(['customer', 'card_number', 'ssn'])
@@ -76,34 +62,34 @@ describe.skipIf(!chromiumAvailable)('Bulk tokenize workflow', () => {
   })
 
   it('browses the new card tokens masked and reveals one', async () => {
-    await navigate(page, 'Tokens')
-    await chooseOption(page, page.getByTestId('filter-type'), 'card')
-    await page.getByTestId('apply-filters').click()
-    const rows = page.getByTestId('token-row')
+    await navigate(app.page, 'Tokens')
+    await chooseOption(app.page, app.page.getByTestId('filter-type'), 'card')
+    await app.page.getByTestId('apply-filters').click()
+    const rows = app.page.getByTestId('token-row')
     await expect.poll(() => rows.first().textContent()).toMatch(/XXXXXXXXXXXX\d{4}/)
-    expect(await page.getByTestId('tokens-table').textContent()).toContain(`${ROWS.toLocaleString('en')} tokens`)
+    expect(await app.page.getByTestId('tokens-table').textContent()).toContain(`${ROWS.toLocaleString('en')} tokens`)
 
     const masked = (await rows.first().textContent())!.match(/XXXXXXXXXXXX(\d{4})/)![1]
     await rows.first().click()
-    await page.getByTestId('reveal').click()
-    await page.getByTestId('reveal-reason').locator('input').fill('Reconcile a chargeback')
-    await page.getByTestId('reveal-confirm').click()
-    const revealed = JSON.parse((await page.getByTestId('revealed-data').textContent())!) as { number: string }
+    await app.page.getByTestId('reveal').click()
+    await app.page.getByTestId('reveal-reason').locator('input').fill('Reconcile a chargeback')
+    await app.page.getByTestId('reveal-confirm').click()
+    const revealed = JSON.parse((await app.page.getByTestId('revealed-data').textContent())!) as { number: string }
     expect(revealed.number).toMatch(/^4\d{15}$/)
     expect(revealed.number.endsWith(masked)).toBe(true)
     expect(revealed.number).toBe(cardNumber(Number(revealed.number.slice(1, 15))))
-    await page.keyboard.press('Escape')
-    expect(errorsOf(page)).toEqual([])
+    await app.page.keyboard.press('Escape')
+    expect(errorsOf(app.page)).toEqual([])
   })
 
   it('stops at a bad row and names it', async () => {
-    await navigate(page, 'Bulk tokenize')
-    const startOver = page.getByRole('button', { name: 'Start over' })
+    await navigate(app.page, 'Bulk tokenize')
+    const startOver = app.page.getByRole('button', { name: 'Start over' })
     if (await startOver.isVisible()) await startOver.click()
-    await upload(page, 'broken.csv', 'card_number\n4242424242424242\n4242424242424241\n')
-    await chooseOption(page, page.getByTestId('role-card_number'), 'Tokenize as card')
-    await page.getByTestId('run').click()
-    await expect.poll(() => page.getByTestId('run-error').textContent()).toContain('row 2')
-    await screenshot(page, 'tokenize-error', 'light')
+    await upload(app.page, 'broken.csv', 'card_number\n4242424242424242\n4242424242424241\n')
+    await chooseOption(app.page, app.page.getByTestId('role-card_number'), 'Tokenize as card')
+    await app.page.getByTestId('run').click()
+    await expect.poll(() => app.page.getByTestId('run-error').textContent()).toContain('row 2')
+    await screenshot(app.page, 'tokenize-error', 'light')
   })
 })
