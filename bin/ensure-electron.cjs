@@ -25,7 +25,8 @@ const os = require('node:os')
 const path = require('node:path')
 
 /** A download that writes nothing for this long is given up (TESSERA_ELECTRON_STALL_SECONDS overrides it). */
-const STALL_MS = 1000 * (Number(process.env.TESSERA_ELECTRON_STALL_SECONDS) || 30)
+const stallSeconds = Number(process.env.TESSERA_ELECTRON_STALL_SECONDS)
+const STALL_MS = 1000 * (stallSeconds > 0 ? stallSeconds : 30)
 
 class Unavailable extends Error {}
 
@@ -118,8 +119,10 @@ async function download(dir, version) {
 
   if (stalled) throw new Unavailable(`the download made no progress for ${STALL_MS / 1000} s`)
   if (code !== 0) {
-    const firstLine = stderr.split('\n').find((line) => line.trim()) ?? `install.js exited with ${code}`
-    throw new Unavailable(`the download failed (${firstLine.trim().slice(0, 200)})`)
+    // install.js prints the error's stack: keep its first line, past any warnings before it.
+    const lines = stderr.split('\n').map((line) => line.trim())
+    const cause = lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.find(Boolean) ?? `install.js exited with ${code}`
+    throw new Unavailable(`the download failed (${cause.slice(0, 200)})`)
   }
   process.stderr.write(stderr)
 }
