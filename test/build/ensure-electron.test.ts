@@ -39,12 +39,12 @@ async function tempDir(): Promise<string> {
   return dir
 }
 
+/** This machine's environment without Electron settings (mirrors, proxy, override), which npm may pass on as npm_config_electron_*. */
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_config_|npm_package_config_)?electron_/i.test(name)))
+
 /** Runs the step in `cwd` (where it resolves `electron` from) and collects what it printed. */
 function ensure(cwd: string, args: string[] = [], env: Record<string, string> = {}): Promise<Finished> {
-  const child = spawn(process.execPath, [SCRIPT, ...args], {
-    cwd,
-    env: { ...process.env, ELECTRON_OVERRIDE_DIST_PATH: '', ELECTRON_EXEC_PATH: '', ...env }
-  })
+  const child = spawn(process.execPath, [SCRIPT, ...args], { cwd, env: { ...baseEnv, ...env } })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => (stdout += chunk))
