@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chooseOption, chromiumAvailable, docsScreenshot, errorsOf, launchBrowser, navigate, openApp } from './support/browser'
+import { chooseOption, chromiumAvailable, docsScreenshot, errorsOf, launchBrowser, navigate, openApp, VIEWPORT } from './support/browser'
 import { customersCsv } from './support/data'
 import type { DesktopHarness } from './support/desktop-harness'
 import { activityChartTotal, horizontalOverflows, nextFrame, settled } from './support/in-page'
@@ -103,6 +103,25 @@ describe.skipIf(!chromiumAvailable)('every view at 1280×800 over a lived-in vau
           await docsScreenshot(page, shot.name, theme)
         })
       }
+
+      it('adds the secondary columns in a 1600-pixel window, still without cutting anything', async () => {
+        await page.setViewportSize({ width: 1600, height: 900 })
+        try {
+          for (const [view, table, extra] of [
+            ['Tokens', 'tokens-table', ['Containers', 'Expires']],
+            ['Applications', 'applications-table', ['Created']]
+          ] as const) {
+            await navigate(page, view)
+            await rowsOf(table)(page)
+            await settle(page)
+            const headers = await page.getByTestId(table).locator('thead th').allTextContents()
+            expect(headers).toEqual(expect.arrayContaining([...extra]))
+            expect(await page.evaluate(horizontalOverflows)).toEqual([])
+          }
+        } finally {
+          await page.setViewportSize(VIEWPORT)
+        }
+      })
 
       it('throws no error on the way', () => {
         expect(errorsOf(page)).toEqual([])
