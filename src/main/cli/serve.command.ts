@@ -75,6 +75,7 @@ export async function serve(input: CommandInput): Promise<void> {
   }).catch((error) => {
     throw error instanceof ListenError ? listenFailure(error, input) : error
   })
-  process.stdout.write(`Tessera listening on ${host.url}\n`)
+  // Handlers first: whoever reads the line may signal at once.
   stopOnRequest(host, logger)
+  process.stdout.write(`Tessera listening on ${host.url}\n`)
 }
