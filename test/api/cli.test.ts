@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MANAGEMENT_PERMISSIONS } from '../../src/shared/permissions'
-import { run, serve, start, terminate, type Finished } from '../helpers/cli'
+import { run, serve, terminate, type Finished } from '../helpers/cli'
 
 // Each case spawns Node with tsx; on two busy cores that takes a few seconds.
 describe('tessera CLI', { timeout: 60_000 }, () => {
