@@ -35,7 +35,10 @@ function listenFailure(error: ListenError, input: CommandInput): CliError {
   }
 }
 
-/** Shuts down gracefully on SIGTERM, SIGINT and, under npm, when npm exits; then exits 0. */
+/**
+ * Shuts down gracefully on SIGTERM, SIGINT and, under npm, when npm exits;
+ * then exits 0. Signals while shutting down are ignored (`kill -9` forces it).
+ */
 function stopOnRequest(host: ServiceHost, logger: Logger): void {
   let stopping = false
   const shutdown = (reason: string) => {
@@ -50,8 +53,8 @@ function stopOnRequest(host: ServiceHost, logger: Logger): void {
       }
     )
   }
-  process.once('SIGTERM', () => shutdown('SIGTERM'))
-  process.once('SIGINT', () => shutdown('SIGINT'))
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
   if (startedThroughNpm(process.env)) watchProcess(npmAncestor(), () => shutdown('npm exited'))
 }
 

@@ -33,7 +33,7 @@ export async function stop({ options }: CommandInput): Promise<void> {
       throw new CliError(
         'STOP_TIMEOUT',
         `${describeOwner(owner)} did not exit within ${timeoutSeconds} s; it may still be finishing requests.`,
-        `wait and run \`tessera stop\` again (or with a longer --timeout); \`kill -9 ${owner.pid}\` ends it at once, and the vault's lock is released when it exits.`
+        `run \`tessera stop\` again to keep waiting (or pass a longer --timeout); \`kill -9 ${owner.pid}\` ends it at once, and the vault's lock is released when it exits.`
       )
     }
     await sleep(POLL_MS)
