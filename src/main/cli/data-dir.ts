@@ -13,16 +13,13 @@ const notADirectory = (dir: string) => new CliError('DATA_DIR', `The data direct
  * @throws CliError (DATA_DIR, PERMISSION_DENIED)
  */
 export async function requireDataDir(dir: string, needs: 'read' | 'write'): Promise<void> {
-  try {
-    if (!(await stat(dir)).isDirectory()) throw notADirectory(dir)
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') {
+  const stats = await stat(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') {
       throw new CliError('DATA_DIR', `The data directory ${dir} does not exist.`, `create a vault there with \`tessera init --data-dir ${dir}\`, or point --data-dir (or TESSERA_DATA_DIR) at an existing one.`)
     }
-    if (code === 'ENOTDIR') throw notADirectory(dir)
-    throw error
-  }
+    throw error.code === 'ENOTDIR' ? notADirectory(dir) : error
+  })
+  if (!stats.isDirectory()) throw notADirectory(dir)
   try {
     await access(dir, needs === 'write' ? constants.R_OK | constants.W_OK | constants.X_OK : constants.R_OK | constants.X_OK)
   } catch {

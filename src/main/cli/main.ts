@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { commandUsage, mainUsage, parseCommandLine } from './command-line'
 import { findCommand, type CommandSpec } from './commands'
-import { CliError, EXIT_CODES, exitCode } from './exit-codes'
+import { CliError, exitCode } from './exit-codes'
 
 function version(): string {
   return (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version
@@ -23,7 +23,7 @@ function report(error: unknown, command: CommandSpec | undefined): number {
   if (failure.hint) lines.push(`hint: ${failure.hint}`)
   if (failure.showUsage) lines.push('', command ? commandUsage(command) : mainUsage(false))
   process.stderr.write(lines.join('\n') + '\n')
-  return EXIT_CODES[failure.exit].code
+  return exitCode(failure.exit)
 }
 
 function help(topic: string | undefined): number {

@@ -35,9 +35,9 @@ export function npmAncestor(): number {
 /**
  * Calls `onGone` once process `pid` has exited, or this process got another
  * parent (its own was killed). Checks every `intervalMs`; the timer does not
- * keep the process alive. Returns a function that stops watching.
+ * keep the process alive.
  */
-export function watchProcess(pid: number, onGone: () => void, intervalMs = 1000): () => void {
+export function watchProcess(pid: number, onGone: () => void, intervalMs = 1000): void {
   const startTime = processStartTime(pid)
   const parent = process.ppid
   const timer = setInterval(() => {
@@ -46,5 +46,4 @@ export function watchProcess(pid: number, onGone: () => void, intervalMs = 1000)
     onGone()
   }, intervalMs)
   timer.unref()
-  return () => clearInterval(timer)
 }

@@ -14,7 +14,7 @@ import { requireMasterKey, requireVault } from './vault-access'
 
 /** A listen failure in the user's terms: which address, and what to change. */
 function listenFailure(error: ListenError, input: CommandInput): CliError {
-  const address = `${error.host.includes(':') ? `[${error.host}]` : error.host}:${error.port}`
+  const { address } = error
   const host = input.sourceOf('host')
   switch (error.code) {
     case 'EADDRINUSE':

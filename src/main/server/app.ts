@@ -78,8 +78,13 @@ export class ListenError extends Error {
     readonly host: string,
     readonly port: number
   ) {
-    super(`Cannot listen on ${host.includes(':') ? `[${host}]` : host}:${port} (${code ?? 'unknown error'}).`)
+    super(`Cannot listen on ${host}, port ${port} (${code ?? 'unknown error'}).`)
     this.name = 'ListenError'
+  }
+
+  /** `127.0.0.1:4390`, `[::1]:4390`. */
+  get address(): string {
+    return `${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`
   }
 }
 

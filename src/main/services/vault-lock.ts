@@ -21,8 +21,8 @@ import sqlite3 from 'sqlite3'
 import { z } from 'zod'
 import { isProcessRunning, processStartTime } from '../processes'
 
-export const LOCK_FILE = 'tessera.lock'
-export const LOCK_DB_FILE = 'tessera.lock.db'
+const LOCK_FILE = 'tessera.lock'
+const LOCK_DB_FILE = 'tessera.lock.db'
 
 const lockKinds = ['serve', 'desktop', 'init'] as const
 export type LockKind = (typeof lockKinds)[number]
@@ -43,7 +43,6 @@ export type LockOwner = z.infer<typeof ownerSchema>
 
 /** A held vault lock. */
 export interface VaultLock {
-  readonly owner: LockOwner
   /** Records the URL the owner serves on (for `tessera status` and refusals). */
   recordUrl(url: string): Promise<void>
   /** Removes the record and lets go of the OS lock; safe to call twice. */
@@ -118,7 +117,6 @@ async function claim(dataDir: string, kind: LockKind, held: sqlite3.Database): P
     throw error
   }
   return {
-    owner,
     async recordUrl(url) {
       owner.url = url
       await writeOwner(dataDir, owner)
