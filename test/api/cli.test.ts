@@ -219,7 +219,7 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       expect(malformed.stderr).not.toContain('c2VjcmV0LXNob3J0')
     })
 
-    it('exits 2 for a bad --port or --host, naming the flag', async () => {
+    it('exits 2 for a bad --port or --host, or a host this machine does not have, naming where it came from', async () => {
       const port = await run(['serve', '--data-dir', dataDir, '--port', 'abc'])
       expect(port.code).toBe(2)
       expect(port.stderr).toMatch(/^tessera serve: --port must be a port number from 0 to 65535 \(got "abc"\)\./)
@@ -229,6 +229,9 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       const host = await run(['serve', '--data-dir', dataDir, '--host', 'not a host!', '--port', '0'])
       expect(host.code).toBe(2)
       expect(host.stderr).toMatch(/^tessera serve: --host must be an IP address or a host name/)
+      const foreign = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_HOST: '192.0.2.1' })
+      expect(foreign.code).toBe(2)
+      expect(foreign.stderr).toMatch(/^tessera serve: TESSERA_HOST 192\.0\.2\.1 is not an address of this machine\./)
       const missingValue = await run(['serve', '--data-dir', dataDir, '--port'])
       expect(missingValue.code).toBe(2)
       expect(missingValue.stderr).toMatch(/--port needs a value \(PORT\)/)
