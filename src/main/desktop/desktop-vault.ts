@@ -14,6 +14,7 @@ import { startServiceHost, type ServiceHost } from '../service-host'
 import type { Actor, Clock } from '../services/context'
 import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
 import { initVault, vaultExists, type Vault } from '../services/vault'
+import { VaultInUseError } from '../services/vault-lock'
 import type { MasterKeyStore } from './key-store'
 import type { SettingsStore } from './settings'
 
@@ -38,7 +39,7 @@ export class VaultNotOpenError extends AppError {
 }
 
 function describeStartFailure(error: unknown, port: number): string {
-  if (error instanceof CannotUnlockError) return error.message
+  if (error instanceof CannotUnlockError || error instanceof VaultInUseError) return error.message
   if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return `Port ${port} is already in use; choose another port.`
   if ((error as NodeJS.ErrnoException).code === 'EACCES') return `Port ${port} cannot be used; choose another port.`
   return 'The vault could not be opened.'
@@ -185,7 +186,7 @@ export class DesktopVault {
     const { dataDir, settings, logger, clock } = this.options
     const port = settings.port
     try {
-      this.host = await startServiceHost({ dataDir, masterKey, host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
+      this.host = await startServiceHost({ dataDir, masterKey, kind: 'desktop', host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
       this.masterKey = masterKey
       this.error = undefined
     } catch (error) {

@@ -11,6 +11,7 @@ import type { MethodOf, Namespace, OutboxMail, TesseraApi } from '../../shared/i
 import type { Actor } from '../services/context'
 import { toIsoString } from '../services/dates'
 import type { OutboxEntry } from '../services/mail.service'
+import { tenantNameSchema } from '../services/fields'
 import { toPage } from '../services/pagination'
 import { BusinessRuleError } from '../services/errors'
 import { parseOrThrow } from '../services/validation'
@@ -47,7 +48,7 @@ const outboxListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'SE
 /** The outbox keeps every waiting mail; the GUI pages through the newest ones. */
 const OUTBOX_LIMIT = 500
 const createVaultRequest = z.strictObject({
-  tenantName: z.string().trim().min(1, 'is required').max(200),
+  tenantName: tenantNameSchema,
   ownerEmail: z.string().trim().max(320).optional(),
   keyStorage: z.enum(['keychain', 'key-file'])
 })
