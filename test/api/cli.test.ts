@@ -223,6 +223,12 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       expect(result.code).toBe(1)
       expect(result.stderr).toMatch(/--port/)
     })
+
+    it('exits 1 naming TESSERA_SESSION_MAX_TTL when it is malformed', async () => {
+      const result = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_SESSION_MAX_TTL: '2999y' })
+      expect(result.code).toBe(1)
+      expect(result.stderr).toMatch(/TESSERA_SESSION_MAX_TTL must be a duration/)
+    })
   })
 
   it('exits 1 with the usage for an unknown command', async () => {

@@ -11,7 +11,8 @@ import { CannotUnlockError, createMasterKeyFile, loadMasterKey } from '../crypto
 import { createLogger } from '../logger'
 import { resolveDataDir } from '../paths'
 import { startServiceHost } from '../service-host'
-import { mailConfigFromEnv, type MailConfig } from '../services/mail.service'
+import { mailConfigFromEnv } from '../services/mail.service'
+import { sessionMaxTtlFromEnv } from '../services/sessions.service'
 import { initVault, VaultAlreadyInitialisedError, vaultExists } from '../services/vault'
 import { readySodium } from '../crypto/sodium'
 import { outbox } from './outbox.command'
@@ -29,7 +30,8 @@ Commands:
 Environment: TESSERA_DATA_DIR, TESSERA_MASTER_KEY (base64 of 32 bytes), TESSERA_HOST,
 TESSERA_PORT, TESSERA_ALLOWED_HOSTS, TESSERA_CORS_ORIGINS, TESSERA_BODY_LIMIT, TESSERA_LOG_LEVEL,
 TESSERA_SMTP_HOST, TESSERA_SMTP_PORT, TESSERA_SMTP_SECURE, TESSERA_SMTP_REQUIRE_TLS, TESSERA_SMTP_USER,
-TESSERA_SMTP_PASSWORD, TESSERA_SMTP_FROM, TESSERA_PUBLIC_URL (base of links in mail; default: the service's URL)`
+TESSERA_SMTP_PASSWORD, TESSERA_SMTP_FROM, TESSERA_PUBLIC_URL (base of links in mail; default: the service's URL),
+TESSERA_SESSION_MAX_TTL (how far ahead a session may expire: 3600, 90m, 24h, 7d; default 24h)`
 
 /** A failure with a message meant for the user and an exit code. */
 class CliError extends Error {}
@@ -80,9 +82,10 @@ function list(value: string | undefined): string[] {
   return value ? value.split(',').map((item) => item.trim()).filter(Boolean) : []
 }
 
-function mailConfig(): MailConfig {
+/** A setting read from the environment; a malformed value is a CliError naming the variable. */
+function fromEnv<T>(read: (env: NodeJS.ProcessEnv) => T): T {
   try {
-    return mailConfigFromEnv(process.env)
+    return read(process.env)
   } catch (error) {
     throw new CliError((error as Error).message)
   }
@@ -100,7 +103,8 @@ async function serve(argv: string[]): Promise<void> {
   const dataDir = resolveDataDir(values['data-dir'])
   const masterKey = await loadMasterKey(dataDir)
   if (!masterKey) throw new CannotUnlockError(`no master key: set TESSERA_MASTER_KEY or run \`tessera init --data-dir ${dataDir}\`.`)
-  const mail = mailConfig()
+  const mail = fromEnv(mailConfigFromEnv)
+  const sessionMaxTtlMs = fromEnv(sessionMaxTtlFromEnv)
   const logger = createLogger()
   const host = await startServiceHost({
     dataDir,
@@ -111,7 +115,8 @@ async function serve(argv: string[]): Promise<void> {
     allowedHosts: list(process.env.TESSERA_ALLOWED_HOSTS),
     corsOrigins: list(process.env.TESSERA_CORS_ORIGINS),
     bodyLimitBytes: process.env.TESSERA_BODY_LIMIT ? Number(process.env.TESSERA_BODY_LIMIT) : undefined,
-    mail
+    mail,
+    sessionMaxTtlMs
   })
   process.stdout.write(`Tessera listening on ${host.url}\n`)
   const shutdown = (signal: string) => {

@@ -105,6 +105,8 @@ export interface OpenOptions {
   logger: Logger
   /** SMTP and link settings (see mail.service.ts). */
   mail?: MailConfig
+  /** Cap on a session's `expires_at` (see sessions.service.ts). */
+  sessionMaxTtlMs?: number
 }
 
 /** An open vault: its services and how to close it. */
@@ -131,7 +133,8 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
+    const { logger, mail, sessionMaxTtlMs } = options
+    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger, mail, sessionMaxTtlMs })
     return {
       services,
       db,

@@ -12,5 +12,12 @@ export function sessionsRoutes({ services, json }: RouteDeps) {
     await services.sessions.authorize(ctx.state.actor, ctx.request.body)
     ctx.status = 204
   })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.sessions.list(ctx.state.actor, ctx.query)
+  })
+  router.delete('/:id', async (ctx) => {
+    await services.sessions.revoke(ctx.state.actor, ctx.params.id)
+    ctx.status = 204
+  })
   return router
 }
