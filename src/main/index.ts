@@ -4,9 +4,10 @@
  * `electron/` (the glue, unit-tested with Electron mocked).
  */
 import { mkdir } from 'node:fs/promises'
-import { app, session, type BrowserWindow } from 'electron'
+import { app, clipboard, session, type BrowserWindow } from 'electron'
 import { DesktopVault } from './desktop/desktop-vault'
 import { createDesktopHandlers } from './desktop/handlers'
+import { SecretClipboard } from './desktop/secret-clipboard'
 import { SettingsStore } from './desktop/settings'
 import { registerIpcHandlers } from './electron/ipc'
 import { createKeychainStore } from './electron/keychain'
@@ -31,12 +32,16 @@ async function main(): Promise<void> {
   const settings = new SettingsStore(dataDir)
   await settings.load()
   const desktop = new DesktopVault({ dataDir, keyStore: await createKeychainStore(dataDir), settings, logger, version: app.getVersion() })
-  installQuitHandler(() => desktop.shutdown(), logger)
+  const secretClipboard = new SecretClipboard(clipboard)
+  installQuitHandler(async () => {
+    await secretClipboard.clearIfUnchanged()
+    await desktop.shutdown()
+  }, logger)
 
   const entry = rendererEntry()
   const devServerUrl = 'url' in entry ? entry.url : undefined
   installSessionPolicies(session.defaultSession, devServerUrl)
-  registerIpcHandlers({ handlers: createDesktopHandlers(desktop), mainFrame: () => window?.webContents.mainFrame, logger, devServerUrl })
+  registerIpcHandlers({ handlers: createDesktopHandlers(desktop, { clipboard: secretClipboard }), mainFrame: () => window?.webContents.mainFrame, logger, devServerUrl })
 
   // Open an existing vault before the first paint; a failure is shown by the GUI's unlock screen.
   if ((await desktop.status()).state === 'locked') await desktop.unlock().catch(() => undefined)

@@ -15,6 +15,7 @@ import { toPage } from '../services/pagination'
 import { BusinessRuleError } from '../services/errors'
 import { parseOrThrow } from '../services/validation'
 import type { DesktopVault } from './desktop-vault'
+import { memoryClipboard, SecretClipboard } from './secret-clipboard'
 
 /** The handler of each channel: untrusted arguments in, the contract's result out. */
 export type DesktopHandlers = {
@@ -41,6 +42,7 @@ const logListQuery = z.strictObject({
 })
 const applicationListQuery = z.strictObject({ ...page, id: strings.optional(), type: strings.optional() })
 const memberListQuery = z.strictObject({ ...page, user_id: strings.optional() })
+const pageQuery = z.strictObject(page)
 const invitationListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'EXPIRED']).optional() })
 const outboxListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'SENT']).optional() })
 
@@ -96,7 +98,13 @@ function toOutboxMail(entry: OutboxEntry): OutboxMail {
   return mail
 }
 
-export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
+export interface DesktopHandlerOptions {
+  /** The system clipboard for copied secrets; an in-memory one without it (tests, the browser harness). */
+  clipboard?: SecretClipboard
+}
+
+export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHandlerOptions = {}): DesktopHandlers {
+  const clipboard = options.clipboard ?? new SecretClipboard(memoryClipboard())
   const services = () => desktop.requireVault().services
   const owner = () => desktop.actor()
 
@@ -157,7 +165,9 @@ export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
       create: method(z.tuple([id]), async ([applicationId]) => services().sessions.create(await asApplication(applicationId, 'public'), undefined)),
       authorize: method(z.tuple([id, body]), async ([applicationId, request]) =>
         services().sessions.authorize(await asApplication(applicationId, 'private'), request)
-      )
+      ),
+      list: method(z.tuple([pageQuery]), ([query]) => services().sessions.list(owner(), toServiceQuery(query))),
+      revoke: method(z.tuple([id]), ([sessionId]) => services().sessions.revoke(owner(), sessionId))
     },
     members: {
       list: method(z.tuple([memberListQuery]), ([query]) => services().members.list(owner(), toServiceQuery(query))),
@@ -176,6 +186,9 @@ export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
         const pageNumber = query.page ?? 1
         return toPage(mails.slice((pageNumber - 1) * size, pageNumber * size).map(toOutboxMail), mails.length, { page: pageNumber, size })
       })
+    },
+    clipboard: {
+      copySecret: method(z.tuple([z.string().min(1, 'is required').max(10_000, 'is too long')]), async ([text]) => clipboard.copy(text))
     }
   }
 }

@@ -155,8 +155,12 @@ export class SessionsService {
     auth.setSessionResolver((keyHash, now) => this.resolve(keyHash, now))
   }
 
-  /** `POST /sessions`: a new, unauthorized session of the calling public application. */
-  async create(actor: Actor, body: unknown): Promise<SessionCreated> {
+  /**
+   * `POST /sessions`: a new, unauthorized session of the calling public
+   * application. Also returns its `id`, which the REST response leaves out
+   * (the spec's create response has none) and the desktop uses to list it.
+   */
+  async create(actor: Actor, body: unknown): Promise<SessionCreated & { id: string }> {
     requireApplicationType(actor, 'public', 'create a session')
     parseOrThrow(createBody, body)
     const { keyring, clock, writes } = this.context
@@ -184,7 +188,7 @@ export class SessionsService {
         logRow(actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: 'Session created' }, now)
       ])
     })
-    return { session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
+    return { id, session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
   }
 
   /**

@@ -9,6 +9,7 @@ import { DesktopVault } from '../../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../../src/main/desktop/dispatch'
 import { createDesktopHandlers, toServiceQuery } from '../../../src/main/desktop/handlers'
 import { keyFileStore } from '../../../src/main/desktop/key-store'
+import { memoryClipboard, SecretClipboard } from '../../../src/main/desktop/secret-clipboard'
 import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/logger'
 import { TestClock } from '../../helpers/clock'
@@ -99,6 +100,34 @@ describe('desktop IPC handlers over a real vault', () => {
     ])
   })
 
+  it('lists the active sessions and revokes one, whose key REST then refuses; both logged under the OWNER', async () => {
+    const publicApp = (await call('app:applications.create', { name: 'Form 2', type: 'public', permissions: ['token:create'] })) as { value: { id: string } }
+    const privateApp = (await call('app:applications.create', { name: 'Backend 2', type: 'private', permissions: ['token:create'] })) as { value: { id: string } }
+    clock.advance(1000) // newest first: after the sessions of earlier tests
+    const session = (await call('app:sessions.create', publicApp.value.id)) as { value: { id: string; nonce: string; session_key: string } }
+    await call('app:sessions.authorize', privateApp.value.id, { nonce: session.value.nonce, permissions: ['token:create'] })
+    const url = (await desktop.status()).service.url!
+    const createToken = () =>
+      fetch(`${url}/tokens`, { method: 'POST', headers: { 'svc-api-key': session.value.session_key, 'content-type': 'application/json' }, body: '{"type":"token","data":"x"}' })
+    expect((await createToken()).status).toBe(201)
+
+    const listed = (await call('app:sessions.list', { size: 1 })) as { ok: true; value: { data: { id: string; status: string; authorized_by: string }[] } }
+    expect(listed.value.data).toEqual([expect.objectContaining({ status: 'AUTHORIZED', application_id: publicApp.value.id, authorized_by: privateApp.value.id })])
+    expect(JSON.stringify(listed)).not.toContain(session.value.session_key)
+    const id = listed.value.data[0].id
+    expect(id).toBe(session.value.id)
+    expect(await call('app:sessions.revoke', id)).toEqual({ ok: true })
+    expect((await createToken()).status).toBe(401)
+    expect(await call('app:sessions.revoke', id)).toMatchObject({ ok: false, problem: { status: 404 } })
+    expect(await call('app:sessions.list', { size: 1, session: 'x' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].session': [expect.any(String)] } } })
+
+    const logs = (await call('app:logs.list', { entity_id: id })) as { value: { data: { actor_id: string; message: string }[] } }
+    expect(logs.value.data.slice(0, 2)).toEqual([
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'Session revoked' }),
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'Session listed' })
+    ])
+  })
+
   it('invites a member and shows the mail in the outbox without its body', async () => {
     await call('app:invitations.create', { email: 'grace@example.com' })
     const outbox = (await call('app:outbox.list', { status: 'PENDING' })) as { ok: true; value: any }
@@ -130,6 +159,17 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked', service: { running: false } } })
     expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503 } })
     expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+  })
+
+  it('copies a secret to the clipboard it was given, refusing anything but a non-empty string', async () => {
+    const clipboard = memoryClipboard()
+    const handlers = createDesktopHandlers(desktop, { clipboard: new SecretClipboard(clipboard) })
+    expect(await dispatch(handlers, 'app:clipboard.copySecret', ['key_private_copied'], logger)).toEqual({ ok: true })
+    expect(await clipboard.readText()).toBe('key_private_copied')
+    for (const bad of [[''], [42], []]) {
+      expect(await dispatch(handlers, 'app:clipboard.copySecret', bad, logger)).toMatchObject({ ok: false, problem: { status: 400 } })
+    }
+    expect(await clipboard.readText()).toBe('key_private_copied')
   })
 
   it('answers an unknown channel with a 404 problem', async () => {

@@ -40,6 +40,7 @@ vi.mock('electron', async () => {
     BrowserWindow,
     nativeTheme: { shouldUseDarkColors: false },
     session: { defaultSession: { webRequest, setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() } },
+    clipboard: { readText: vi.fn(async () => ''), writeText: vi.fn(async () => undefined), clear: vi.fn() },
     safeStorage: { isAsyncEncryptionAvailable: vi.fn(async () => false), getSelectedStorageBackend: () => 'basic_text' },
     ipcMain: { handle: vi.fn((channel: string, listener: any) => state.handlers.set(channel, listener)), removeHandler: vi.fn() }
   }
