@@ -47,6 +47,28 @@ describe('HTTP conventions', () => {
     expect(await statusWithHost('[::2]:80')).toBe(421)
   })
 
+  it('refuses a Host header that only ends in a loopback name: userinfo, lists, bad ports, trailing junk', async () => {
+    for (const host of [
+      'evil.example:4390@127.0.0.1',
+      'evil.example@localhost',
+      'user:pass@[::1]:443',
+      '127.0.0.1,evil.example',
+      'evil.example,127.0.0.1',
+      '127.0.0.1:99999',
+      '127.0.0.1:',
+      'localhost:80:80',
+      'localhost:-1',
+      'localhost.',
+      'localhost/evil',
+      '127.0.0.1 evil.example',
+      '[::1]evil',
+      '[::1',
+      '127.0.0.1.nip.io'
+    ]) {
+      expect(`${host} → ${await statusWithHost(host)}`).toBe(`${host} → 421`)
+    }
+  })
+
   it('accepts loopback names with or without a port, in any case', async () => {
     for (const host of ['localhost', 'LOCALHOST:8080', '127.0.0.1:1', '[::1]', '[::1]:443']) {
       expect(await statusWithHost(host), host).toBe(200)
