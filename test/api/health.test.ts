@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http'
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -73,6 +74,65 @@ describe('HTTP conventions', () => {
     for (const host of ['localhost', 'LOCALHOST:8080', '127.0.0.1:1', '[::1]', '[::1]:443']) {
       expect(await statusWithHost(host), host).toBe(200)
     }
+  })
+
+  describe('request body encodings', () => {
+    const json = Buffer.from(JSON.stringify({ name: 'Encoded', type: 'private', permissions: ['token:read'] }))
+
+    async function post(body: Buffer, headers: Record<string, string>) {
+      const response = await fetch(`${service.url}/applications`, {
+        method: 'POST',
+        headers: { 'svc-api-key': service.adminKey, 'content-type': 'application/json', ...headers },
+        body
+      })
+      return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as { errors?: Record<string, string[]> } }
+    }
+
+    it('decodes gzip, deflate and br bodies', async () => {
+      for (const [encoding, body] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)]] as const) {
+        expect((await post(body, { 'content-encoding': encoding })).status, encoding).toBe(201)
+      }
+    })
+
+    it('answers a body that does not decode as its Content-Encoding says with a 400 naming (body)', async () => {
+      const gzip = gzipSync(json)
+      for (const [encoding, body] of [
+        ['gzip', json],
+        ['deflate', json],
+        ['br', json],
+        ['gzip', gzip.subarray(0, gzip.length - 6)],
+        ['gzip', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xff, 0xff, 0xff])],
+        ['br', Buffer.from('garbage garbage garbage')]
+      ] as const) {
+        const response = await post(body, { 'content-encoding': encoding })
+        expect(response.status, encoding).toBe(400)
+        expect(response.type).toContain('application/problem+json')
+        expect(Object.keys(response.body.errors ?? {})).toEqual(['(body)'])
+      }
+    })
+
+    it('applies the body limit to the decompressed size (413)', async () => {
+      const bomb = gzipSync(Buffer.from(JSON.stringify({ name: 'x'.repeat(100_000) })))
+      expect(bomb.length).toBeLessThan(1024)
+      expect((await post(bomb, { 'content-encoding': 'gzip' })).status).toBe(413)
+    })
+
+    it('answers an unknown Content-Encoding or a charset other than UTF-8 with a 415 problem document', async () => {
+      for (const headers of [
+        { 'content-encoding': 'compress' },
+        { 'content-encoding': 'x-nope' },
+        { 'content-encoding': 'gzip, gzip' },
+        { 'content-encoding': 'GZIP' },
+        { 'content-type': 'application/json; charset=utf-16' },
+        { 'content-type': 'application/json; charset=latin1' },
+        { 'content-type': 'application/json; charset=x-nope' }
+      ]) {
+        const response = await post(json, headers)
+        expect(response.status, JSON.stringify(headers)).toBe(415)
+        expect(response.type).toContain('application/problem+json')
+      }
+      expect((await post(json, { 'content-type': 'application/json; charset=UTF-8' })).status).toBe(201)
+    })
   })
 
   it('answers a wrong method on an open route with a 405 problem document', async () => {
