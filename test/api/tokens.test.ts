@@ -1122,7 +1122,11 @@ describe('tokens', () => {
       ['an unknown field named toString', { toString: 0 }, 'toString'],
       ['an unknown field named hasOwnProperty', { hasOwnProperty: 0 }, 'hasOwnProperty'],
       ['a body that is an array', [{ data: 'y' }], '(body)'],
-      ['a body that is a string', 'y', '(body)']
+      ['a body that is a string', 'y', '(body)'],
+      ['a body that is null', null, '(body)'],
+      ['a body that is a number', 42, '(body)'],
+      ['a body that is true', true, '(body)'],
+      ['a body that is an empty string', '', '(body)']
     ])('rejects %s with 400 and changes nothing', async (_label, body, field) => {
       const token = await create({ type: 'token', data: 'x', metadata: { keep: 'me' } })
       const response = await patch(token.id, body)

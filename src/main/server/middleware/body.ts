@@ -20,6 +20,8 @@ export interface BodyOptions {
   type?: string
   /** Whether an empty body is acceptable (it then reads as undefined). */
   optional?: boolean
+  /** Whether the body must be a JSON object (a merge patch: `null`, arrays and scalars are a 400). */
+  object?: boolean
 }
 
 function setBody(request: Request, value: unknown): void {
@@ -27,7 +29,7 @@ function setBody(request: Request, value: unknown): void {
 }
 
 export function bodyParser(limitBytes: number) {
-  return function jsonBody({ type = 'application/json', optional = false }: BodyOptions = {}): Middleware {
+  return function jsonBody({ type = 'application/json', optional = false, object = false }: BodyOptions = {}): Middleware {
     return async (ctx, next) => {
       const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== ''
       if (!hasBody) {
@@ -47,6 +49,8 @@ export function bodyParser(limitBytes: number) {
       if (raw.trim() === '') {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
         setBody(ctx.request, undefined)
+      } else if (object && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) {
+        throw ValidationError.field('(body)', 'must be a JSON object')
       } else {
         setBody(ctx.request, parsed)
       }
