@@ -732,6 +732,24 @@ describe('tokens', () => {
       expect(response.body.data.map((token: Body) => token.id)).toEqual([tokens[0].id])
     })
 
+    it('matches only tokens holding a metadata key named like an Object.prototype member', async () => {
+      const { batch, tokens } = await batchOf([
+        { type: 'token', data: 1, metadata: { constructor: 'x', toString: 'x' } },
+        { type: 'token', data: 2, metadata: {} }
+      ])
+      for (const key of ['__proto__', 'hasOwnProperty', 'valueOf', 'prototype', '__defineGetter__']) {
+        const response = await list(`metadata.batch=${batch}&metadata.${key}=x`)
+        expect(response.status, key).toBe(200)
+        expect(response.body.data, key).toEqual([])
+        expect(response.body.pagination.total_items, key).toBe(0)
+      }
+      for (const key of ['constructor', 'toString']) {
+        expect((await list(`metadata.batch=${batch}&metadata.${key}=X`)).body.data.map((token: Body) => token.id), key).toEqual([tokens[0].id])
+      }
+      expect((await list('metadata.__proto__=x')).body.data).toEqual([])
+      expect((await list('__proto__=x')).body.errors).toHaveProperty(['__proto__'])
+    })
+
     it('pages through the results and answers past the end with an empty page', async () => {
       const { batch, ids } = await batchOf([1, 2, 3, 4, 5].map((data) => ({ type: 'token', data })))
       const first = await list(`metadata.batch=${batch}&size=2`)

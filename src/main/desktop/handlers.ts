@@ -27,11 +27,24 @@ const body = z.record(z.string(), z.unknown())
 const page = { page: z.number().int().min(1).optional(), size: z.number().int().min(1).optional() }
 const strings = z.array(z.string().max(400)).max(100)
 
+/**
+ * Metadata filters, passed on as given: zod's record would drop a `__proto__`
+ * key, and the list would then match tokens that do not hold it.
+ */
+const metadataFilters = z.custom<Record<string, string>>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.entries(value).every(([key, item]) => key.length <= 200 && typeof item === 'string' && item.length <= 400),
+  'must map metadata keys (at most 200 characters) to strings (at most 400)'
+)
+
 const tokenListQuery = z.strictObject({
   ...page,
   id: strings.optional(),
   type: strings.optional(),
-  metadata: z.record(z.string().max(200), z.string().max(400)).optional()
+  metadata: metadataFilters.optional()
 })
 const logListQuery = z.strictObject({
   ...page,

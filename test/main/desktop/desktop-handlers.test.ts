@@ -81,6 +81,12 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(page.value.data[0].data).toBeUndefined()
   })
 
+  it('matches a metadata filter named __proto__ only on tokens holding that key (none)', async () => {
+    const page = (await call('app:tokens.list', { metadata: JSON.parse('{"__proto__": "risk"}') })) as { ok: true; value: { data: unknown[] } }
+    expect(page.value.data).toEqual([])
+    expect(await call('app:tokens.list', { metadata: { team: 1 } })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].metadata': [expect.any(String)] } } })
+  })
+
   it('passes the service problem through, field errors included', async () => {
     const result = await call('app:tokens.create', { type: 'card', data: { number: '4242424242424241' } })
     expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { 'data.number': ['fails the Luhn check'] } } })
