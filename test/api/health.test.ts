@@ -135,6 +135,35 @@ describe('HTTP conventions', () => {
     })
   })
 
+  it('sends Cache-Control: no-store on every response, errors included', async () => {
+    const created = await service.request('POST', '/applications', { body: { name: 'Cached?', type: 'private', permissions: ['token:create', 'token:read'] } })
+    const token = await service.request('POST', '/tokens', { key: created.body.key, body: { type: 'token', data: 'plaintext' } })
+    const responses = [
+      created,
+      token,
+      await service.request('GET', `/tokens/${token.body.id}`, { key: created.body.key }),
+      await service.request('GET', '/health', { key: null }),
+      await service.request('GET', '/logs', { key: null }),
+      await service.request('GET', '/nope'),
+      await service.request('DELETE', '/health'),
+      await service.request('POST', '/applications', { rawBody: 'x', contentType: 'text/plain' }),
+      await service.request('POST', '/applications', { body: { name: 'x'.repeat(2000) } }),
+      await service.request('GET', '/invitations/accept?token=inv_unknown', { key: null })
+    ]
+    expect(new Set(responses.map((response) => response.status)).size).toBeGreaterThan(6)
+    for (const response of responses) expect(response.headers.get('cache-control'), String(response.status)).toBe('no-store')
+    const misdirected = await new Promise<string | undefined>((resolve, reject) => {
+      const url = new URL(service.url)
+      httpRequest({ host: url.hostname, port: url.port, path: '/health', headers: { host: 'evil.example' } }, (res) => {
+        res.resume()
+        resolve(res.headers['cache-control'])
+      })
+        .on('error', reject)
+        .end()
+    })
+    expect(misdirected).toBe('no-store')
+  })
+
   it('answers a wrong method on an open route with a 405 problem document', async () => {
     const response = await service.request('DELETE', '/health')
     expect(response.status).toBe(405)
