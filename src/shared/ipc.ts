@@ -151,12 +151,15 @@ export interface VaultCreated {
 export interface SmtpSettings {
   host: string
   port: number
-  /** TLS from the start (port 465); otherwise STARTTLS when offered. */
+  /** TLS from the start (port 465); otherwise STARTTLS. */
   secure: boolean
-  /** Refuse to send unless the server upgrades the connection with STARTTLS. */
+  /** Without `secure`: refuse to send unless the server upgrades with STARTTLS (default true); false may send in the clear. */
   requireTLS?: boolean
   user?: string
-  /** Write-only: `settings.get` never returns it, only `hasPassword`. */
+  /**
+   * Write-only: `settings.get` never returns it, only `hasPassword`. Changing
+   * `host` or `user` drops the stored password unless a new one is given.
+   */
   password?: string
   hasPassword?: boolean
   from: string

@@ -118,7 +118,7 @@ describe('HTTP conventions', () => {
     })
 
     it('answers an unknown Content-Encoding or a charset other than UTF-8 with a 415 problem document', async () => {
-      for (const headers of [
+      const cases: Record<string, string>[] = [
         { 'content-encoding': 'compress' },
         { 'content-encoding': 'x-nope' },
         { 'content-encoding': 'gzip, gzip' },
@@ -126,7 +126,8 @@ describe('HTTP conventions', () => {
         { 'content-type': 'application/json; charset=utf-16' },
         { 'content-type': 'application/json; charset=latin1' },
         { 'content-type': 'application/json; charset=x-nope' }
-      ]) {
+      ]
+      for (const headers of cases) {
         const response = await post(json, headers)
         expect(response.status, JSON.stringify(headers)).toBe(415)
         expect(response.type).toContain('application/problem+json')

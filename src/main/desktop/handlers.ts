@@ -146,7 +146,8 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
       get: method(none, async () => desktop.settings.view()),
       update: method(z.tuple([body]), async ([patch]) => {
         const previousPort = desktop.settings.port
-        await desktop.settings.update(patch, desktop.currentMasterKey())
+        // An SMTP change is audited, so it needs the vault open (503 otherwise, before anything is saved).
+        await desktop.settings.update(patch, desktop.currentMasterKey(), (change) => services().logs.recordSettingsChange(owner(), change))
         await desktop.restartService(previousPort)
         return desktop.settings.view()
       })

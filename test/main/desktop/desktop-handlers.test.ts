@@ -161,10 +161,26 @@ describe('desktop IPC handlers over a real vault', () => {
     }
   })
 
+  it('drops the SMTP password when the host changes and writes the change to the audit log under the OWNER', async () => {
+    const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
+    expect(await call('app:settings.update', { smtp: { ...smtp, password: 'hunter2' } })).toMatchObject({ ok: true, value: { smtp: { hasPassword: true, requireTLS: true } } })
+    const moved = await call('app:settings.update', { smtp: { ...smtp, host: 'smtp.elsewhere.example', hasPassword: true } })
+    expect(moved).toMatchObject({ ok: true, value: { smtp: { host: 'smtp.elsewhere.example', hasPassword: false } } })
+    const logs = (await call('app:logs.list', { entity_type: 'tenant' })) as { value: { data: { actor_id: string; operation: string; message: string }[] } }
+    expect(logs.value.data.slice(0, 2)).toEqual([
+      expect.objectContaining({ actor_id: desktop.actor().id, operation: 'update', message: expect.stringContaining('stored password dropped') }),
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'SMTP settings added (host smtp.example.com)' })
+    ])
+    expect(JSON.stringify(logs)).not.toContain('hunter2')
+  })
+
   it('locks (service stopped, keys dropped) and unlocks with the stored key', async () => {
     expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked', service: { running: false } } })
     expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503 } })
+    // Unaudited while locked, so refused, and nothing is saved.
+    expect(await call('app:settings.update', { smtp: null })).toMatchObject({ ok: false, problem: { status: 503 } })
     expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+    expect(desktop.settings.view().smtp).toMatchObject({ host: 'smtp.elsewhere.example' })
   })
 
   it('copies a secret to the clipboard it was given, refusing anything but a non-empty string', async () => {
