@@ -12,8 +12,9 @@ import { SettingsStore } from './desktop/settings'
 import { registerIpcHandlers } from './electron/ipc'
 import { createKeychainStore } from './electron/keychain'
 import { claimSingleInstance, installQuitHandler } from './electron/lifecycle'
-import { desktopDataDir, preloadPath, rendererEntry } from './electron/paths'
-import { createMainWindow, installSessionPolicies } from './electron/window'
+import { desktopDataDir, devServerUrl, preloadPath, rendererDir } from './electron/paths'
+import { registerAppScheme, serveRenderer } from './electron/protocol'
+import { APP_ENTRY_URL, createMainWindow, installSessionPolicies } from './electron/window'
 import { createLogger } from './logger'
 
 async function main(): Promise<void> {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   if (!claimSingleInstance(focusWindow)) return
 
   const logger = createLogger()
+  registerAppScheme()
   await app.whenReady()
   const dataDir = desktopDataDir()
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
@@ -38,14 +40,19 @@ async function main(): Promise<void> {
     await desktop.shutdown()
   }, logger)
 
-  const entry = rendererEntry()
-  const devServerUrl = 'url' in entry ? entry.url : undefined
-  installSessionPolicies(session.defaultSession, devServerUrl)
-  registerIpcHandlers({ handlers: createDesktopHandlers(desktop, { clipboard: secretClipboard }), mainFrame: () => window?.webContents.mainFrame, logger, devServerUrl })
+  const devServer = devServerUrl()
+  if (!devServer) serveRenderer(rendererDir())
+  installSessionPolicies(session.defaultSession, devServer)
+  registerIpcHandlers({
+    handlers: createDesktopHandlers(desktop, { clipboard: secretClipboard }),
+    mainFrame: () => window?.webContents.mainFrame,
+    logger,
+    devServerUrl: devServer
+  })
 
   // Open an existing vault before the first paint; a failure is shown by the GUI's unlock screen.
   if ((await desktop.status()).state === 'locked') await desktop.unlock().catch(() => undefined)
-  window = createMainWindow({ preload: preloadPath(), entry })
+  window = createMainWindow({ preload: preloadPath(), url: devServer ?? APP_ENTRY_URL })
   window.on('closed', () => (window = undefined))
 }
 
