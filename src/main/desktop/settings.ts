@@ -141,7 +141,11 @@ export class SettingsStore {
    * server or account than the one it was entered for. A change to SMTP is
    * handed to `audit` before the file is written (a failed audit changes nothing).
    */
-  async update(patch: unknown, masterKey: MasterKey | undefined, audit: (message: string) => Promise<void> = async () => undefined): Promise<DesktopSettings> {
+  async update(
+    patch: unknown,
+    masterKey: MasterKey | undefined,
+    audit: (message: string) => Promise<void> = async () => undefined
+  ): Promise<DesktopSettings> {
     const input = parseOrThrow(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port

@@ -133,7 +133,13 @@ export function sessionsBeyondGrant(application: Actor, sessions: readonly Sessi
  * (`actor` null for the expiry sweep). Returns their ids: the caller evicts
  * them from the key cache once the transaction has committed.
  */
-export async function revokeSessions(trx: Knex.Transaction, actor: Actor | null, sessions: readonly Pick<SessionSummaryRow, 'id' | 'tenant_id'>[], message: string, now: number): Promise<string[]> {
+export async function revokeSessions(
+  trx: Knex.Transaction,
+  actor: Actor | null,
+  sessions: readonly Pick<SessionSummaryRow, 'id' | 'tenant_id'>[],
+  message: string,
+  now: number
+): Promise<string[]> {
   const ids = sessions.map((session) => session.id)
   await deleteSessions(trx, ids)
   await recordLogs(
