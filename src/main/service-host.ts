@@ -21,6 +21,8 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   clock?: Clock
   /** SMTP and link settings; links default to this service's own URL. */
   mail?: MailConfig
+  /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
+  sessionMaxTtlMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */
   jobTickMs?: number
 }

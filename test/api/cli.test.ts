@@ -299,6 +299,12 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
         blocker.close()
       }
     })
+
+    it('exits 2 naming TESSERA_SESSION_MAX_TTL when it is malformed', async () => {
+      const result = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_SESSION_MAX_TTL: '2999y' })
+      expect(result.code).toBe(2)
+      expect(result.stderr).toMatch(/TESSERA_SESSION_MAX_TTL must be a duration/)
+    })
   })
 
   describe('conventions', () => {

@@ -109,7 +109,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'host', value: 'HOST', description: 'address to listen on', env: 'TESSERA_HOST', default: '127.0.0.1', schema: hostSchema },
       { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema }
     ],
-    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', ...SMTP_AND_LINKS],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', ...SMTP_AND_LINKS],
     run: (input) => (load('serve') as typeof import('./serve.command')).serve(input)
   },
   {

@@ -41,6 +41,17 @@ function listSchema(check: (item: string) => boolean, message: string) {
     .refine((items) => items.every(check), message)
 }
 
+const DURATION_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** A whole number of seconds, or of `s`, `m`, `h` or `d` (`90m`, `24h`), read as milliseconds within [minMs, maxMs]. */
+function durationSchema(minMs: number, maxMs: number, message: string) {
+  return z
+    .string()
+    .regex(/^\d{1,9}[smhd]?$/, message)
+    .transform((value) => Number(value.replace(/[smhd]$/, '')) * DURATION_UNITS_MS[/[smhd]$/.exec(value)?.[0] ?? 's'])
+    .refine((ms) => ms >= minMs && ms <= maxMs, message)
+}
+
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)
 
 const isOrigin = (value: string) => isHttpUrl(value) && new URL(value).origin === value
@@ -79,7 +90,8 @@ const variables = {
   TESSERA_SMTP_USER: z.string(),
   TESSERA_SMTP_PASSWORD: z.string(),
   TESSERA_SMTP_FROM: z.string().refine(isMailbox, 'must be an e-mail address, optionally with a name, such as Tessera <vault@example.com>'),
-  TESSERA_PUBLIC_URL: z.string().refine(isHttpUrl, 'must be an http or https URL, such as https://vault.example.com')
+  TESSERA_PUBLIC_URL: z.string().refine(isHttpUrl, 'must be an http or https URL, such as https://vault.example.com'),
+  TESSERA_SESSION_MAX_TTL: durationSchema(60_000, 30 * 86_400_000, 'must be a duration from 1 minute to 30 days, such as 3600, 90m, 24h or 7d')
 }
 
 /** The one schema of the environment. */
@@ -104,11 +116,12 @@ export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string
   TESSERA_SMTP_HOST: { values: 'an IP address or host name', meaning: 'SMTP server; without it mail waits in the outbox', default: 'none' },
   TESSERA_SMTP_PORT: { values: '1-65535', meaning: 'SMTP port', default: '465 with TESSERA_SMTP_SECURE, else 587' },
   TESSERA_SMTP_SECURE: { values: 'true or false', meaning: 'TLS from the first byte (SMTPS)', default: 'false (STARTTLS when offered)' },
-  TESSERA_SMTP_REQUIRE_TLS: { values: 'true or false', meaning: 'refuse to send without STARTTLS', default: 'false' },
+  TESSERA_SMTP_REQUIRE_TLS: { values: 'true or false', meaning: 'refuse to send without TLS (STARTTLS, or TLS from the first byte)', default: 'true' },
   TESSERA_SMTP_USER: { values: 'text', meaning: 'SMTP user name', default: 'none' },
   TESSERA_SMTP_PASSWORD: { values: 'text', meaning: 'SMTP password', default: 'none' },
   TESSERA_SMTP_FROM: { values: 'an address, optionally with a name', meaning: 'From header of mail', default: 'Tessera <tessera@localhost>' },
-  TESSERA_PUBLIC_URL: { values: 'an http(s) URL', meaning: 'base of the links in mail', default: "the service's own URL" }
+  TESSERA_PUBLIC_URL: { values: 'an http(s) URL', meaning: 'base of the links in mail', default: "the service's own URL" },
+  TESSERA_SESSION_MAX_TTL: { values: 'seconds, or a number with s, m, h or d (90m, 24h, 7d); 1 minute to 30 days', meaning: "how far ahead a session's expires_at may be set", default: '24h' }
 }
 
 export const ENV_NAMES = Object.keys(variables) as EnvName[]

@@ -74,7 +74,8 @@ export async function serve(input: CommandInput): Promise<void> {
     allowedHosts: env.TESSERA_ALLOWED_HOSTS,
     corsOrigins: env.TESSERA_CORS_ORIGINS,
     bodyLimitBytes: env.TESSERA_BODY_LIMIT,
-    mail: mailConfig(env)
+    mail: mailConfig(env),
+    sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL
   }).catch((error) => {
     throw error instanceof ListenError ? listenFailure(error, input) : error
   })

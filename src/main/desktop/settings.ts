@@ -60,6 +60,30 @@ const storedSchema = z.object({
 })
 
 type StoredSettings = z.infer<typeof storedSchema>
+type StoredSmtp = NonNullable<StoredSettings['smtp']>
+
+/** Whether mail to this server must be encrypted: implicit TLS, or STARTTLS unless turned off explicitly. */
+function tlsRequired(smtp: StoredSmtp): boolean {
+  return smtp.secure || smtp.requireTLS !== false
+}
+
+/**
+ * The audit log's account of an SMTP change, or undefined when nothing
+ * changed. Names the host (not secret), never the user or the password.
+ */
+function describeSmtpChange(before: StoredSmtp | undefined, after: StoredSmtp | undefined): string | undefined {
+  if (!before && !after) return undefined
+  if (!after) return 'SMTP settings removed'
+  if (!before) return `SMTP settings added (host ${after.host})`
+  const notes: string[] = []
+  if (before.host !== after.host || before.user !== after.user) notes.push(`host or user changed (host ${after.host})`)
+  if (before.sealedPassword !== undefined && after.sealedPassword === undefined) notes.push('stored password dropped')
+  else if (after.sealedPassword !== before.sealedPassword) notes.push(before.sealedPassword === undefined ? 'password set' : 'password replaced')
+  if (tlsRequired(before) !== tlsRequired(after)) notes.push(tlsRequired(after) ? 'TLS now required' : 'TLS no longer required')
+  const otherChange = before.port !== after.port || before.secure !== after.secure || before.from !== after.from
+  if (!notes.length && !otherChange) return undefined
+  return `SMTP settings changed${notes.length ? `: ${notes.join('; ')}` : ''}`
+}
 
 
 export class SettingsStore {
@@ -85,12 +109,12 @@ export class SettingsStore {
     return this.stored.port
   }
 
-  /** The settings as the renderer sees them: no password, only whether one is set. */
+  /** The settings as the renderer sees them: no password, only whether one is set; `requireTLS` as it applies. */
   view(): DesktopSettings {
     const { smtp, ...rest } = this.stored
     if (!smtp) return { ...rest }
     const { sealedPassword, ...visible } = smtp
-    return { ...rest, smtp: { ...visible, hasPassword: sealedPassword !== undefined } }
+    return { ...rest, smtp: { ...visible, requireTLS: smtp.requireTLS !== false, hasPassword: sealedPassword !== undefined } }
   }
 
   /** The mail service's configuration, the SMTP password opened under the master key. */
@@ -112,9 +136,16 @@ export class SettingsStore {
 
   /**
    * Validates and saves a patch. A new SMTP password needs the master key to
-   * seal it; `hasPassword: true` without a password keeps the stored one.
+   * seal it; `hasPassword: true` without a password keeps the stored one, but
+   * only for the same host and user: a password is never sent to another
+   * server or account than the one it was entered for. A change to SMTP is
+   * handed to `audit` before the file is written (a failed audit changes nothing).
    */
-  async update(patch: unknown, masterKey: MasterKey | undefined): Promise<DesktopSettings> {
+  async update(
+    patch: unknown,
+    masterKey: MasterKey | undefined,
+    audit: (message: string) => Promise<void> = async () => undefined
+  ): Promise<DesktopSettings> {
     const input = parseOrThrow(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port
@@ -123,15 +154,19 @@ export class SettingsStore {
     if (input.smtp === null) delete next.smtp
     else if (input.smtp !== undefined) {
       const { password, hasPassword, ...smtp } = input.smtp
+      const previous = this.stored.smtp
+      const sameAccount = previous !== undefined && previous.host === smtp.host && previous.user === smtp.user
       let sealedPassword: string | undefined
       if (password !== undefined && password !== '') {
         if (!masterKey) throw ValidationError.field('smtp.password', 'can only be saved while the vault is unlocked')
         sealedPassword = Buffer.from(sealJson(masterKey, password, SMTP_PASSWORD_CONTEXT)).toString('base64')
-      } else if (hasPassword) {
-        sealedPassword = this.stored.smtp?.sealedPassword
+      } else if (hasPassword && sameAccount) {
+        sealedPassword = previous.sealedPassword
       }
       next.smtp = { ...smtp, ...(sealedPassword !== undefined ? { sealedPassword } : {}) }
     }
+    const change = describeSmtpChange(this.stored.smtp, next.smtp)
+    if (change) await audit(change)
     await this.write(next)
     this.stored = next
     return this.view()

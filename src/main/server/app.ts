@@ -38,6 +38,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     // Only the name and code: a database error's message can contain statement values.
     options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
   })
+  app.use(noStore)
   app.use(errorHandler())
   app.use(hostCheck(options.allowedHosts))
   if (options.corsOrigins?.length) {
@@ -49,6 +50,15 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   app.use(authenticate(services.auth))
   mountRoutes(app, deps)
   return app
+}
+
+/**
+ * Responses carry keys, plaintext and one-time links: no cache (browser,
+ * proxy or HTTP library) may keep any of them. Set first, so errors carry it too.
+ */
+const noStore: Koa.Middleware = (ctx, next) => {
+  ctx.set('Cache-Control', 'no-store')
+  return next()
 }
 
 /**

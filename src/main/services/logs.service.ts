@@ -115,6 +115,16 @@ export class LogsService {
     return toPage(rows.map(toLogEntry), total, q)
   }
 
+  /**
+   * Records a change to the tenant's settings kept outside the database (the
+   * desktop's SMTP configuration), with the person who made it as actor.
+   */
+  async recordSettingsChange(actor: Actor, message: string): Promise<void> {
+    const now = this.deps.clock.now()
+    const entry = logRow(actor, actor.tenantId, { entityType: 'tenant', entityId: actor.tenantId, operation: 'update', message }, now)
+    await this.deps.writes.run((trx) => recordLogs(trx, [entry]))
+  }
+
   /** `GET /logs/entity-types`. */
   entityTypes(actor: Actor): EntityType[] {
     requirePermission(actor, 'log:read')

@@ -33,7 +33,11 @@ export interface MailConfig {
   port?: number
   /** TLS from the first byte (SMTPS, usually port 465). */
   secure?: boolean
-  /** Refuse to send unless the server upgrades the connection with STARTTLS. */
+  /**
+   * Without `secure`: refuse to send unless the server upgrades the connection
+   * with STARTTLS (the default), or, when false, send in the clear to a server
+   * that does not offer it. Mail carries one-time links; plain text is an opt-in.
+   */
   requireTLS?: boolean
   user?: string
   password?: string
@@ -142,7 +146,7 @@ export class MailService {
         host: config.host,
         port: config.port ?? (config.secure ? 465 : 587),
         secure: config.secure ?? false,
-        requireTLS: config.requireTLS ?? false,
+        requireTLS: !config.secure && config.requireTLS !== false,
         auth: config.user ? { user: config.user, pass: config.password ?? '' } : undefined,
         connectionTimeout: 10_000,
         greetingTimeout: 10_000,

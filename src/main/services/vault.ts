@@ -126,6 +126,8 @@ export interface OpenOptions {
   mail?: MailConfig
   /** Who holds the vault, as `tessera status` reports it; `serve` by default. */
   kind?: Exclude<LockKind, 'init'>
+  /** Cap on a session's `expires_at` (see sessions.service.ts). */
+  sessionMaxTtlMs?: number
 }
 
 /** An open vault: its services and how to close it. */
@@ -158,7 +160,8 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
+    const { logger, mail, sessionMaxTtlMs } = options
+    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger, mail, sessionMaxTtlMs })
     return {
       services,
       db,

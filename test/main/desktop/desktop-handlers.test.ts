@@ -9,6 +9,7 @@ import { DesktopVault } from '../../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../../src/main/desktop/dispatch'
 import { createDesktopHandlers, toServiceQuery } from '../../../src/main/desktop/handlers'
 import { keyFileStore } from '../../../src/main/desktop/key-store'
+import { memoryClipboard, SecretClipboard } from '../../../src/main/desktop/secret-clipboard'
 import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/logger'
 import { TestClock } from '../../helpers/clock'
@@ -80,6 +81,12 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(page.value.data[0].data).toBeUndefined()
   })
 
+  it('matches a metadata filter named __proto__ only on tokens holding that key (none)', async () => {
+    const page = (await call('app:tokens.list', { metadata: JSON.parse('{"__proto__": "risk"}') })) as { ok: true; value: { data: unknown[] } }
+    expect(page.value.data).toEqual([])
+    expect(await call('app:tokens.list', { metadata: { team: 1 } })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].metadata': [expect.any(String)] } } })
+  })
+
   it('passes the service problem through, field errors included', async () => {
     const result = await call('app:tokens.create', { type: 'card', data: { number: '4242424242424241' } })
     expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { 'data.number': ['fails the Luhn check'] } } })
@@ -96,6 +103,34 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(logs.value.data.map((entry) => [entry.operation, entry.actor_id])).toEqual([
       ['authorize', privateApp.value.id],
       ['create', publicApp.value.id]
+    ])
+  })
+
+  it('lists the active sessions and revokes one, whose key REST then refuses; both logged under the OWNER', async () => {
+    const publicApp = (await call('app:applications.create', { name: 'Form 2', type: 'public', permissions: ['token:create'] })) as { value: { id: string } }
+    const privateApp = (await call('app:applications.create', { name: 'Backend 2', type: 'private', permissions: ['token:create'] })) as { value: { id: string } }
+    clock.advance(1000) // newest first: after the sessions of earlier tests
+    const session = (await call('app:sessions.create', publicApp.value.id)) as { value: { id: string; nonce: string; session_key: string } }
+    await call('app:sessions.authorize', privateApp.value.id, { nonce: session.value.nonce, permissions: ['token:create'] })
+    const url = (await desktop.status()).service.url!
+    const createToken = () =>
+      fetch(`${url}/tokens`, { method: 'POST', headers: { 'svc-api-key': session.value.session_key, 'content-type': 'application/json' }, body: '{"type":"token","data":"x"}' })
+    expect((await createToken()).status).toBe(201)
+
+    const listed = (await call('app:sessions.list', { size: 1 })) as { ok: true; value: { data: { id: string; status: string; authorized_by: string }[] } }
+    expect(listed.value.data).toEqual([expect.objectContaining({ status: 'AUTHORIZED', application_id: publicApp.value.id, authorized_by: privateApp.value.id })])
+    expect(JSON.stringify(listed)).not.toContain(session.value.session_key)
+    const id = listed.value.data[0].id
+    expect(id).toBe(session.value.id)
+    expect(await call('app:sessions.revoke', id)).toEqual({ ok: true })
+    expect((await createToken()).status).toBe(401)
+    expect(await call('app:sessions.revoke', id)).toMatchObject({ ok: false, problem: { status: 404 } })
+    expect(await call('app:sessions.list', { size: 1, session: 'x' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].session': [expect.any(String)] } } })
+
+    const logs = (await call('app:logs.list', { entity_id: id })) as { value: { data: { actor_id: string; message: string }[] } }
+    expect(logs.value.data.slice(0, 2)).toEqual([
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'Session revoked' }),
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'Session listed' })
     ])
   })
 
@@ -126,10 +161,37 @@ describe('desktop IPC handlers over a real vault', () => {
     }
   })
 
+  it('drops the SMTP password when the host changes and writes the change to the audit log under the OWNER', async () => {
+    const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
+    expect(await call('app:settings.update', { smtp: { ...smtp, password: 'hunter2' } })).toMatchObject({ ok: true, value: { smtp: { hasPassword: true, requireTLS: true } } })
+    const moved = await call('app:settings.update', { smtp: { ...smtp, host: 'smtp.elsewhere.example', hasPassword: true } })
+    expect(moved).toMatchObject({ ok: true, value: { smtp: { host: 'smtp.elsewhere.example', hasPassword: false } } })
+    const logs = (await call('app:logs.list', { entity_type: 'tenant' })) as { value: { data: { actor_id: string; operation: string; message: string }[] } }
+    expect(logs.value.data.slice(0, 2)).toEqual([
+      expect.objectContaining({ actor_id: desktop.actor().id, operation: 'update', message: expect.stringContaining('stored password dropped') }),
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'SMTP settings added (host smtp.example.com)' })
+    ])
+    expect(JSON.stringify(logs)).not.toContain('hunter2')
+  })
+
   it('locks (service stopped, keys dropped) and unlocks with the stored key', async () => {
     expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked', service: { running: false } } })
     expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503 } })
+    // Unaudited while locked, so refused, and nothing is saved.
+    expect(await call('app:settings.update', { smtp: null })).toMatchObject({ ok: false, problem: { status: 503 } })
     expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+    expect(desktop.settings.view().smtp).toMatchObject({ host: 'smtp.elsewhere.example' })
+  })
+
+  it('copies a secret to the clipboard it was given, refusing anything but a non-empty string', async () => {
+    const clipboard = memoryClipboard()
+    const handlers = createDesktopHandlers(desktop, { clipboard: new SecretClipboard(clipboard) })
+    expect(await dispatch(handlers, 'app:clipboard.copySecret', ['key_private_copied'], logger)).toEqual({ ok: true })
+    expect(await clipboard.readText()).toBe('key_private_copied')
+    for (const bad of [[''], [42], []]) {
+      expect(await dispatch(handlers, 'app:clipboard.copySecret', bad, logger)).toMatchObject({ ok: false, problem: { status: 400 } })
+    }
+    expect(await clipboard.readText()).toBe('key_private_copied')
   })
 
   it('answers an unknown channel with a 404 problem', async () => {
