@@ -4,7 +4,7 @@
  * authorizes it through the nonce with exactly the access the client needs.
  * Until then, and after `expires_at`, the session key is a 401.
  */
-import { z } from 'zod'
+import { authorizeSessionBody, createSessionBody } from '../../shared/contracts'
 import type { AccessRule, ApplicationType, Permission, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
@@ -21,21 +21,13 @@ import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.s
 import type { Actor } from './context'
 import { parseIsoExpiresAt, toIsoString } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError } from './errors'
-import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import { normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
 import { logRow, recordLogs } from './logs.service'
 import { parseOrThrow } from './validation'
 
 /** Default lifetime of a session (spec "Limits"). */
 export const SESSION_LIFETIME_MS = 3 * 60_000
-
-const createBody = z.strictObject({}).optional()
-
-const authorizeBody = z.strictObject({
-  nonce: z.string().min(1, 'is required').max(200, 'is not a nonce issued by this service'),
-  ...grantFields('private', { session: true }),
-  expires_at: z.string().max(100).optional()
-})
 
 /**
  * A private application may hand a session only what it holds itself: each
@@ -65,7 +57,7 @@ export class SessionsService {
   /** `POST /sessions`: a new, unauthorized session of the calling public application. */
   async create(actor: Actor, body: unknown): Promise<SessionCreated> {
     requireApplicationType(actor, 'public', 'create a session')
-    parseOrThrow(createBody, body)
+    parseOrThrow(createSessionBody, body)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
     const id = newId()
@@ -100,7 +92,7 @@ export class SessionsService {
    */
   async authorize(actor: Actor, body: unknown): Promise<void> {
     requireApplicationType(actor, 'private', 'authorize a session')
-    const input = parseOrThrow(authorizeBody, body)
+    const input = parseOrThrow(authorizeSessionBody, body)
     requireSomeGrant(input)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
