@@ -23,7 +23,7 @@ const HTML_TYPE = 'text/html'
 const ERROR_REASONS = {
   400: 'Invalid input: `errors` names each bad field.',
   401: `Missing, unknown or expired \`${API_KEY_HEADER}\`.`,
-  403: 'The caller lacks the permission, or no rule grants it on the token.',
+  403: 'The caller lacks the permission.',
   404: 'No such entity in the caller’s tenant.',
   409: 'Conflicts with the current state.',
   410: 'The invitation has expired.',
@@ -33,6 +33,10 @@ const ERROR_REASONS = {
 } as const
 
 type ErrorStatus = keyof typeof ERROR_REASONS
+type Reasons = Partial<Record<ErrorStatus, string>>
+
+/** Token operations are also refused when no rule grants the permission on that token's containers. */
+const TOKEN_REASONS: Reasons = { 403: 'The caller lacks the permission, or no rule grants it on the token’s containers.' }
 
 /** The statuses a body-taking operation may add: bad JSON, too large, wrong media type. */
 const BODY_ERRORS: ErrorStatus[] = [400, 413, 415]
@@ -55,6 +59,8 @@ interface Route {
   body?: { schema: z.ZodType; type?: string; optional?: boolean }
   responses: ZodOpenApiResponsesObject
   errors?: ErrorStatus[]
+  /** Reasons that differ from ERROR_REASONS for this operation. */
+  reasons?: Reasons
 }
 
 function jsonResponse(description: string, schema: z.ZodType) {
@@ -63,13 +69,13 @@ function jsonResponse(description: string, schema: z.ZodType) {
 
 const noContent = (description: string) => ({ description })
 
-function errorResponses(statuses: readonly ErrorStatus[], reasons: Partial<Record<ErrorStatus, string>>): ZodOpenApiResponsesObject {
+function errorResponses(statuses: readonly ErrorStatus[], reasons: Reasons): ZodOpenApiResponsesObject {
   return Object.fromEntries(
     [...new Set(statuses)].sort((a, b) => a - b).map((status) => [status, { description: reasons[status] ?? ERROR_REASONS[status], content: { [PROBLEM_TYPE]: { schema: contract.problem } } }])
   )
 }
 
-function operation(id: string, route: Route, reasons: Partial<Record<ErrorStatus, string>> = {}): ZodOpenApiOperationObject {
+function operation(id: string, route: Route): ZodOpenApiOperationObject {
   const statuses: ErrorStatus[] = [...(route.errors ?? [])]
   if (!route.open) statuses.push(401)
   if (route.permissions) statuses.push(403)
@@ -85,7 +91,7 @@ function operation(id: string, route: Route, reasons: Partial<Record<ErrorStatus
     ...(route.open ? { security: [] } : {}),
     ...(route.path || route.query ? { requestParams: { ...(route.path ? { path: route.path } : {}), ...(route.query ? { query: route.query } : {}) } } : {}),
     ...(route.body ? { requestBody: { required: !route.body.optional, content: { [route.body.type ?? JSON_TYPE]: { schema: route.body.schema } } } } : {}),
-    responses: { ...route.responses, ...errorResponses(statuses, reasons) }
+    responses: { ...route.responses, ...errorResponses(statuses, route.reasons ?? {}) }
   }
 }
 
@@ -103,22 +109,19 @@ const TAGS = [
 
 const PATHS: ZodOpenApiPathsObject = {
   '/tokens': {
-    post: operation(
-      'createToken',
-      {
-        tag: 'Tokens',
-        summary: 'Create a token',
-        description: 'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted.',
-        permissions: ['token:create'],
-        body: { schema: contract.createTokenBody },
-        responses: {
-          201: jsonResponse('The created token, shaped by the caller’s transform.', contract.token),
-          200: jsonResponse('With `deduplicate_token`: the existing token of the same type and fingerprint (only `id`, `type`, `tenant_id`, `fingerprint` and `containers` when the caller cannot read it).', contract.token)
-        },
-        errors: [409]
+    post: operation('createToken', {
+      tag: 'Tokens',
+      summary: 'Create a token',
+      description: 'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted.',
+      permissions: ['token:create'],
+      body: { schema: contract.createTokenBody },
+      responses: {
+        201: jsonResponse('The created token, shaped by the caller’s transform.', contract.token),
+        200: jsonResponse('With `deduplicate_token`: the existing token of the same type and fingerprint (only `id`, `type`, `tenant_id`, `fingerprint` and `containers` when the caller cannot read it).', contract.token)
       },
-      { 409: 'A token with this id already exists.' }
-    ),
+      errors: [409],
+      reasons: { ...TOKEN_REASONS, 409: 'A token with this id already exists.' }
+    }),
     get: operation('listTokens', {
       tag: 'Tokens',
       summary: 'List tokens',
@@ -135,7 +138,8 @@ const PATHS: ZodOpenApiPathsObject = {
       summary: 'Get a token',
       permissions: ['token:read'],
       path: tokenId,
-      responses: { 200: jsonResponse('The token, shaped by the caller’s transform.', contract.token) }
+      responses: { 200: jsonResponse('The token, shaped by the caller’s transform.', contract.token) },
+      reasons: TOKEN_REASONS
     }),
     patch: operation('updateToken', {
       tag: 'Tokens',
@@ -145,7 +149,8 @@ const PATHS: ZodOpenApiPathsObject = {
       permissions: ['token:update'],
       path: tokenId,
       body: { schema: contract.updateTokenBody, type: MERGE_PATCH_TYPE },
-      responses: { 200: jsonResponse('The updated token, shaped by the caller’s transform.', contract.token) }
+      responses: { 200: jsonResponse('The updated token, shaped by the caller’s transform.', contract.token) },
+      reasons: TOKEN_REASONS
     }),
     delete: operation('deleteToken', {
       tag: 'Tokens',
@@ -153,23 +158,21 @@ const PATHS: ZodOpenApiPathsObject = {
       description: 'Erases the data for good; a reference remains for audit.',
       permissions: ['token:delete'],
       path: tokenId,
-      responses: { 204: noContent('Deleted.') }
+      responses: { 204: noContent('Deleted.') },
+      reasons: TOKEN_REASONS
     })
   },
   '/tokenize': {
-    post: operation(
-      'tokenize',
-      {
-        tag: 'Tokenize',
-        summary: 'Tokenize any JSON shape',
-        description: 'Atomic: every element is validated and checked for `token:create` on its containers before anything is stored; one failure and nothing is created. Errors name elements by path, e.g. `[3].data.number`.',
-        permissions: ['token:create'],
-        body: { schema: contract.tokenizeBody },
-        responses: { 200: jsonResponse('The same shape with tokens in place of the values.', contract.tokenizeResult) },
-        errors: [409]
-      },
-      { 409: 'The request names the same token id twice, or an id that already exists.' }
-    )
+    post: operation('tokenize', {
+      tag: 'Tokenize',
+      summary: 'Tokenize any JSON shape',
+      description: 'Atomic: every element is validated and checked for `token:create` on its containers before anything is stored; one failure and nothing is created. Errors name elements by path, e.g. `[3].data.number`.',
+      permissions: ['token:create'],
+      body: { schema: contract.tokenizeBody },
+      responses: { 200: jsonResponse('The same shape with tokens in place of the values.', contract.tokenizeResult) },
+      errors: [409],
+      reasons: { ...TOKEN_REASONS, 409: 'The request names the same token id twice, or an id that already exists.' }
+    })
   },
   '/logs': {
     get: operation('listLogs', {
@@ -269,22 +272,20 @@ const PATHS: ZodOpenApiPathsObject = {
       description: 'Only a public application’s key may create one. Takes no body (an empty JSON object is tolerated). The session has no access until it is authorized.',
       body: { schema: contract.createSessionBody, optional: true },
       responses: { 201: jsonResponse('The session key and the nonce that authorizes it.', contract.sessionCreated) },
-      errors: [403]
+      errors: [403],
+      reasons: { 403: 'The key is not a public application’s.' }
     })
   },
   '/sessions/authorize': {
-    post: operation(
-      'authorizeSession',
-      {
-        tag: 'Sessions',
-        summary: 'Authorize a session',
-        description: 'Only a private application’s key may authorize one, and it grants no more than it holds.',
-        body: { schema: contract.authorizeSessionBody },
-        responses: { 204: noContent('Authorized.') },
-        errors: [403, 404, 409]
-      },
-      { 404: 'No unexpired session has this nonce.', 409: 'The nonce has already been used.' }
-    )
+    post: operation('authorizeSession', {
+      tag: 'Sessions',
+      summary: 'Authorize a session',
+      description: 'Only a private application’s key may authorize one, and it grants no more than it holds.',
+      body: { schema: contract.authorizeSessionBody },
+      responses: { 204: noContent('Authorized.') },
+      errors: [403, 404, 409],
+      reasons: { 403: 'The key is not a private application’s, or the grant exceeds what it holds.', 404: 'No unexpired session has this nonce.', 409: 'The nonce has already been used.' }
+    })
   },
   '/tenants/self/members': {
     get: operation('listMembers', {
@@ -297,34 +298,28 @@ const PATHS: ZodOpenApiPathsObject = {
     })
   },
   '/tenants/self/members/{id}': {
-    delete: operation(
-      'deleteMember',
-      {
-        tag: 'Members',
-        summary: 'Delete a member',
-        description: 'The member loses access to the tenant at once.',
-        permissions: ['tenant:member:delete'],
-        path: entityId,
-        responses: { 204: noContent('Deleted.') },
-        errors: [422]
-      },
-      { 422: 'The tenant OWNER cannot be deleted.' }
-    )
+    delete: operation('deleteMember', {
+      tag: 'Members',
+      summary: 'Delete a member',
+      description: 'The member loses access to the tenant at once.',
+      permissions: ['tenant:member:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') },
+      errors: [422],
+      reasons: { 422: 'The tenant OWNER cannot be deleted.' }
+    })
   },
   '/tenants/self/invitations': {
-    post: operation(
-      'createInvitation',
-      {
-        tag: 'Invitations',
-        summary: 'Invite someone',
-        description: 'Sends a mail with a one-time acceptance link; the invitation expires after 72 hours.',
-        permissions: ['tenant:invitation:create'],
-        body: { schema: contract.createInvitationBody },
-        responses: { 201: jsonResponse('The PENDING invitation.', contract.invitation) },
-        errors: [409]
-      },
-      { 409: 'The address already belongs to a member or has an invitation.' }
-    ),
+    post: operation('createInvitation', {
+      tag: 'Invitations',
+      summary: 'Invite someone',
+      description: 'Sends a mail with a one-time acceptance link; the invitation expires after 72 hours.',
+      permissions: ['tenant:invitation:create'],
+      body: { schema: contract.createInvitationBody },
+      responses: { 201: jsonResponse('The PENDING invitation.', contract.invitation) },
+      errors: [409],
+      reasons: { 409: 'The address already belongs to a member or has an invitation.' }
+    }),
     get: operation('listInvitations', {
       tag: 'Invitations',
       summary: 'List invitations',

@@ -16,7 +16,7 @@ export const containerPath = z
   .regex(CONTAINER_PATTERN, 'must be a path like /pci/high/ (letters, digits, _ and -, each segment ending in /)')
   .meta({ description: 'A container path such as `/pci/high/`', examples: ['/pci/high/'] })
 
-export const permission = z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]])
+export const permission = z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]], { error: 'is not a permission' }).meta({ id: 'Permission' })
 export const transform = z.enum(TRANSFORMS).meta({ description: '`redact` removes `data`, `mask` shows the masked value, `reveal` the plaintext' })
 
 function permissionName(allowed: readonly Permission[], grantee: string) {
@@ -32,7 +32,7 @@ export const condition = z
   .strictObject({
     attribute: z.enum(['id', 'container']),
     operator: z.enum(['starts_with', 'equals']),
-    value: z.string().min(1).max(400)
+    value: z.string().min(1).max(400).meta({ description: 'Compared with the token’s id or each of its containers' })
   })
   .meta({ id: 'Condition' })
 
@@ -47,8 +47,8 @@ function accessRuleFields<P extends z.ZodType, C extends z.ZodArray<typeof condi
   }
 }
 
-function accessRule(allowed: readonly Permission[], grantee: string, allowConditions: boolean) {
-  return z.strictObject(accessRuleFields(permissionName(allowed, grantee), z.array(condition).min(1).max(20))).superRefine((rule, ctx) => {
+function accessRule(permissionItem: z.ZodType<string>, allowConditions: boolean) {
+  return z.strictObject(accessRuleFields(permissionItem, z.array(condition).min(1).max(20))).superRefine((rule, ctx) => {
     if (rule.container !== undefined && rule.conditions !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['conditions'], message: 'container and conditions are mutually exclusive' })
     } else if (rule.conditions !== undefined && !allowConditions) {
@@ -65,15 +65,16 @@ export const accessRuleView = z.strictObject(accessRuleFields(permission, z.arra
 export type AccessRuleInput = z.infer<ReturnType<typeof accessRule>>
 
 /**
- * The `permissions` and `rules` fields for a grantee of `applicationType`
- * (any application type when absent). Sessions take the token permissions of
- * private applications and may use conditions.
+ * The `permissions` and `rules` fields for a grantee of `applicationType`, or
+ * of any application type (the whole catalogue) when absent. Sessions take the
+ * token permissions of private applications and may use conditions.
  */
 export function grantFields(applicationType?: ApplicationType, options: { session?: boolean } = {}) {
-  const allowed = options.session ? PERMISSIONS_BY_APPLICATION_TYPE.private : applicationType ? PERMISSIONS_BY_APPLICATION_TYPE[applicationType] : ALL_PERMISSIONS
-  const grantee = options.session ? 'session' : applicationType ? `${applicationType} application` : 'application'
+  const grantee = options.session ? 'session' : `${applicationType} application`
+  const granteeType = options.session ? 'private' : applicationType
+  const item: z.ZodType<string> = granteeType ? permissionName(PERMISSIONS_BY_APPLICATION_TYPE[granteeType], grantee) : permission
   return {
-    permissions: z.array(permissionName(allowed, grantee)).max(50).optional(),
-    rules: z.array(accessRule(allowed, grantee, options.session === true)).max(100).optional()
+    permissions: z.array(item).max(50).optional(),
+    rules: z.array(accessRule(item, options.session === true)).max(100).optional()
   }
 }

@@ -52,6 +52,7 @@ export const listApplicationsQuery = z.strictObject({
       .string()
       .regex(UUID_PATTERN, 'must be a UUID')
       .transform((id) => id.toLowerCase())
+      .meta({ format: 'uuid' })
   ).meta({ description: 'Only these applications (repeatable)' }),
   type: queryList(applicationType).meta({ description: 'Only these types (repeatable)' }),
   ...pageQuery(100)
@@ -68,14 +69,14 @@ const applicationFields = {
   id: z.uuid(),
   tenant_id: z.uuid(),
   name: z.string(),
-  type: z.enum(APPLICATION_TYPES),
+  type: z.enum(APPLICATION_TYPES).meta({ description: '`private` (backend services), `public` (browsers and phones: sessions, create and update only) or `management`' }),
   permissions: z.array(permission),
   rules: z.array(accessRuleView),
   created_by: z.uuid().optional(),
   created_at: timestamp.optional(),
   modified_by: z.uuid().optional(),
   modified_at: timestamp.optional(),
-  expires_at: timestamp.optional()
+  expires_at: timestamp.optional().meta({ description: 'When the application is deleted' })
 }
 
 /** An application; its key is never shown again after create and regenerate. */

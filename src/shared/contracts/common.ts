@@ -45,12 +45,12 @@ export function queryList<T extends z.ZodType>(item: T) {
 
 /** `page` ≥ 1 (default 1) and `size` 1–`maxSize` (default 20), as query fields. */
 export function pageQuery(maxSize = 100) {
-  return { page: queryInt(1, 1, 1_000_000), size: queryInt(20, 1, maxSize) }
+  return { page: queryInt(1, 1, 1_000_000).meta({ description: 'Page number' }), size: queryInt(20, 1, maxSize).meta({ description: 'Items per page' }) }
 }
 
 export const pagination = z
   .strictObject({
-    total_items: z.number().int().min(0),
+    total_items: z.number().int().min(0).meta({ description: 'Items across all pages that the caller may see' }),
     page_number: z.number().int().min(1),
     page_size: z.number().int().min(1),
     total_pages: z.number().int().min(0)

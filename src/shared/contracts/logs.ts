@@ -23,7 +23,7 @@ export const logEntry = z
     tenant_id: z.uuid(),
     actor_id: z.uuid().optional().meta({ description: 'Absent for system actions such as expiry' }),
     actor_type: z.enum(['application', 'session', 'user']).optional(),
-    entity_type: z.string(),
+    entity_type: z.string().meta({ description: 'A token’s type for tokens; see `GET /logs/entity-types`' }),
     entity_id: z.string(),
     operation: z.string().meta({ examples: ['create', 'read', 'update', 'delete'] }),
     message: z.string(),
@@ -33,6 +33,8 @@ export const logEntry = z
 
 export const logPage = pageOf(logEntry, 'LogPage')
 
-export const entityType = z.strictObject({ display_name: z.string(), value: z.string() }).meta({ id: 'EntityType' })
+export const entityType = z
+  .strictObject({ display_name: z.string(), value: z.string().meta({ description: 'What log entries carry in `entity_type`' }) })
+  .meta({ id: 'EntityType' })
 
 export const entityTypeList = z.array(entityType).meta({ id: 'EntityTypeList' })

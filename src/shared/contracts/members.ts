@@ -25,7 +25,7 @@ export const member = z
   .strictObject({
     id: z.uuid(),
     tenant_id: z.uuid(),
-    role: z.enum(['OWNER', 'ADMIN']),
+    role: z.enum(['OWNER', 'ADMIN']).meta({ description: 'Both have full access; the OWNER cannot be deleted' }),
     user,
     created_by: z.uuid().optional(),
     created_at: timestamp.optional(),

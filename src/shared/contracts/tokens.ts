@@ -48,7 +48,7 @@ export const createTokenBody = z
     type: z
       .string()
       .refine(isTokenType, { message: `must be one of: ${TOKEN_TYPES.join(', ')}` })
-      .meta({ enum: [...TOKEN_TYPES] }),
+      .meta({ enum: [...TOKEN_TYPES], description: 'Decides how `data` is validated and the default containers, fingerprint and mask' }),
     data: tokenData,
     mask: z.unknown().optional().meta({ description: 'A mask expression, or an object or array of them, evaluated on read under the `mask` transform. Default: by type' }),
     containers: z.array(containerPath).min(1).max(20).optional().meta({ description: 'Default: `/general/high/`, `/pci/high/` or `/bank/high/` by type' }),
@@ -93,19 +93,19 @@ export const token = z
   .strictObject({
     id: z.string(),
     tenant_id: z.uuid(),
-    type: z.string(),
+    type: z.enum(TOKEN_TYPES),
     data: z.unknown().optional().meta({ description: 'Present under the `mask` (when the token has a mask) and `reveal` transforms' }),
     mask: z.unknown().optional().meta({ description: 'The mask expression; in single-token responses of a card, the masked values' }),
-    fingerprint: z.string(),
+    fingerprint: z.string().meta({ description: 'Identifies the contents: equal for tokens of one type whose fingerprint expressions render alike' }),
     containers: z.array(z.string()),
     metadata: z.record(z.string(), z.string()).optional(),
-    created_by: z.uuid().optional(),
+    created_by: z.uuid().optional().meta({ description: 'The application, session or member that created the token' }),
     created_at: timestamp.optional(),
     modified_by: z.uuid().optional(),
     modified_at: timestamp.optional(),
     search_indexes: z.array(z.string()).optional(),
     fingerprint_expression: z.string().optional(),
-    expires_at: timestamp.optional()
+    expires_at: timestamp.optional().meta({ description: 'When the token is deleted' })
   })
   .meta({ id: 'Token' })
 

@@ -1,0 +1,275 @@
+/**
+ * Renders the OpenAPI document as Markdown for people (docs/api.md): the
+ * conventions first, then one section per resource with each operation's
+ * parameters, body fields and responses, then the schemas responses refer to.
+ * `npm run docs:api` writes it; a test fails when the committed file differs.
+ */
+import type { OpenApiDocument } from './openapi'
+
+type Schema = {
+  $ref?: string
+  type?: string | string[]
+  format?: string
+  description?: string
+  enum?: unknown[]
+  const?: unknown
+  default?: unknown
+  pattern?: string
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  minItems?: number
+  maxItems?: number
+  items?: Schema
+  properties?: Record<string, Schema>
+  required?: string[]
+  additionalProperties?: Schema | boolean
+  anyOf?: Schema[]
+}
+
+interface Parameter {
+  name: string
+  in: string
+  required?: boolean
+  description?: string
+  schema?: Schema
+}
+
+interface MediaType {
+  schema?: Schema
+}
+
+interface Operation {
+  operationId?: string
+  summary?: string
+  description?: string
+  tags?: string[]
+  security?: unknown[]
+  parameters?: Parameter[]
+  requestBody?: { required?: boolean; content: Record<string, MediaType> }
+  responses: Record<string, { description: string; content?: Record<string, MediaType> }>
+}
+
+interface Document {
+  info: { title: string; version: string; description?: string }
+  tags?: { name: string; description?: string }[]
+  paths: Record<string, Record<string, Operation>>
+  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { name?: string; in?: string; description?: string }> }
+}
+
+const LARGEST_SAFE_INTEGER = Number.MAX_SAFE_INTEGER
+
+const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1)
+const anchor = (name: string) => `#${name.toLowerCase()}`
+const code = (text: string) => (text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``)
+/** Table cells: one line, pipes escaped. */
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n+/g, ' ')
+
+function range(min: number | undefined, max: number | undefined, unit = ''): string | undefined {
+  const upper = max === undefined || max >= LARGEST_SAFE_INTEGER ? undefined : max
+  const suffix = unit ? ` ${unit}` : ''
+  if (min !== undefined && upper !== undefined) return min === upper ? `${min}${suffix}` : `${min}–${upper}${suffix}`
+  if (upper !== undefined) return `at most ${upper}${suffix}`
+  if (min !== undefined && min > 0) return `at least ${min}${suffix}`
+  return undefined
+}
+
+/** A label that stays one term inside another: `array of (string, at most 50 characters)`. */
+function term(schema: Schema | undefined): string {
+  const label = typeLabel(schema)
+  return /,| or /.test(label) ? `(${label})` : label
+}
+
+/** A short type label: `string (uuid)`, `array of [Token](#token)`, `"a" or "b"`. */
+function typeLabel(schema: Schema | undefined): string {
+  if (!schema || Object.keys(schema).every((key) => key === 'description')) return 'any JSON value'
+  if (schema.$ref) return `[${refName(schema.$ref)}](${anchor(refName(schema.$ref))})`
+  if (schema.const !== undefined) return code(JSON.stringify(schema.const))
+  if (schema.enum) return schema.enum.map((value) => code(JSON.stringify(value))).join(' or ')
+  if (schema.anyOf) return schema.anyOf.map(typeLabel).join(' or ')
+  if (Array.isArray(schema.type)) return schema.type.join(' or ')
+  const limits: string[] = []
+  let label = schema.type ?? 'any JSON value'
+  switch (schema.type) {
+    case 'string':
+      if (schema.format) label += ` (${schema.format})`
+      limits.push(range(schema.minLength, schema.maxLength, 'characters') ?? '')
+      if (schema.pattern) limits.push(`matching ${code(schema.pattern)}`)
+      break
+    case 'integer':
+    case 'number':
+      limits.push(range(schema.minimum, schema.maximum) ?? '')
+      break
+    case 'array':
+      label = `array of ${term(schema.items)}`
+      limits.push(range(schema.minItems, schema.maxItems, 'items') ?? '')
+      break
+    case 'object':
+      if (!schema.properties && typeof schema.additionalProperties === 'object') label = `map of string to ${term(schema.additionalProperties)}`
+      break
+  }
+  const shown = limits.filter(Boolean)
+  return shown.length ? `${label}, ${shown.join(', ')}` : label
+}
+
+class Renderer {
+  private readonly lines: string[] = []
+
+  constructor(private readonly doc: Document) {}
+
+  render(): string {
+    this.intro()
+    for (const tag of this.doc.tags ?? []) this.resource(tag.name, tag.description)
+    this.schemas()
+    return `${this.lines.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`
+  }
+
+  private push(...lines: string[]): void {
+    this.lines.push(...lines)
+  }
+
+  private resolve(schema: Schema | undefined): Schema | undefined {
+    return schema?.$ref ? this.doc.components.schemas[refName(schema.$ref)] : schema
+  }
+
+  private intro(): void {
+    const { info, components } = this.doc
+    this.push(
+      `# ${info.title} ${info.version}`,
+      '',
+      '<!-- Generated by `npm run docs:api` from the OpenAPI document (also served at `GET /openapi.json`). Do not edit by hand. -->',
+      '',
+      info.description ?? '',
+      ''
+    )
+    this.push('## Conventions', '')
+    for (const [name, scheme] of Object.entries(components.securitySchemes)) {
+      this.push(`- **Authentication:** the ${scheme.in} ${code(scheme.name ?? name)} carries ${scheme.description?.toLowerCase() ?? 'the key'}. Operations marked *no API key* take none.`)
+    }
+    this.push(
+      `- **Errors** are ${code('application/problem+json')} documents ([Problem](#problem)): ${this.fieldList('Problem')}.`,
+      `- **Lists** answer one page: ${code('{ pagination, data }')} with ${this.fieldList('Pagination')} ([Pagination](#pagination)); ${code('page')} and ${code('size')} out of range are a 400, a page past the end is empty.`,
+      `- **Unknown fields** in a body and unknown query parameters are a 400 naming them.`,
+      ''
+    )
+  }
+
+  private fieldList(schemaName: string): string {
+    return Object.keys(this.doc.components.schemas[schemaName]?.properties ?? {})
+      .map(code)
+      .join(', ')
+  }
+
+  private resource(tag: string, description: string | undefined): void {
+    this.push(`## ${tag}`, '', description ?? '', '')
+    for (const [path, item] of Object.entries(this.doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        if (operation.tags?.includes(tag)) this.operation(method.toUpperCase(), path, operation)
+      }
+    }
+  }
+
+  private operation(method: string, path: string, op: Operation): void {
+    this.push(`### ${op.summary}`, '', `${code(`${method} ${path}`)}${op.security?.length === 0 ? ' — *no API key*' : ''}`, '')
+    if (op.description) this.push(op.description, '')
+    this.parameters(op.parameters ?? [])
+    if (op.requestBody) this.requestBody(op.requestBody)
+    this.push('**Responses**', '', '| Status | Content | Meaning |', '|---|---|---|')
+    for (const [status, response] of Object.entries(op.responses)) {
+      const content = Object.entries(response.content ?? {})
+        .map(([type, media]) => `${code(type)} ${media.schema ? typeLabel(media.schema) : ''}`.trim())
+        .join('; ')
+      this.push(`| ${status} | ${cell(content || '—')} | ${cell(response.description)} |`)
+    }
+    this.push('')
+  }
+
+  private parameters(parameters: Parameter[]): void {
+    if (!parameters.length) return
+    this.push('**Parameters**', '', '| Name | In | Type | Required | Default | Description |', '|---|---|---|---|---|---|')
+    for (const p of parameters) {
+      const fallback = p.schema?.default === undefined ? '' : code(JSON.stringify(p.schema.default))
+      this.push(`| ${code(p.name)} | ${p.in} | ${cell(typeLabel(p.schema))} | ${p.required ? 'yes' : 'no'} | ${fallback} | ${cell(p.description ?? '')} |`)
+    }
+    this.push('')
+  }
+
+  private requestBody(body: NonNullable<Operation['requestBody']>): void {
+    const types = Object.keys(body.content)
+    const schema = body.content[types[0]].schema
+    const named = schema?.$ref ? `, schema ${code(refName(schema.$ref))}` : ''
+    this.push(`**Body** (${types.map(code).join(' or ')}${body.required ? '' : ', optional'}${named})`, '')
+    const resolved = this.resolve(schema)
+    if (resolved?.properties) this.fields(resolved)
+    else this.push(`${typeLabel(resolved)}${resolved?.description ? `. ${resolved.description}` : ''}`, '')
+    if (resolved?.properties && resolved.description) this.push(resolved.description, '')
+  }
+
+  private fields(schema: Schema): void {
+    if (!Object.keys(schema.properties ?? {}).length) {
+      this.push('An empty object.', '')
+      return
+    }
+    this.push('| Field | Type | Required | Description |', '|---|---|---|---|', ...this.fieldRows(schema, ''), '')
+  }
+
+  /** One row per field; the fields of an inline object (or array of them) follow as `rules[].priority`. */
+  private fieldRows(schema: Schema, prefix: string): string[] {
+    return Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
+      const required = schema.required?.includes(name) ? 'yes' : 'no'
+      const description = property.description ?? this.resolve(property)?.description ?? ''
+      const row = `| ${code(prefix + name)} | ${cell(typeLabel(property))} | ${required} | ${cell(description)} |`
+      if (property.properties) return [row, ...this.fieldRows(property, `${prefix}${name}.`)]
+      if (property.items?.properties) return [row, ...this.fieldRows(property.items, `${prefix}${name}[].`)]
+      return [row]
+    })
+  }
+
+  /** The schemas that responses (and other schemas) refer to; request bodies are described where they are taken. */
+  private schemas(): void {
+    const names = this.referencedSchemas()
+    if (!names.length) return
+    this.push('## Schemas', '')
+    for (const name of names) {
+      const schema = this.doc.components.schemas[name]
+      this.push(`### ${name}`, '')
+      if (schema.properties) {
+        if (schema.description) this.push(schema.description, '')
+        this.fields(schema)
+      } else {
+        this.push(`${typeLabel({ ...schema, description: undefined })}${schema.description ? `. ${schema.description}` : ''}`, '')
+      }
+    }
+  }
+
+  private referencedSchemas(): string[] {
+    const found = new Set<string>()
+    const walk = (value: unknown): void => {
+      if (!value || typeof value !== 'object') return
+      const ref = (value as Schema).$ref
+      if (ref && !found.has(refName(ref))) {
+        found.add(refName(ref))
+        walk(this.doc.components.schemas[refName(ref)])
+      }
+      Object.values(value).forEach(walk)
+    }
+    for (const item of Object.values(this.doc.paths)) {
+      for (const op of Object.values(item)) {
+        walk(op.parameters)
+        walk(op.responses)
+        for (const media of Object.values(op.requestBody?.content ?? {})) {
+          const resolved = this.resolve(media.schema)
+          // A body with fields is described where it is taken; only what it refers to needs a section.
+          walk(resolved?.properties ? resolved.properties : media.schema)
+        }
+      }
+    }
+    return Object.keys(this.doc.components.schemas).filter((name) => found.has(name))
+  }
+}
+
+/** docs/api.md for `document`. */
+export function renderApiMarkdown(document: OpenApiDocument): string {
+  return new Renderer(document as unknown as Document).render()
+}
