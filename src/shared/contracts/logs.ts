@@ -22,7 +22,7 @@ export const logEntry = z
   .strictObject({
     tenant_id: z.uuid(),
     actor_id: z.uuid().optional().meta({ description: 'Absent for system actions such as expiry' }),
-    actor_type: z.enum(['application', 'session', 'user']).optional(),
+    actor_type: z.string().optional().meta({ enum: ['application', 'session', 'user'] }),
     entity_type: z.string().meta({ description: 'A token’s type for tokens; see `GET /logs/entity-types`' }),
     entity_id: z.string(),
     operation: z.string().meta({ examples: ['create', 'read', 'update', 'delete'] }),

@@ -93,7 +93,7 @@ export const token = z
   .strictObject({
     id: z.string(),
     tenant_id: z.uuid(),
-    type: z.enum(TOKEN_TYPES),
+    type: z.string().meta({ enum: [...TOKEN_TYPES] }),
     data: z.unknown().optional().meta({ description: 'Present under the `mask` (when the token has a mask) and `reveal` transforms' }),
     mask: z.unknown().optional().meta({ description: 'The mask expression; in single-token responses of a card, the masked values' }),
     fingerprint: z.string().meta({ description: 'Identifies the contents: equal for tokens of one type whose fingerprint expressions render alike' }),
