@@ -9,7 +9,6 @@ import addFormats from 'ajv-formats'
 import { openApiDocument } from '../../src/main/server/openapi'
 
 const DOCUMENT_ID = 'tessera-openapi'
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const
 
 interface MediaType {
   schema?: unknown
@@ -31,7 +30,7 @@ interface Route {
   operation: Operation
 }
 
-const document = openApiDocument() as unknown as { paths: Record<string, Partial<Record<(typeof METHODS)[number], Operation>>> }
+const document = openApiDocument() as unknown as { paths: Record<string, Record<string, Operation>> }
 
 // `strict: false`: the document carries OpenAPI keys beside the schemas (paths, responses, …).
 const ajv = new Ajv2020({ strict: false, allErrors: true })
@@ -45,31 +44,21 @@ function templatePattern(template: string): RegExp {
 
 /** Every documented operation; templates with fewer parameters first, so `/applications/key` wins over `/applications/{id}`. */
 const routes: Route[] = Object.entries(document.paths)
-  .flatMap(([template, item]) =>
-    METHODS.flatMap((method) => (item[method] ? [{ method: method.toUpperCase(), template, pattern: templatePattern(template), operation: item[method]! }] : []))
-  )
+  .flatMap(([template, item]) => Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), template, pattern: templatePattern(template), operation })))
   .sort((a, b) => (a.template.match(/\{/g)?.length ?? 0) - (b.template.match(/\{/g)?.length ?? 0))
 
 const validators = new Map<string, ValidateFunction>()
 
-function pointerSegment(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1')
-}
-
-function validatorFor(route: Route, status: string, mediaType: string): ValidateFunction {
-  const pointer = ['paths', route.template, route.method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema'].map(pointerSegment).join('/')
+/** The validator of the schema at `pointer` in the document, compiled once. */
+function validatorAt(pointer: string): ValidateFunction {
   let validate = validators.get(pointer)
-  if (!validate) {
-    validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/${pointer}` })
-    validators.set(pointer, validate)
-  }
+  if (!validate) validators.set(pointer, (validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/${pointer}` })))
   return validate
 }
 
-const problemValidator = (): ValidateFunction => {
-  let validate = validators.get('problem')
-  if (!validate) validators.set('problem', (validate = ajv.compile({ $ref: `${DOCUMENT_ID}#/components/schemas/Problem` })))
-  return validate
+function responseSchemaPointer(route: Route, status: string, mediaType: string): string {
+  const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1')
+  return ['paths', route.template, route.method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema'].map(escape).join('/')
 }
 
 export interface ObservedResponse {
@@ -102,7 +91,7 @@ export function undocumentedResponse(response: ObservedResponse): string | undef
   if (!documented.content[mediaType]) {
     return `${name} → ${response.status}: content type ${response.contentType} is not documented (documented: ${Object.keys(documented.content).join(', ')})`
   }
-  const validate = validatorFor(route, String(response.status), mediaType)
+  const validate = validatorAt(responseSchemaPointer(route, String(response.status), mediaType))
   if (validate(mediaType.endsWith('json') ? response.body : response.text)) return undefined
   return `${name} → ${response.status} ${mediaType}: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}`
 }
@@ -111,6 +100,6 @@ function unroutedProblem(response: ObservedResponse, mediaType: string): string 
   const name = `${response.method} ${response.url} (no such operation)`
   if (![401, 404, 405].includes(response.status)) return `${name}: status ${response.status} instead of 401, 404 or 405`
   if (mediaType !== 'application/problem+json') return `${name} → ${response.status}: content type ${response.contentType} instead of application/problem+json`
-  const validate = problemValidator()
+  const validate = validatorAt('components/schemas/Problem')
   return validate(response.body) ? undefined : `${name} → ${response.status}: ${ajv.errorsText(validate.errors, { dataVar: 'body' })}`
 }

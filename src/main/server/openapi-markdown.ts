@@ -8,7 +8,7 @@ import type { OpenApiDocument } from './openapi'
 
 type Schema = {
   $ref?: string
-  type?: string | string[]
+  type?: string
   format?: string
   description?: string
   enum?: unknown[]
@@ -55,10 +55,8 @@ interface Document {
   info: { title: string; version: string; description?: string }
   tags?: { name: string; description?: string }[]
   paths: Record<string, Record<string, Operation>>
-  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { name?: string; in?: string; description?: string }> }
+  components: { schemas: Record<string, Schema> }
 }
-
-const LARGEST_SAFE_INTEGER = Number.MAX_SAFE_INTEGER
 
 const refName = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1)
 const anchor = (name: string) => `#${name.toLowerCase()}`
@@ -67,7 +65,8 @@ const code = (text: string) => (text.includes('`') ? `\`\` ${text} \`\`` : `\`${
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n+/g, ' ')
 
 function range(min: number | undefined, max: number | undefined, unit = ''): string | undefined {
-  const upper = max === undefined || max >= LARGEST_SAFE_INTEGER ? undefined : max
+  // zod bounds every integer by the largest safe one: no limit worth showing.
+  const upper = max === undefined || max >= Number.MAX_SAFE_INTEGER ? undefined : max
   const suffix = unit ? ` ${unit}` : ''
   if (min !== undefined && upper !== undefined) return min === upper ? `${min}${suffix}` : `${min}–${upper}${suffix}`
   if (upper !== undefined) return `at most ${upper}${suffix}`
@@ -88,7 +87,6 @@ function typeLabel(schema: Schema | undefined): string {
   if (schema.const !== undefined) return code(JSON.stringify(schema.const))
   if (schema.enum) return schema.enum.map((value) => code(JSON.stringify(value))).join(' or ')
   if (schema.anyOf) return schema.anyOf.map(typeLabel).join(' or ')
-  if (Array.isArray(schema.type)) return schema.type.join(' or ')
   const limits: string[] = []
   let label = schema.type ?? 'any JSON value'
   switch (schema.type) {
@@ -134,7 +132,7 @@ class Renderer {
   }
 
   private intro(): void {
-    const { info, components } = this.doc
+    const { info } = this.doc
     this.push(
       `# ${info.title} ${info.version}`,
       '',
@@ -143,11 +141,10 @@ class Renderer {
       info.description ?? '',
       ''
     )
-    this.push('## Conventions', '')
-    for (const [name, scheme] of Object.entries(components.securitySchemes)) {
-      this.push(`- **Authentication:** the ${scheme.in} ${code(scheme.name ?? name)} carries ${scheme.description?.toLowerCase() ?? 'the key'}. Operations marked *no API key* take none.`)
-    }
     this.push(
+      '## Conventions',
+      '',
+      '- **Authentication:** every operation needs the `SVC-API-KEY` header except those marked *no API key*.',
       `- **Errors** are ${code('application/problem+json')} documents ([Problem](#problem)): ${this.fieldList('Problem')}.`,
       `- **Lists** answer one page: ${code('{ pagination, data }')} with ${this.fieldList('Pagination')} ([Pagination](#pagination)); ${code('page')} and ${code('size')} out of range are a 400, a page past the end is empty.`,
       `- **Unknown fields** in a body and unknown query parameters are a 400 naming them.`,

@@ -11,7 +11,7 @@ import * as contract from '../../shared/contracts'
 
 export type OpenApiDocument = ReturnType<typeof createDocument>
 
-export const API_KEY_HEADER = 'SVC-API-KEY'
+const API_KEY_HEADER = 'SVC-API-KEY'
 
 const JSON_TYPE = 'application/json'
 const MERGE_PATCH_TYPE = 'application/merge-patch+json'
@@ -45,6 +45,11 @@ const tokenId = z.object({ id: z.string().meta({ description: 'The token id' }) 
 const entityId = z.object({ id: z.uuid().meta({ description: 'A malformed id reads as not found (404)' }) })
 
 const html = z.string().meta({ description: 'An HTML page for people' })
+const page = (description: string) => ({ description, content: { [HTML_TYPE]: { schema: html } } })
+/** The invitation routes answer programs (JSON) with a problem document and the acceptance page's form with a page. */
+const problemOrPage = (description: string) => ({ description, content: { [PROBLEM_TYPE]: { schema: contract.problem }, [HTML_TYPE]: { schema: html } } })
+
+const LINK_INVALID = 'The link was used, replaced by a newer one, or its invitation deleted.'
 
 interface Route {
   summary: string
@@ -82,15 +87,16 @@ function operation(id: string, route: Route): ZodOpenApiOperationObject {
   if (route.body) statuses.push(...BODY_ERRORS)
   if (route.query) statuses.push(400)
   if (route.path) statuses.push(404)
-  const permissionNote = route.permissions ? `Permission: ${route.permissions.map((p) => `\`${p}\``).join(' and ')}.` : undefined
+  const permissionNote = route.permissions && `Permission: ${route.permissions.map((p) => `\`${p}\``).join(' and ')}.`
+  const description = [route.description, permissionNote].filter(Boolean).join('\n\n')
   return {
     operationId: id,
     summary: route.summary,
-    ...(route.description || permissionNote ? { description: [route.description, permissionNote].filter(Boolean).join('\n\n') } : {}),
+    description: description || undefined,
     tags: [route.tag],
-    ...(route.open ? { security: [] } : {}),
-    ...(route.path || route.query ? { requestParams: { ...(route.path ? { path: route.path } : {}), ...(route.query ? { query: route.query } : {}) } } : {}),
-    ...(route.body ? { requestBody: { required: !route.body.optional, content: { [route.body.type ?? JSON_TYPE]: { schema: route.body.schema } } } } : {}),
+    security: route.open ? [] : undefined,
+    requestParams: route.path || route.query ? { ...(route.path && { path: route.path }), ...(route.query && { query: route.query }) } : undefined,
+    requestBody: route.body && { required: !route.body.optional, content: { [route.body.type ?? JSON_TYPE]: { schema: route.body.schema } } },
     responses: { ...route.responses, ...errorResponses(statuses, route.reasons ?? {}) }
   }
 }
@@ -365,10 +371,10 @@ const PATHS: ZodOpenApiPathsObject = {
       security: [],
       requestParams: { query: contract.invitationLinkQuery },
       responses: {
-        200: { description: 'The acceptance form.', content: { [HTML_TYPE]: { schema: html } } },
-        400: { description: 'The link has no token.', content: { [HTML_TYPE]: { schema: html } } },
-        404: { description: 'The link was used, replaced by a newer one, or its invitation deleted.', content: { [HTML_TYPE]: { schema: html } } },
-        410: { description: ERROR_REASONS[410], content: { [HTML_TYPE]: { schema: html } } }
+        200: page('The acceptance form.'),
+        400: page('The link’s token is missing or malformed.'),
+        404: page(LINK_INVALID),
+        410: page(ERROR_REASONS[410])
       }
     },
     post: {
@@ -381,16 +387,10 @@ const PATHS: ZodOpenApiPathsObject = {
       requestBody: { required: true, content: { [JSON_TYPE]: { schema: contract.acceptInvitationBody }, [FORM_TYPE]: { schema: contract.acceptInvitationBody } } },
       responses: {
         201: { description: 'The new member (JSON), or a welcome page (form).', content: { [JSON_TYPE]: { schema: contract.member }, [HTML_TYPE]: { schema: html } } },
-        ...Object.fromEntries(
-          (
-            [
-              [400, ERROR_REASONS[400]],
-              [404, 'The link was used, replaced by a newer one, or its invitation deleted.'],
-              [409, 'This user is already a member of the tenant.'],
-              [410, ERROR_REASONS[410]]
-            ] as const
-          ).map(([status, description]) => [status, { description, content: { [PROBLEM_TYPE]: { schema: contract.problem }, [HTML_TYPE]: { schema: html } } }])
-        ),
+        400: problemOrPage(ERROR_REASONS[400]),
+        404: problemOrPage(LINK_INVALID),
+        409: problemOrPage('This user is already a member of the tenant.'),
+        410: problemOrPage(ERROR_REASONS[410]),
         ...errorResponses([413, 415], {})
       }
     }

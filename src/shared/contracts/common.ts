@@ -75,7 +75,13 @@ export const problem = z
     title: z.string().meta({ description: 'The HTTP status text' }),
     status: z.number().int().min(400).max(599),
     detail: z.string().meta({ description: 'What went wrong, for people; never contains submitted values' }),
-    code: z.string().optional().meta({ description: 'Machine-readable problem code, e.g. `validation_failed`' }),
+    code: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'Machine-readable: `validation_failed`, `malformed_json`, `unauthenticated`, `forbidden`, `not_found`, `route_not_found`, `method_not_allowed`, `conflict`, `invitation_link_invalid`, `invitation_expired`, `payload_too_large`, `unsupported_media_type`, `business_rule`, `host_not_allowed`, `internal_error`'
+      }),
     errors: fieldErrors.optional().meta({ description: 'On 400s: the path of each bad field and its messages, e.g. `rules[0].priority`; `(body)` is the whole body' })
   })
   .meta({ id: 'Problem' })
