@@ -7,7 +7,7 @@ import { MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSI
 
 const CONTAINER_PATTERN = /^\/([A-Za-z0-9_-]+\/)*$/
 
-export const ALL_PERMISSIONS: readonly Permission[] = [...TOKEN_PERMISSIONS, ...MANAGEMENT_PERMISSIONS]
+const ALL_PERMISSIONS: readonly Permission[] = [...TOKEN_PERMISSIONS, ...MANAGEMENT_PERMISSIONS]
 
 /** A container path such as `/pci/high/`. */
 export const containerPath = z
@@ -70,9 +70,10 @@ export type AccessRuleInput = z.infer<ReturnType<typeof accessRule>>
  * token permissions of private applications and may use conditions.
  */
 export function grantFields(applicationType?: ApplicationType, options: { session?: boolean } = {}) {
-  const grantee = options.session ? 'session' : `${applicationType} application`
   const granteeType = options.session ? 'private' : applicationType
-  const item: z.ZodType<string> = granteeType ? permissionName(PERMISSIONS_BY_APPLICATION_TYPE[granteeType], grantee) : permission
+  const item: z.ZodType<string> = granteeType
+    ? permissionName(PERMISSIONS_BY_APPLICATION_TYPE[granteeType], options.session ? 'session' : `${granteeType} application`)
+    : permission
   return {
     permissions: z.array(item).max(50).optional(),
     rules: z.array(accessRule(item, options.session === true)).max(100).optional()

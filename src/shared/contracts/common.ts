@@ -62,11 +62,11 @@ export function pageOf<T extends z.ZodType>(item: T, id: string) {
   return z.strictObject({ pagination, data: z.array(item) }).meta({ id })
 }
 
-/** A timestamp in responses: ISO 8601 in UTC. */
+/** A timestamp in responses: ISO 8601 (the service answers in UTC). */
 export const timestamp = z.iso.datetime({ offset: true })
 
 /** Field path → messages, e.g. `{ "[3].data.number": ["fails the Luhn check"] }`. */
-export const fieldErrors = z.record(z.string(), z.array(z.string()))
+const fieldErrors = z.record(z.string(), z.array(z.string()))
 
 /** RFC 7807 problem document: the body of every error response. */
 export const problem = z
@@ -87,6 +87,3 @@ export const problem = z
   .meta({ id: 'Problem' })
 
 export const health = z.strictObject({ status: z.literal('ok') }).meta({ id: 'Health' })
-
-export type Problem = z.infer<typeof problem>
-export type Pagination = z.infer<typeof pagination>
