@@ -3,13 +3,13 @@
  * transaction as the change they record; this service builds them and lists them.
  */
 import type { Knex } from 'knex'
-import { z } from 'zod'
+import { listLogsQuery } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
 import type { RowBuffer, WriteQueue } from '../db/write-queue'
 import { countLogs, foldLogEntities, insertLogs, listLogs, LOG_COLUMNS, type LogRow } from '../repositories/logs.repository'
 import type { Actor, Clock } from './context'
 import { requirePermission } from './access'
-import { offsetOf, paginationSchema, toPage } from './pagination'
+import { offsetOf, toPage } from './pagination'
 import { toIsoString } from './dates'
 import { parseOrThrow } from './validation'
 
@@ -58,21 +58,6 @@ export function appendLogs(buffer: RowBuffer, rows: LogRow[]): void {
   buffer.insert('logs', LOG_COLUMNS, rows)
 }
 
-const isoDate = (field: string) =>
-  z
-    .string()
-    .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), `${field} must be an ISO 8601 date`)
-    .transform((value) => Date.parse(value))
-    .optional()
-
-const listQuery = z.object({
-  entity_type: z.string().max(50).optional(),
-  entity_id: z.string().max(400).optional(),
-  start_date: isoDate('start_date'),
-  end_date: isoDate('end_date'),
-  ...paginationSchema()
-})
-
 function toLogEntry(row: LogRow): LogEntry {
   const entry: LogEntry = {
     tenant_id: row.tenant_id,
@@ -100,7 +85,7 @@ export class LogsService {
   /** `GET /logs`: newest first, filtered by entity and a half-open date range. */
   async list(actor: Actor, query: unknown): Promise<Page<LogEntry>> {
     requirePermission(actor, 'log:read')
-    const q = parseOrThrow(listQuery.strict(), query)
+    const q = parseOrThrow(listLogsQuery, query)
     const filter = {
       tenantId: actor.tenantId,
       entityType: q.entity_type,

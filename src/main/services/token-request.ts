@@ -3,7 +3,7 @@
  * id and fingerprint expressions, access check on the destination containers,
  * and sealing. Pure CPU work, shared by POST /tokens and POST /tokenize.
  */
-import { z } from 'zod'
+import { createTokenBody, type CreateTokenInput } from '../../shared/contracts'
 import type { Transform } from '../../shared/types'
 import { sealJson } from '../crypto/aead'
 import { keyedHash } from '../crypto/hashing'
@@ -13,54 +13,14 @@ import { requireTokenAccess } from './access'
 import type { Actor } from './context'
 import { ValidationError, type FieldErrors } from './errors'
 import { evaluateExpression, evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
-import { containerSchema } from './grants'
 import type { Keyring } from './keyring'
 import { parseExpiresAt } from './dates'
-import { getTokenType, tokenTypeNames, type TokenTypeDefinition } from './token-types'
+import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
 
 /** Characters a token id may not contain (DESIGN §5): they break URLs and paths. */
 const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^]/
 const EXPRESSION_MARKER = /\{\{|\{%/
-
-const metadataSchema = z
-  .record(
-    z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters'),
-    z.string().max(500, 'must be at most 500 characters')
-  )
-  .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
-
-/** Data nested deeper than this is refused: sealing, fingerprints and expressions all recurse over it. */
-const MAX_DATA_DEPTH = 64
-
-function nestedWithin(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return true
-  return levels > 0 && Object.values(value).every((item) => nestedWithin(item, levels - 1))
-}
-
-/** Token data: any JSON value, nested at most MAX_DATA_DEPTH levels. */
-export const tokenDataSchema = z
-  .unknown()
-  .refine((value) => value !== undefined, 'is required')
-  .refine((value) => nestedWithin(value, MAX_DATA_DEPTH), `must not be nested more than ${MAX_DATA_DEPTH} levels deep`)
-
-/** Fields shared by create (and by token requests inside tokenize). */
-export const createTokenSchema = z.strictObject({
-  id: z.string().min(1).max(2000).optional(),
-  type: z.string().refine((type) => getTokenType(type) !== undefined, { message: `must be one of: ${tokenTypeNames().join(', ')}` }),
-  data: tokenDataSchema,
-  mask: z.unknown().optional(),
-  containers: z.array(containerSchema).min(1).max(20).optional(),
-  metadata: metadataSchema.optional(),
-  search_indexes: z.array(z.string().max(2000)).max(20).optional(),
-  fingerprint_expression: z.string().max(2000).optional(),
-  deduplicate_token: z.boolean().optional(),
-  expires_at: z.string().optional()
-})
-
-export type CreateTokenInput = z.infer<typeof createTokenSchema>
-
-export { metadataSchema }
 
 /** What the services need to prepare tokens. */
 export interface PrepareContext {
@@ -138,7 +98,7 @@ function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly s
 
 /** Parses a raw request body into create-token input, with errors under `prefix`. */
 export function parseCreateToken(body: unknown, prefix = ''): CreateTokenInput {
-  const result = createTokenSchema.safeParse(body)
+  const result = createTokenBody.safeParse(body)
   if (!result.success) throw new ValidationError(zodFieldErrors(result.error, prefix))
   return result.data
 }

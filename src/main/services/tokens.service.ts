@@ -4,7 +4,7 @@
  * writes its audit entry in the same transaction as its effect (reads too).
  */
 import type { Knex } from 'knex'
-import { z } from 'zod'
+import { listTokensQuery, revealReason, tokenMetadata, updateTokenBody, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
 import { openJson, sealJson } from '../crypto/aead'
 import {
@@ -27,36 +27,16 @@ import type { Actor } from './context'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
 import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
-import { containerSchema } from './grants'
 import type { ServiceContext } from './index'
 import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
 import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
-import { offsetOf, paginationSchema, toPage } from './pagination'
-import { assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
+import { offsetOf, toPage } from './pagination'
+import { assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from './token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
 import { getTokenType } from './token-types'
 import { ReadThroughCache } from './read-through-cache'
-import { parseOrThrow, queryList } from './validation'
-
-const listQuerySchema = z.object({
-  id: queryList(z.string().max(400)),
-  type: queryList(z.string().max(50)),
-  ...paginationSchema()
-})
-
-const updateSchema = z.strictObject({
-  data: tokenDataSchema.optional(),
-  mask: z.unknown().optional(),
-  metadata: z.record(z.string(), z.string().max(500).nullable()).nullable().optional(),
-  containers: z.array(containerSchema).min(1).max(20).optional(),
-  search_indexes: z.array(z.string().max(2000)).max(20).optional(),
-  fingerprint_expression: z.string().max(2000).optional(),
-  deduplicate_token: z.boolean().optional(),
-  expires_at: z.string().nullable().optional()
-})
-
-const revealReasonSchema = z.string().trim().min(3, 'give a reason of at least 3 characters').max(200)
+import { parseOrThrow } from './validation'
 
 export interface CreateResult {
   token: Token
@@ -106,7 +86,7 @@ function metadataFilters(query: Record<string, unknown>): { metadata: Record<str
     entries.flatMap(([name, value]) => (name.startsWith('metadata.') && typeof value === 'string' ? [[name.slice('metadata.'.length), value]] : []))
   )
   const rest = Object.fromEntries(entries.filter(([name]) => !name.startsWith('metadata.')))
-  parseOrThrow(metadataSchema, metadata, 'metadata')
+  parseOrThrow(tokenMetadata, metadata, 'metadata')
   return { metadata, rest }
 }
 
@@ -182,7 +162,7 @@ export class TokensService {
   /** `GET /tokens`: filtered, paginated, newest first; tokens the caller may not read are left out and not counted. */
   async list(actor: Actor, query: unknown): Promise<Page<Token>> {
     const { metadata, rest } = metadataFilters((query ?? {}) as Record<string, unknown>)
-    const q = parseOrThrow(listQuerySchema.strict(), rest)
+    const q = parseOrThrow(listTokensQuery, rest)
     // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const now = this.ctx.clock.now()
@@ -200,7 +180,7 @@ export class TokensService {
 
   /** `PATCH /tokens/{id}` with an RFC 7386 merge patch (data, mask, metadata) and replacements (the rest). */
   async update(actor: Actor, id: unknown, body: unknown): Promise<Token> {
-    const patch = parseOrThrow(updateSchema, body ?? {})
+    const patch = parseOrThrow(updateTokenBody, body ?? {})
     if (patch.mask !== undefined && patch.mask !== null) validateMask(patch.mask, 'mask')
     if (patch.fingerprint_expression !== undefined) validateExpression(patch.fingerprint_expression, 'fingerprint_expression')
     const now = this.ctx.clock.now()
@@ -241,7 +221,7 @@ export class TokensService {
   /** Desktop only: plaintext of one token, on an explicit action with a reason, logged. */
   async reveal(actor: Actor, id: unknown, reason: unknown): Promise<Token> {
     if (!actor.isMember) throw new ForbiddenError('Only a tenant member can reveal a token.')
-    const why = parseOrThrow(revealReasonSchema, reason, 'reason')
+    const why = parseOrThrow(revealReason, reason, 'reason')
     const now = this.ctx.clock.now()
     const row = await this.findCachedOr404(actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
@@ -303,7 +283,7 @@ export class TokensService {
   }
 
   /** Applies a parsed patch to a row: returns the changed columns and the new plaintext. */
-  private applyPatch(actor: Actor, row: TokenRow, patch: z.infer<typeof updateSchema>, now: number) {
+  private applyPatch(actor: Actor, row: TokenRow, patch: UpdateTokenInput, now: number) {
     const type = getTokenType(row.type)!
     let data = this.open(row)
     if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
@@ -313,7 +293,7 @@ export class TokensService {
     }
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : (mergePatch(JSON.parse(row.metadata), patch.metadata) ?? {})
-    parseOrThrow(metadataSchema, metadata, 'metadata')
+    parseOrThrow(tokenMetadata, metadata, 'metadata')
     const fragments = plaintextFragments(data)
     for (const [key, value] of Object.entries(metadata as Record<string, string>)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
     const changes: Partial<TokenRow> = { modified_by: actor.id, modified_at: now, metadata: JSON.stringify(metadata) }
