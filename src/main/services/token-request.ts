@@ -12,7 +12,8 @@ import type { SearchIndexRow, TokenRow } from '../repositories/tokens.repository
 import { requireTokenAccess } from './access'
 import type { Actor } from './context'
 import { ValidationError, type FieldErrors } from './errors'
-import { evaluateExpression, evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
+import { checkIdExpression, checkMaskMaximum } from './expression-rules'
+import { evaluateExpression, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask, type ExpressionBudget } from './expressions'
 import { containerSchema } from './grants'
 import type { Keyring } from './keyring'
 import { parseExpiresAt } from './dates'
@@ -67,6 +68,8 @@ export interface PrepareContext {
   actor: Actor
   keyring: Keyring
   now: number
+  /** The request's expression budget, shared by every token it prepares. */
+  budget: ExpressionBudget
 }
 
 /** A validated, sealed token waiting to be inserted. */
@@ -90,9 +93,17 @@ export function fingerprintOf(keyring: Keyring, tenantId: string, type: string, 
   return keyedHash(keyring.fingerprintKey(tenantId), `${type}\u0000${source}`)
 }
 
-export function searchIndexRows(keyring: Keyring, tenantId: string, tokenId: string, expressions: readonly string[], data: unknown, prefix: string): SearchIndexRow[] {
+export function searchIndexRows(
+  keyring: Keyring,
+  tenantId: string,
+  tokenId: string,
+  expressions: readonly string[],
+  data: unknown,
+  prefix: string,
+  budget: ExpressionBudget
+): SearchIndexRow[] {
   return expressions.map((expression, index) => {
-    const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix))
+    const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix), budget)
     const source = typeof value === 'string' ? value : JSON.stringify(value ?? null)
     return { tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) }
   })
@@ -123,11 +134,16 @@ export function assertFreeOfPlaintext(value: string, fragments: readonly string[
   if (fragments.some((fragment) => value.includes(fragment))) throw ValidationError.field(field, 'must not contain the token data')
 }
 
-function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string): string {
+function isIdExpression(id: string | undefined): id is string {
+  return id !== undefined && EXPRESSION_MARKER.test(id)
+}
+
+function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string, budget: ExpressionBudget): string {
   if (input.id === undefined) return newTimeOrderedId()
   let id = input.id
-  if (EXPRESSION_MARKER.test(id)) {
-    const value = evaluateExpression(validateExpression(id, field), { data }, field)
+  if (isIdExpression(id)) {
+    checkIdExpression(validateExpression(id, field, budget), field)
+    const value = evaluateExpression(id, { data }, field, budget)
     if (value === null || typeof value === 'object') throw ValidationError.field(field, 'the id expression must produce a string or number')
     id = String(value)
   }
@@ -144,12 +160,29 @@ export function parseCreateToken(body: unknown, prefix = ''): CreateTokenInput {
 }
 
 /**
+ * Counts the expressions the request gives for one token (the type's defaults are
+ * evaluated natively and cost nothing), in the order they are evaluated.
+ */
+function admitExpressions(budget: ExpressionBudget, input: CreateTokenInput, field: (name: string) => string): void {
+  budget.admit([
+    [field('id'), isIdExpression(input.id) ? 1 : 0],
+    [field('fingerprint_expression'), input.fingerprint_expression === undefined ? 0 : 1],
+    [field('search_indexes'), input.search_indexes?.length ?? 0],
+    [field('mask'), input.mask === undefined ? 0 : maskExpressions(input.mask, field('mask')).length]
+  ])
+}
+
+/**
  * Validates everything that depends on the type and the data, evaluates the
  * id, fingerprint and search-index expressions, checks `token:create` on the
  * destination containers and seals the data.
+ * @throws ExpressionCountError when the request carries too many expressions
+ * @throws ExpressionBudgetError when the request's expression time budget runs out
  */
 export function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): PreparedToken {
   const field = (name: string) => formatPath([name], prefix)
+  const { budget } = context
+  admitExpressions(budget, input, field)
   const type = getTokenType(input.type)!
   const now = new Date(context.now)
   const errors: FieldErrors = {}
@@ -167,21 +200,22 @@ export function prepareToken(context: PrepareContext, input: CreateTokenInput, p
     return true
   })
   const fragments = plaintextFragments(input.data)
-  const id = attempt(() => resolveId(input, input.data, fragments, field('id')))
+  const id = attempt(() => resolveId(input, input.data, fragments, field('id'), budget))
   for (const [key, value] of Object.entries(input.metadata ?? {})) attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = attempt(() =>
     input.fingerprint_expression === undefined && dataValid
       ? type.defaultFingerprintSource(input.data)
-      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)
+      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression'), budget), input.data, input.metadata, budget, field('fingerprint_expression'))
   )
-  const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask')))
+  const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask'), budget))
+  if (input.mask !== undefined && mask !== undefined) attempt(() => checkMaskMaximum(mask, type, field('mask')))
   // A custom mask that fails on this data would fail every masked read of the token: refuse it now.
-  if (dataValid && input.mask !== undefined && mask !== undefined) attempt(() => evaluateMask(mask, input.data, field('mask')))
+  if (dataValid && input.mask !== undefined && mask !== undefined) attempt(() => evaluateMask(mask, input.data, field('mask'), budget))
   const expiresAt = input.expires_at === undefined ? undefined : attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
   const indexExpressions = input.search_indexes ?? []
-  indexExpressions.forEach((expression, index) => attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix))))
-  const searchIndexes = id === undefined ? [] : attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix)) ?? []
+  indexExpressions.forEach((expression, index) => attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget)))
+  const searchIndexes = id === undefined ? [] : attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget)) ?? []
   if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
 
   const containers = input.containers ?? type.defaultContainers

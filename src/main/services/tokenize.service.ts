@@ -8,6 +8,7 @@
 import type { Knex } from 'knex'
 import type { Actor } from './context'
 import { ConflictError, ValidationError, type FieldErrors } from './errors'
+import { ExpressionBudget, ExpressionCountError } from './expressions'
 import type { ServiceContext } from './index'
 import { parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from './token-request'
 import { toWireToken } from './token-view'
@@ -37,7 +38,7 @@ export class TokenizeService {
 
   async tokenize(actor: Actor, body: unknown): Promise<unknown> {
     const now = this.ctx.clock.now()
-    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now }
+    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now, budget: new ExpressionBudget() }
     const slots: Slot[] = []
     const errors: FieldErrors = {}
     // The body is walked once to validate and seal, and the response is built with placeholders.
@@ -71,7 +72,7 @@ export class TokenizeService {
       slots.push({ prepared, plain })
       return new Placeholder(slots.length - 1)
     } catch (error) {
-      if (!(error instanceof ValidationError)) throw error
+      if (!(error instanceof ValidationError) || error instanceof ExpressionCountError) throw error
       for (const [field, messages] of Object.entries(error.errors ?? {})) {
         messages.forEach((message) => addFieldError(errors, plain ? prefix || '(body)' : field, message))
       }

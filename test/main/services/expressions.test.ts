@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { Liquid } from 'liquidjs'
 import { ValidationError } from '../../../src/main/services/errors'
 import {
+  EXPRESSION_LIMITS,
   evaluateExpression,
   evaluateMask,
   renderFingerprintSource,
@@ -130,14 +131,16 @@ describe('validateExpression', () => {
     }
   })
 
-  it('stops a runaway loop at the render limit', () => {
+  it('stops nested loops at the step limit of one evaluation', () => {
     const source = '{% for i in (1..3000) %}{% for j in (1..3000) %}{% assign x = j %}{% endfor %}{% endfor %}'
-    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual(['template render limit exceeded'])
+    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual([`takes more than ${EXPRESSION_LIMITS.steps} steps to evaluate`])
   })
 
-  it('stops a huge range at the memory limit', () => {
+  it('stops a huge range at the memory limit of one evaluation', () => {
     const source = '{% for i in (1..100000000) %}{% endfor %}'
-    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual(['memory alloc limit exceeded'])
+    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual([
+      `uses more than the ${EXPRESSION_LIMITS.memory} units of memory one evaluation may use`
+    ])
   })
 
   it('refuses a source over the parse limit', () => {
