@@ -160,10 +160,13 @@ export function parseCreateToken(body: unknown, prefix = ''): CreateTokenInput {
 }
 
 /**
- * Counts the expressions the request gives for one token (the type's defaults are
- * evaluated natively and cost nothing), in the order they are evaluated.
+ * Counts the expressions a request gives for one token against the request's budget (the
+ * type's defaults are evaluated natively and cost nothing), before any is evaluated.
+ * @throws ValidationError naming the field that passes the per-token limit
+ * @throws ExpressionCountError naming the field that passes the per-request limit
  */
-function admitExpressions(budget: ExpressionBudget, input: CreateTokenInput, field: (name: string) => string): void {
+export function admitExpressions(budget: ExpressionBudget, input: CreateTokenInput, prefix = ''): void {
+  const field = (name: string) => formatPath([name], prefix)
   budget.admit([
     [field('id'), isIdExpression(input.id) ? 1 : 0],
     [field('fingerprint_expression'), input.fingerprint_expression === undefined ? 0 : 1],
@@ -175,14 +178,13 @@ function admitExpressions(budget: ExpressionBudget, input: CreateTokenInput, fie
 /**
  * Validates everything that depends on the type and the data, evaluates the
  * id, fingerprint and search-index expressions, checks `token:create` on the
- * destination containers and seals the data.
- * @throws ExpressionCountError when the request carries too many expressions
+ * destination containers and seals the data. The caller has admitted its expressions
+ * (`admitExpressions`).
  * @throws ExpressionBudgetError when the request's expression time budget runs out
  */
 export function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): PreparedToken {
   const field = (name: string) => formatPath([name], prefix)
   const { budget } = context
-  admitExpressions(budget, input, field)
   const type = getTokenType(input.type)!
   const now = new Date(context.now)
   const errors: FieldErrors = {}

@@ -34,7 +34,7 @@ import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
 import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
-import { assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
+import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
 import { getTokenType } from './token-types'
 import { ReadThroughCache } from './read-through-cache'
@@ -130,7 +130,10 @@ export class TokensService {
   /** `POST /tokens`. */
   async create(actor: Actor, body: unknown): Promise<CreateResult> {
     const now = this.ctx.clock.now()
-    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now, budget: new ExpressionBudget() }, parseCreateToken(body))
+    const input = parseCreateToken(body)
+    const budget = new ExpressionBudget()
+    admitExpressions(budget, input)
+    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now, budget }, input)
     if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.ctx.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
@@ -218,13 +221,13 @@ export class TokensService {
     const updating = this.ctx.writes.run(async (trx) => {
       const row = await this.findOr404(trx, actor, id, now)
       requireTokenAccess(actor, 'token:update', targetOf(row))
-      const { changes, data } = this.applyPatch(actor, row, patch, now, budget)
-      const target = { id: row.id, containers: JSON.parse(changes.containers ?? row.containers) }
+      const target = { id: row.id, containers: patch.containers ?? columnsOf(row).containers }
       const transform = requireTokenAccess(actor, 'token:update', target)
       const revealing = this.revealingFields(row, patch)
       if (revealing.length > 0 && !this.mayReveal(actor, target, transform)) {
         throw new ForbiddenError(`Only a caller that may reveal this token can change what shows its data as is: ${revealing.join(', ')}.`)
       }
+      const { changes, data } = this.applyPatch(actor, row, patch, now, budget)
       await updateToken(trx, actor.tenantId, row.id, changes)
       // New data must not stay findable by the index values of the old data.
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
