@@ -11,13 +11,23 @@ import { luhnValid } from './token-types'
 /** A filter misuse; its message is safe to return (names the filter, never the value). */
 class FilterError extends Error {}
 
+/** How liquidjs calls a filter: `context` is the evaluation's, with its memory limiter. */
+type FilterThis = { context: Context }
+
+/** Charges the characters a filter reads or writes to the evaluation's memory limit, so big data cannot loop for free. */
+function charge(self: FilterThis, value: unknown): void {
+  if (typeof value === 'string') self.context.memoryLimit.use(value.length)
+}
+
 /**
  * Liquid would print objects as "[object Object]" and join arrays, so distinct data could
  * render (and fingerprint) alike; JSON keeps them distinct.
  */
-function escapeOutput(value: unknown): string {
+function escapeOutput(this: FilterThis, value: unknown): string {
   const v = toValue(value)
-  return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+  const text = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+  charge(this, text)
+  return text
 }
 
 const engine = new Liquid({
@@ -77,12 +87,16 @@ function cardInput(name: string, value: unknown): string {
 
 const isNil = (value: unknown): value is null | undefined => value === null || value === undefined
 
-/** Registers `impl` under `name`: arguments checked by `check`, null input passed through. */
+/** Registers `impl` under `name`: arguments checked by `check`, null input passed through, text charged. */
 function filter(name: string, check: (args: unknown[]) => void, impl: Filter): void {
-  engine.registerFilter(name, (value: unknown, ...args: unknown[]) => {
+  engine.registerFilter(name, function (this: FilterThis, value: unknown, ...args: unknown[]) {
     check(args)
     value = toValue(value)
-    return isNil(value) ? null : impl(value, ...args)
+    if (isNil(value)) return null
+    charge(this, value)
+    const result = impl(value, ...args)
+    charge(this, result)
+    return result
   })
 }
 
@@ -213,9 +227,9 @@ filter('to_boolean', noArgs('to_boolean'), (v) => {
 })
 
 // ---------------------------------------------------------------------------------------------
-// Limits. Each evaluation has its own step, memory and time limits, so a loop cannot run
-// long; every parse and evaluation of a request draws on one ExpressionBudget, so many
-// expressions cannot add up.
+// Limits. Each evaluation has its own step and memory limits, counted rather than timed, so
+// a loop cannot run long however loaded the machine is; every parse and evaluation of a
+// request draws on one ExpressionBudget of time, so many expressions cannot add up.
 
 /** What expressions may cost (docs/api-decisions.md, "Expression limits"). */
 export interface ExpressionLimits {
@@ -225,10 +239,8 @@ export interface ExpressionLimits {
   perRequest: number
   /** Liquid steps (each output, tag and loop iteration) of one evaluation; the leaves of a mask are one evaluation. */
   steps: number
-  /** Liquid's memory accounting (string lengths, array items, range sizes) of one evaluation. */
+  /** Characters, array items and range sizes one evaluation may read or build (Liquid's memory accounting, and ours). */
   memory: number
-  /** Milliseconds one evaluation may run. */
-  evaluationMs: number
   /** Milliseconds every parse and evaluation of one request may take together. */
   requestMs: number
 }
@@ -238,7 +250,6 @@ export const EXPRESSION_LIMITS: Readonly<ExpressionLimits> = Object.freeze({
   perRequest: 10_000,
   steps: 1_000,
   memory: 1_000_000,
-  evaluationMs: 5,
   requestMs: 100
 })
 
@@ -248,30 +259,29 @@ export class ExpressionCountError extends ValidationError {}
 /** Thrown by the limiters of an Evaluation; liquidjs wraps it, `runtimeError` unwraps it. */
 class LimitError extends Error {}
 
+/** The message of a LimitError thrown when the request's time budget runs out. */
+const OUT_OF_TIME = 'out of time'
+
 /**
  * The limits of one evaluation, as the render and memory limiters liquidjs's Context
  * takes (it calls `renderLimit.check()` before each template it renders, and
- * `memoryLimit.use(n)` where it allocates).
+ * `memoryLimit.use(n)` where it allocates; our filters charge what they read and write).
  */
 class Evaluation {
   private steps = 0
   private memory = 0
-  private readonly deadline: number
 
-  /** `budgetBound`: the request budget, not the per-evaluation time, set the deadline. */
   constructor(
     private readonly limits: ExpressionLimits,
-    readonly ms: number,
-    readonly budgetBound: boolean
-  ) {
-    this.deadline = performance.now() + ms
-  }
+    /** When the request's time budget runs out (performance.now()). */
+    private readonly deadline: number
+  ) {}
 
   // liquidjs passes its own clock reading, which may be Date.now(): read ours.
   private readonly renderLimit = {
     check: (): void => {
       if (++this.steps > this.limits.steps) throw new LimitError(`takes more than ${this.limits.steps} steps to evaluate`)
-      if (performance.now() > this.deadline) throw new LimitError('time')
+      if (performance.now() > this.deadline) throw new LimitError(OUT_OF_TIME)
     }
   }
 
@@ -297,7 +307,7 @@ export class ExpressionBudget {
   private counted = 0
   private spentMs = 0
 
-  constructor(private readonly limits: ExpressionLimits = EXPRESSION_LIMITS) {}
+  constructor(readonly limits: ExpressionLimits = EXPRESSION_LIMITS) {}
 
   /**
    * Counts the expressions of one token, given per field in the order they are evaluated.
@@ -319,24 +329,18 @@ export class ExpressionBudget {
   }
 
   /**
-   * Runs one parse or evaluation within what is left of the budget and charges its time.
+   * Runs one parse or evaluation with what is left of the time budget, and charges its time.
    * @throws ExpressionBudgetError (413) naming `field` when nothing is left
    */
   spend<T>(field: string, work: (evaluation: Evaluation) => T): T {
+    const start = performance.now()
     const left = this.limits.requestMs - this.spentMs
     if (left <= 0) throw new ExpressionBudgetError(field, this.limits.requestMs)
-    const start = performance.now()
     try {
-      return work(new Evaluation(this.limits, Math.min(left, this.limits.evaluationMs), left < this.limits.evaluationMs))
+      return work(new Evaluation(this.limits, start + left))
     } finally {
       this.spentMs += performance.now() - start
     }
-  }
-
-  /** A time-limit error of `evaluation`: 413 when the request budget ran out, else 400. */
-  timeout(evaluation: Evaluation, field: string): ExpressionBudgetError | ValidationError {
-    if (evaluation.budgetBound) return new ExpressionBudgetError(field, this.limits.requestMs)
-    return ValidationError.field(field, `takes more than ${evaluation.ms} ms to evaluate`)
   }
 }
 
@@ -386,12 +390,12 @@ function compile(source: string, field: string, budget: ExpressionBudget): Compi
 }
 
 /** A safe error for a render failure: ours and the limits pass, anything else may quote data. */
-function runtimeError(err: unknown, field: string, budget: ExpressionBudget, evaluation: Evaluation): Error {
+function runtimeError(err: unknown, field: string, budget: ExpressionBudget): Error {
   let cause = err
   while (LiquidError.is(cause) && (cause as { originalError?: unknown }).originalError) {
     cause = (cause as { originalError?: unknown }).originalError
   }
-  if (cause instanceof LimitError && cause.message === 'time') return budget.timeout(evaluation, field)
+  if (cause instanceof LimitError && cause.message === OUT_OF_TIME) return new ExpressionBudgetError(field, budget.limits.requestMs)
   const safe = cause instanceof FilterError || cause instanceof LimitError
   return ValidationError.field(field, safe ? (cause as Error).message : 'the expression could not be evaluated')
 }
@@ -402,7 +406,7 @@ function run(compiled: Compiled, scope: Record<string, unknown>, field: string, 
     if (compiled.single) return toValue(toValueSync(compiled.single.value(shared?.() ?? evaluation.context(scope), false))) ?? null
     return engine.renderSync(compiled.templates, evaluation.context(scope))
   } catch (err) {
-    throw runtimeError(err, field, budget, evaluation)
+    throw runtimeError(err, field, budget)
   }
 }
 

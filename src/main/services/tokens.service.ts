@@ -36,7 +36,7 @@ import type { RowBuffer } from '../db/write-queue'
 import { offsetOf, paginationSchema, toPage } from './pagination'
 import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
-import { getTokenType } from './token-types'
+import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { ReadThroughCache } from './read-through-cache'
 import { parseOrThrow, queryList } from './validation'
 
@@ -116,6 +116,19 @@ export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: Prepared
   rows.insert('tokens', TOKEN_COLUMNS, prepared.map((p) => p.row), () => new ConflictError('A token with this id already exists.'))
   rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, prepared.flatMap((p) => p.searchIndexes))
   appendLogs(rows, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
+}
+
+/**
+ * Holds a patched token to the per-token expression limit, counted as at creation: the
+ * type's default fingerprint expression and mask are evaluated natively and do not count.
+ */
+function admitStoredExpressions(budget: ExpressionBudget, type: TokenTypeDefinition, row: TokenRow): void {
+  const mask = row.mask === null || row.mask === JSON.stringify(type.defaultMask) ? undefined : JSON.parse(row.mask)
+  budget.admit([
+    ['fingerprint_expression', row.fingerprint_expression === type.defaultFingerprintExpression ? 0 : 1],
+    ['search_indexes', row.search_indexes === null ? 0 : JSON.parse(row.search_indexes).length],
+    ['mask', mask === undefined ? 0 : maskExpressions(mask, 'mask').length]
+  ])
 }
 
 /** How many token rows (ciphertext, never plaintext) are kept in memory for repeated reads. */
@@ -363,12 +376,13 @@ export class TokensService {
       }
       changes.mask = mask === null ? null : JSON.stringify(mask)
     }
-    const mask = changes.mask !== undefined ? changes.mask : row.mask
-    // A mask that fails on the token's own data would fail every masked read of it: refuse it now.
-    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(JSON.parse(mask), data, 'mask', budget)
     if (patch.containers !== undefined) changes.containers = JSON.stringify(patch.containers)
     if (patch.search_indexes !== undefined) changes.search_indexes = JSON.stringify(patch.search_indexes)
     if (patch.fingerprint_expression !== undefined) changes.fingerprint_expression = patch.fingerprint_expression
+    admitStoredExpressions(budget, type, { ...row, ...changes })
+    const mask = changes.mask !== undefined ? changes.mask : row.mask
+    // A mask that fails on the token's own data would fail every masked read of it: refuse it now.
+    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(JSON.parse(mask), data, 'mask', budget)
     if (patch.expires_at !== undefined) {
       changes.expires_at = patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, 'expires_at', new Date(now)).getTime()
     }

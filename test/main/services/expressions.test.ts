@@ -17,7 +17,7 @@ const evaluate = (source: string, data: unknown, metadata?: Record<string, strin
   evaluateExpression(source, { data, metadata }, 'expr')
 
 /** A budget with the default counts, steps and memory but no time limits, for deterministic tests. */
-const untimed = () => new ExpressionBudget({ ...EXPRESSION_LIMITS, evaluationMs: Infinity, requestMs: Infinity })
+const untimed = () => new ExpressionBudget({ ...EXPRESSION_LIMITS, requestMs: Infinity })
 
 /** Runs `fn`, expecting a ValidationError; returns its field errors. */
 function fieldErrors(fn: () => unknown): Record<string, string[]> {
