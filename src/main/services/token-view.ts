@@ -7,6 +7,7 @@ import type { Token, Transform } from '../../shared/types'
 import type { TokenRow } from '../repositories/tokens.repository'
 import { toIsoString } from './dates'
 import { ExpressionBudgetError, ValidationError } from './errors'
+import { checkMaskMaximum } from './expression-rules'
 import { evaluateMask, type ExpressionBudget } from './expressions'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 
@@ -55,11 +56,38 @@ function maskOf(row: TokenRow): unknown {
 export function transformData(row: TokenRow, data: unknown, transform: Transform, budget?: ExpressionBudget): unknown {
   if (transform === 'reveal') return data
   if (transform === 'redact') return undefined
+  return maskedData(row, data, budget)
+}
+
+/**
+ * The masked view of `data` (undefined when the token has no mask): the type's default mask
+ * natively, or the stored mask evaluated — unless it shows more of a card or bank than the
+ * type allows (a mask stored before that rule existed), which reads as the default mask.
+ */
+function maskedData(row: TokenRow, data: unknown, budget?: ExpressionBudget): unknown {
   const mask = maskOf(row)
   if (mask === undefined) return undefined
   const type = getTokenType(row.type)
-  if (type?.applyDefaultMask && row.mask === defaultMaskJson(type)) return type.applyDefaultMask(data)
+  if (type?.applyDefaultMask && (row.mask === defaultMaskJson(type) || !withinMaximum(row, type))) return type.applyDefaultMask(data)
   return maskedValue(mask, data, budget)
+}
+
+const withinMaximumByRow = new WeakMap<TokenRow, boolean>()
+
+/** Whether a row's mask keeps within its type's maximum; remembered per row object, as hot rows are read again and again. */
+function withinMaximum(row: TokenRow, type: TokenTypeDefinition): boolean {
+  let within = withinMaximumByRow.get(row)
+  if (within === undefined) {
+    try {
+      checkMaskMaximum(maskOf(row), type, 'mask')
+      within = true
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      within = false
+    }
+    withinMaximumByRow.set(row, within)
+  }
+  return within
 }
 
 const defaultMaskJsonByType = new WeakMap<TokenTypeDefinition, string>()
@@ -111,7 +139,7 @@ export function toWireToken(row: TokenRow, data: unknown, transform: Transform, 
     if (!(options.single && getTokenType(row.type)?.showsEvaluatedMask)) token.mask = mask
     // Masked values are safe to show a masking or revealing caller; a redacting one sees none.
     else if (transform !== 'redact') {
-      const values = transform === 'mask' ? shown : maskedValue(mask, data, options.budget)
+      const values = transform === 'mask' ? shown : maskedData(row, data, options.budget)
       if (values !== undefined) token.mask = values
     }
   }
