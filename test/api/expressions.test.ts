@@ -226,8 +226,8 @@ describe('expressions', () => {
 
     it('answers 413 naming the field where the request time budget ran out, and creates nothing', async () => {
       const before = await totalTokens()
-      // 10,000 evaluations of a 300-step loop need far more than the request's budget, each well within one evaluation's limits.
-      const body = Array.from({ length: EXPRESSION_LIMITS.perRequest }, (_, i) => ({ type: 'token', data: `v${i}`, search_indexes: ['{% for i in (1..300) %}{% endfor %}{{ data }}'] }))
+      // 10,000 evaluations of a 900-step loop need far more than the request's budget, each well within one evaluation's limits.
+      const body = Array.from({ length: EXPRESSION_LIMITS.perRequest }, (_, i) => ({ type: 'token', data: `v${i}`, search_indexes: ['{% for i in (1..900) %}{% endfor %}{{ data }}'] }))
       const response = await tokenize(body)
       expect(response.status).toBe(413)
       expect(response.headers.get('content-type')).toContain('application/problem+json')

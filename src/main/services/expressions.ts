@@ -4,6 +4,7 @@
  * and the limits that bound what expressions cost, per evaluation and per request.
  */
 import { randomInt } from 'node:crypto'
+import { setImmediate } from 'node:timers/promises'
 import { Context, Liquid, LiquidError, Output, TokenKind, Value, toValue, toValueSync, type Filter as LiquidFilter, type Template } from 'liquidjs'
 import { ExpressionBudgetError, ValidationError, type FieldErrors } from './errors'
 import { luhnValid } from './token-types'
@@ -250,8 +251,11 @@ export const EXPRESSION_LIMITS: Readonly<ExpressionLimits> = Object.freeze({
   perRequest: 10_000,
   steps: 1_000,
   memory: 1_000_000,
-  requestMs: 100
+  requestMs: 500
 })
+
+/** A request working through many expressions gives way to other requests this often (milliseconds). */
+const BREATHE_EVERY_MS = 5
 
 /** Passing the per-request count: it ends the request (the rest of a /tokenize body is not looked at). */
 export class ExpressionCountError extends ValidationError {}
@@ -306,6 +310,7 @@ class Evaluation {
 export class ExpressionBudget {
   private counted = 0
   private spentMs = 0
+  private lastBreath = performance.now()
 
   constructor(readonly limits: ExpressionLimits = EXPRESSION_LIMITS) {}
 
@@ -326,6 +331,17 @@ export class ExpressionBudget {
       }
     }
     this.counted += token
+  }
+
+  /**
+   * Gives way to other requests (a turn of the event loop) once this request has worked
+   * for a few milliseconds since it last did, so that its evaluations, each short, never
+   * hold the loop for long together. Await it between evaluations.
+   */
+  async breathe(): Promise<void> {
+    if (performance.now() - this.lastBreath < BREATHE_EVERY_MS) return
+    await setImmediate()
+    this.lastBreath = performance.now()
   }
 
   /**

@@ -93,7 +93,7 @@ export function fingerprintOf(keyring: Keyring, tenantId: string, type: string, 
   return keyedHash(keyring.fingerprintKey(tenantId), `${type}\u0000${source}`)
 }
 
-export function searchIndexRows(
+export async function searchIndexRows(
   keyring: Keyring,
   tenantId: string,
   tokenId: string,
@@ -101,12 +101,15 @@ export function searchIndexRows(
   data: unknown,
   prefix: string,
   budget: ExpressionBudget
-): SearchIndexRow[] {
-  return expressions.map((expression, index) => {
+): Promise<SearchIndexRow[]> {
+  const rows: SearchIndexRow[] = []
+  for (const [index, expression] of expressions.entries()) {
+    await budget.breathe()
     const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix), budget)
     const source = typeof value === 'string' ? value : JSON.stringify(value ?? null)
-    return { tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) }
-  })
+    rows.push({ tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) })
+  }
+  return rows
 }
 
 /** Validates a token id after any expression has been rendered. */
@@ -179,45 +182,46 @@ export function admitExpressions(budget: ExpressionBudget, input: CreateTokenInp
  * Validates everything that depends on the type and the data, evaluates the
  * id, fingerprint and search-index expressions, checks `token:create` on the
  * destination containers and seals the data. The caller has admitted its expressions
- * (`admitExpressions`).
+ * (`admitExpressions`). Gives way to other requests between evaluations.
  * @throws ExpressionBudgetError when the request's expression time budget runs out
  */
-export function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): PreparedToken {
+export async function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): Promise<PreparedToken> {
   const field = (name: string) => formatPath([name], prefix)
   const { budget } = context
   const type = getTokenType(input.type)!
   const now = new Date(context.now)
   const errors: FieldErrors = {}
-  const attempt = <T>(run: () => T): T | undefined => {
+  const attempt = async <T>(run: () => T | Promise<T>): Promise<T | undefined> => {
+    await budget.breathe()
     try {
-      return run()
+      return await run()
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
       for (const [path, messages] of Object.entries(error.errors ?? {})) messages.forEach((m) => addFieldError(errors, path, m))
       return undefined
     }
   }
-  const dataValid = attempt(() => {
+  const dataValid = await attempt(() => {
     type.validateData(input.data, field('data'), now)
     return true
   })
   const fragments = plaintextFragments(input.data)
-  const id = attempt(() => resolveId(input, input.data, fragments, field('id'), budget))
-  for (const [key, value] of Object.entries(input.metadata ?? {})) attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
+  const id = await attempt(() => resolveId(input, input.data, fragments, field('id'), budget))
+  for (const [key, value] of Object.entries(input.metadata ?? {})) await attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
-  const fingerprintSource = attempt(() =>
+  const fingerprintSource = await attempt(() =>
     input.fingerprint_expression === undefined && dataValid
       ? type.defaultFingerprintSource(input.data)
       : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression'), budget), input.data, input.metadata, budget, field('fingerprint_expression'))
   )
-  const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask'), budget))
-  if (input.mask !== undefined && mask !== undefined) attempt(() => checkMaskMaximum(mask, type, field('mask')))
+  const mask = input.mask === undefined ? type.defaultMask : await attempt(() => validateMask(input.mask, field('mask'), budget))
+  if (input.mask !== undefined && mask !== undefined) await attempt(() => checkMaskMaximum(mask, type, field('mask')))
   // A custom mask that fails on this data would fail every masked read of the token: refuse it now.
-  if (dataValid && input.mask !== undefined && mask !== undefined) attempt(() => evaluateMask(mask, input.data, field('mask'), budget))
-  const expiresAt = input.expires_at === undefined ? undefined : attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
+  if (dataValid && input.mask !== undefined && mask !== undefined) await attempt(() => evaluateMask(mask, input.data, field('mask'), budget))
+  const expiresAt = input.expires_at === undefined ? undefined : await attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
   const indexExpressions = input.search_indexes ?? []
-  indexExpressions.forEach((expression, index) => attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget)))
-  const searchIndexes = id === undefined ? [] : attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget)) ?? []
+  for (const [index, expression] of indexExpressions.entries()) await attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget))
+  const searchIndexes = id === undefined ? [] : ((await attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget))) ?? [])
   if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
 
   const containers = input.containers ?? type.defaultContainers

@@ -6,7 +6,6 @@
  * transaction with multi-row statements — one bad element and nothing is created.
  */
 import type { Knex } from 'knex'
-import { setImmediate } from 'node:timers/promises'
 import type { Actor } from './context'
 import { ConflictError, ValidationError, type FieldErrors } from './errors'
 import { ExpressionBudget, ExpressionCountError } from './expressions'
@@ -18,9 +17,6 @@ import { addFieldError, formatPath } from './validation'
 
 /** Nesting deeper than this is refused rather than walked. */
 const MAX_DEPTH = 32
-
-/** Preparing a large body gives way to other requests this often (milliseconds of work). */
-const YIELD_EVERY_MS = 10
 
 /** A token request found in the body, and what replaces it in the response. */
 interface Slot {
@@ -55,14 +51,12 @@ export class TokenizeService {
     // The body is walked once to find the token requests, and the response is built with placeholders.
     const shape = this.walk(body, [], 0, found, errors)
     // Every request is parsed and its expressions counted before any is evaluated: an oversized body costs no evaluation.
-    for (const slot of found) this.attempt(slot, errors, () => (slot.input = this.admitted(context, slot)))
-    let lastYield = performance.now()
     for (const slot of found) {
-      if (slot.input) this.attempt(slot, errors, () => (slot.prepared = prepareToken(context, slot.input!, slot.prefix)))
-      if (performance.now() - lastYield > YIELD_EVERY_MS) {
-        await setImmediate()
-        lastYield = performance.now()
-      }
+      await context.budget.breathe()
+      await this.attempt(slot, errors, () => (slot.input = this.admitted(context, slot)))
+    }
+    for (const slot of found) {
+      if (slot.input) await this.attempt(slot, errors, async () => (slot.prepared = await prepareToken(context, slot.input!, slot.prefix)))
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     const slots = found as PreparedSlot[]
@@ -99,9 +93,9 @@ export class TokenizeService {
   }
 
   /** Runs one step for a slot, collecting its field errors; a plain value's errors name the value itself. */
-  private attempt(slot: Slot, errors: FieldErrors, step: () => unknown): void {
+  private async attempt(slot: Slot, errors: FieldErrors, step: () => unknown): Promise<void> {
     try {
-      step()
+      await step()
     } catch (error) {
       // Passing the request's expression count ends the request: the rest of the body is not looked at.
       if (!(error instanceof ValidationError) || error instanceof ExpressionCountError) throw error

@@ -146,7 +146,7 @@ export class TokensService {
     const input = parseCreateToken(body)
     const budget = new ExpressionBudget()
     admitExpressions(budget, input)
-    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now, budget }, input)
+    const prepared = await prepareToken({ actor, keyring: this.ctx.keyring, now, budget }, input)
     if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.ctx.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
@@ -203,9 +203,13 @@ export class TokensService {
     const scope = visibilityScope(actor, 'token:read')
     const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: scope.all ? undefined : scope.rules }
     const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
-    // One expression budget for the page: custom masks of many tokens cannot add up.
+    // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
     const budget = new ExpressionBudget()
-    const tokens = rows.map((row) => this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false, budget }))
+    const tokens: Token[] = []
+    for (const row of rows) {
+      await budget.breathe()
+      tokens.push(this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false, budget }))
+    }
     if (rows.length > 0) {
       await this.ctx.writes.append((buffer) =>
         appendLogs(buffer, rows.map((row) => logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token listed'), now)))
@@ -245,7 +249,7 @@ export class TokensService {
       // New data must not stay findable by the index values of the old data.
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
         const expressions: string[] = patch.search_indexes ?? JSON.parse(row.search_indexes ?? '[]')
-        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '', budget)
+        const indexes = await searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '', budget)
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
       const logs = [tokenLog(row, 'update', 'Token updated')]
