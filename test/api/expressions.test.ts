@@ -87,6 +87,14 @@ describe('expressions', () => {
       expect((await get(id)).body.data).toEqual({ name: 'XXa' })
     })
 
+    it('lets a public application resend a mask leaf that already showed data as is: that is no change', async () => {
+      const { id } = await create({ type: 'token', data: { name: 'Ada', pin: '8264' }, mask: { name: '{{ data.name }}' } })
+      const response = await patch(id, { mask: { name: '{{ data.name }}', pin: '{{ data.pin | reveal_last: 1 }}' } }, publicApp.key)
+      expect(response.status).toBe(200)
+      expect((await get(id)).body.data).toEqual({ name: 'Ada', pin: 'XXX4' })
+      expect((await patch(id, { mask: { pin: '{{ data.name }}' } }, publicApp.key)).status).toBe(403)
+    })
+
     it('lets a public application change a mask that only masks, and shows it masked', async () => {
       const number = cardNumber()
       const { id } = await create({ type: 'card', data: { number, expiration_month: 1, expiration_year: 2032 } })

@@ -214,14 +214,14 @@ function fieldsShownAsIs(type: TokenTypeDefinition): Set<string> {
 }
 
 /**
- * The leaves of `mask` that show some token data as it is: a data reference that neither
- * goes through an alias filter nor through a masking filter showing at most the first 8
- * and last 4 characters, unless the type's default mask shows that field as is too.
- * Setting such a leaf needs the right to reveal the token.
+ * The leaves (from `maskExpressions`) that show some token data as it is: a data reference
+ * that goes neither through an alias filter nor through a masking filter showing at most
+ * the first 8 and last 4 characters, unless the type's default mask shows that field as
+ * is too. Setting such a leaf needs the right to reveal the token.
  */
-export function leavesShowingData(mask: unknown, type: TokenTypeDefinition, field: string): string[] {
+export function leavesShowingData(leaves: readonly { source: string; path: string }[], type: TokenTypeDefinition): string[] {
   const asIs = fieldsShownAsIs(type)
-  return maskExpressions(mask, field)
+  return leaves
     .filter(({ source, path }) =>
       dataReferences(source, path).some((ref) => !ref.aliased && !within(ref.shows, MASKING_FILTER_MAXIMUM) && !(ref.keys && asIs.has(JSON.stringify(ref.keys))))
     )

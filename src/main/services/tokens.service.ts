@@ -342,12 +342,19 @@ export class TokensService {
   }
 
   /**
-   * The fields of a patch that would make the token show its data as is: mask leaves
-   * showing data unmasked, and a new fingerprint expression (the fingerprint of a chosen
-   * part of the data, such as one digit, is an oracle on it).
+   * The fields of a patch that would make the token show its data as is: new or changed
+   * mask leaves showing data unmasked, and a new fingerprint expression (the fingerprint
+   * of a chosen part of the data, such as one digit, is an oracle on it).
    */
   private revealingFields(row: TokenRow, patch: z.infer<typeof updateSchema>): string[] {
-    const fields = patch.mask === undefined || patch.mask === null ? [] : leavesShowingData(patch.mask, getTokenType(row.type)!, 'mask')
+    const fields: string[] = []
+    if (patch.mask !== undefined && patch.mask !== null) {
+      const before = row.mask === null ? null : JSON.parse(row.mask)
+      const leafKey = ({ source, path }: { source: string; path: string }) => `${path}\u0000${source}`
+      const kept = new Set(before === null ? [] : maskExpressions(before, 'mask').map(leafKey))
+      const changed = maskExpressions(mergePatch(before, patch.mask), 'mask').filter((leaf) => !kept.has(leafKey(leaf)))
+      fields.push(...leavesShowingData(changed, getTokenType(row.type)!))
+    }
     if (patch.fingerprint_expression !== undefined && patch.fingerprint_expression !== row.fingerprint_expression) fields.push('fingerprint_expression')
     return fields
   }
