@@ -536,7 +536,7 @@ export function validateMask(mask: unknown, field: string, budget = new Expressi
 
 /**
  * Evaluates every string leaf of `mask` against `data`, keeping the mask's shape. All
- * leaves are one evaluation: together they get one evaluation's steps, memory and time.
+ * leaves are one evaluation: together they get one evaluation's steps and memory.
  * @throws ValidationError with leaf paths under `field`
  * @throws ExpressionBudgetError when the request's budget runs out
  */

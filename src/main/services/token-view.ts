@@ -101,9 +101,8 @@ function defaultMaskJson(type: TokenTypeDefinition): string {
 
 /**
  * The mask evaluated on `data`, or undefined (data left out, never shown plain) when it
- * cannot be: create and update refuse such masks, but a time limit or the request's
- * expression budget can still run out, and one such token must not turn every list of a
- * masking caller into an error.
+ * cannot be: create and update refuse such masks, but the request's expression budget can
+ * still run out, and one such token must not turn every list of a masking caller into an error.
  */
 function maskedValue(mask: unknown, data: unknown, budget?: ExpressionBudget): unknown {
   try {
