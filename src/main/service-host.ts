@@ -19,6 +19,8 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   clock?: Clock
   /** SMTP and link settings; links default to this service's own URL. */
   mail?: MailConfig
+  /** How long a card's CVC is kept; default `TESSERA_CVC_RETENTION`, else one hour. */
+  cvcRetentionMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */
   jobTickMs?: number
 }

@@ -46,7 +46,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger } = {}
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; cvcRetentionMs?: number } = {}
 ): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
@@ -62,6 +62,7 @@ export async function startTestService(
     clock,
     bodyLimitBytes: options.bodyLimitBytes,
     mail: options.mail,
+    cvcRetentionMs: options.cvcRetentionMs,
     // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
     jobTickMs: 0
   })

@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../shared/types'
-import { insertRows, type Db, notExpiredAt } from '../db/sql'
+import { countByVersion, insertRows, type Db, notExpiredAt } from '../db/sql'
 
 
 export interface TokenRow {
@@ -20,6 +20,8 @@ export interface TokenRow {
   metadata: string
   search_indexes: string | null
   expires_at: number | null
+  /** When the expiry sweep removes the card's CVC; null when the data holds none. */
+  cvc_expires_at: number | null
   created_by: string | null
   created_at: number
   modified_by: string | null
@@ -39,6 +41,7 @@ export const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'metadata',
   'search_indexes',
   'expires_at',
+  'cvc_expires_at',
   'created_by',
   'created_at',
   'modified_by',
@@ -114,6 +117,25 @@ export async function deleteToken(
 
 export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<TokenRow[]> {
   return db('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+}
+
+/** Tokens whose CVC retention window has passed, oldest deadline first. */
+export async function listCvcDue(db: Db, now: number, limit: number): Promise<TokenRow[]> {
+  return db('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
+}
+
+/** How many of a tenant's tokens are sealed under each data-key version. */
+export async function countTokensByKeyVersion(db: Db, tenantId: string): Promise<Map<number, number>> {
+  return countByVersion(db('tokens').where('tenant_id', tenantId))
+}
+
+/** Up to `limit` of a tenant's tokens sealed under another version than `version` (key rotation). */
+export async function listTokensOffVersion(db: Db, tenantId: string, version: number, limit: number): Promise<Pick<TokenRow, 'tenant_id' | 'id' | 'key_version' | 'sealed_data'>[]> {
+  return db('tokens')
+    .select('tenant_id', 'id', 'key_version', 'sealed_data')
+    .where('tenant_id', tenantId)
+    .andWhereNot('key_version', version)
+    .limit(limit)
 }
 
 export interface TokenFilter {

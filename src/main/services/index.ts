@@ -8,6 +8,7 @@ import type { Logger } from '../logger'
 import { ApplicationsService } from './applications.service'
 import { AuthService } from './auth.service'
 import type { Clock } from './context'
+import { DEFAULT_CVC_RETENTION_MS } from './cvc-retention'
 import type { Keyring } from './keyring'
 import { InvitationsService } from './invitations.service'
 import { JobsService, standardSweeps } from './jobs.service'
@@ -25,6 +26,8 @@ export interface ServiceDeps {
   logger: Logger
   /** SMTP and link settings; without SMTP, mail waits in the outbox. */
   mail?: MailConfig
+  /** How long a card's CVC is kept; one hour by default (cvc-retention.ts). */
+  cvcRetentionMs?: number
 }
 
 /** What every service may use: readers, the single writer queue, keys, time and logs. */
@@ -34,6 +37,7 @@ export interface ServiceContext {
   keyring: Keyring
   clock: Clock
   logger: Logger
+  cvcRetentionMs: number
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -42,7 +46,8 @@ export function createServices(deps: ServiceDeps) {
     writes: new WriteQueue(deps.db.writer),
     keyring: deps.keyring,
     clock: deps.clock,
-    logger: deps.logger
+    logger: deps.logger,
+    cvcRetentionMs: deps.cvcRetentionMs ?? DEFAULT_CVC_RETENTION_MS
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)

@@ -11,6 +11,11 @@ export interface TokenTypeDefinition {
   defaultMask: unknown | undefined
   /** Spec: card's single-token responses show the evaluated mask in `mask`. */
   showsEvaluatedMask: boolean
+  /**
+   * Sensitive authentication data (PCI DSS 3.3.1.2): fields kept only for the CVC
+   * retention window, then removed from the stored data (cvc-retention.ts).
+   */
+  shortLivedFields?: readonly string[]
   /** Throws a ValidationError with paths like `${path}.number`; messages never contain the data. */
   validateData(data: unknown, path: string, now: Date): void
   /**
@@ -166,6 +171,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
           expiration_year: '{{ data.expiration_year }}'
         },
         showsEvaluatedMask: true,
+        shortLivedFields: ['cvc'],
         validateData: validateCard,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, CARD_MASK)
       },

@@ -37,7 +37,7 @@ export class TokenizeService {
 
   async tokenize(actor: Actor, body: unknown): Promise<unknown> {
     const now = this.ctx.clock.now()
-    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now }
+    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now, cvcRetentionMs: this.ctx.cvcRetentionMs }
     const slots: Slot[] = []
     const errors: FieldErrors = {}
     // The body is walked once to validate and seal, and the response is built with placeholders.

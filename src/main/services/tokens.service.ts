@@ -14,6 +14,7 @@ import {
   findToken,
   insertSearchIndexes,
   insertTokens,
+  listCvcDue,
   listExpiredTokens,
   SEARCH_INDEX_COLUMNS,
   TOKEN_COLUMNS,
@@ -24,6 +25,7 @@ import {
 } from '../repositories/tokens.repository'
 import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
 import type { Actor } from './context'
+import { retainShortLived, sameShortLived, withoutShortLived } from './cvc-retention'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
 import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
@@ -129,7 +131,7 @@ export class TokensService {
   /** `POST /tokens`. */
   async create(actor: Actor, body: unknown): Promise<CreateResult> {
     const now = this.ctx.clock.now()
-    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now }, parseCreateToken(body))
+    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now, cvcRetentionMs: this.ctx.cvcRetentionMs }, parseCreateToken(body))
     if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.ctx.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
@@ -204,13 +206,13 @@ export class TokensService {
     const updating = this.ctx.writes.run(async (trx) => {
       const row = await this.findOr404(trx, actor, id, now)
       requireTokenAccess(actor, 'token:update', targetOf(row))
-      const { changes, data } = this.applyPatch(actor, row, patch, now)
+      const { changes, data, indexedData } = this.applyPatch(actor, row, patch, now)
       const transform = requireTokenAccess(actor, 'token:update', { id: row.id, containers: JSON.parse(changes.containers ?? row.containers) })
       await updateToken(trx, actor.tenantId, row.id, changes)
       // New data must not stay findable by the index values of the old data.
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
         const expressions: string[] = patch.search_indexes ?? JSON.parse(row.search_indexes ?? '[]')
-        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '')
+        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, indexedData, '')
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
       await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'update', 'Token updated'), now)])
@@ -262,6 +264,30 @@ export class TokensService {
     return deleting.finally(() => rows.forEach((row) => this.evict(row.tenant_id, row.id)))
   }
 
+  /**
+   * Removes the CVC of up to `limit` cards whose retention window has passed
+   * (PCI DSS 3.3.1.2), re-sealing the rest of the data; returns how many.
+   */
+  async removeExpiredCvcs(now: number, limit: number): Promise<number> {
+    const removing = this.ctx.writes.run(async (trx) => {
+      const rows = await listCvcDue(trx, now, limit)
+      for (const row of rows) {
+        const data = withoutShortLived(getTokenType(row.type)!, this.open(row))
+        await updateToken(trx, row.tenant_id, row.id, { ...this.sealed(row, data), cvc_expires_at: null })
+      }
+      await recordLogs(trx, rows.map((row) => logRow(null, row.tenant_id, tokenLog(row, 'update', 'CVC removed after retention window'), now)))
+      return rows
+    })
+    const rows = await removing
+    rows.forEach((row) => this.evict(row.tenant_id, row.id))
+    return rows.length
+  }
+
+  /** Forgets every cached row (after a key version is retired, cached rows may name it). */
+  clearCache(): void {
+    this.rowCache.clear()
+  }
+
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
   private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<TokenRow> {
     return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.ctx.reader, actor, id, now)))!
@@ -288,6 +314,12 @@ export class TokensService {
     return openJson(this.ctx.keyring.dataKey(row.tenant_id, row.key_version), row.sealed_data, tokenAssociatedData(row.tenant_id, row.id))
   }
 
+  /** The sealed-data columns for `data`, under the tenant's current key. */
+  private sealed(row: TokenRow, data: unknown): Pick<TokenRow, 'key_version' | 'sealed_data'> {
+    const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
+    return { key_version: version, sealed_data: Buffer.from(sealJson(key, data, tokenAssociatedData(row.tenant_id, row.id))) }
+  }
+
   /** The wire token under `transform`; redacted tokens are never decrypted. */
   private view(row: TokenRow, transform: Transform, options: { single: boolean }): Token {
     const needsData = transform !== 'redact' || (options.single && getTokenType(row.type)?.showsEvaluatedMask === true)
@@ -299,10 +331,14 @@ export class TokensService {
     return transform ? this.view(row, transform, options) : toMinimalToken(row)
   }
 
-  /** Applies a parsed patch to a row: returns the changed columns and the new plaintext. */
+  /**
+   * Applies a parsed patch to a row: returns the changed columns, the new
+   * plaintext as stored, and as search indexes see it (with a CVC never stored).
+   */
   private applyPatch(actor: Actor, row: TokenRow, patch: z.infer<typeof updateSchema>, now: number) {
     const type = getTokenType(row.type)!
-    let data = this.open(row)
+    const before = this.open(row)
+    let data = before
     if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
     if (patch.data !== undefined) {
       data = mergePatch(data, patch.data)
@@ -329,11 +365,11 @@ export class TokensService {
     }
     const expression = changes.fingerprint_expression ?? row.fingerprint_expression
     changes.fingerprint = fingerprintOf(this.ctx.keyring, row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata))
-    if (patch.data !== undefined) {
-      const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
-      changes.key_version = version
-      changes.sealed_data = Buffer.from(sealJson(key, data, tokenAssociatedData(row.tenant_id, row.id)))
-    }
-    return { changes, data }
+    if (patch.data === undefined) return { changes, data, indexedData: data }
+    const stored = retainShortLived(type, data, now, this.ctx.cvcRetentionMs)
+    // A CVC that stays the same keeps its deadline; a new one starts its window now.
+    const keepsDeadline = stored.expiresAt !== null && row.cvc_expires_at !== null && sameShortLived(type, before, data)
+    Object.assign(changes, this.sealed(row, stored.data), { cvc_expires_at: keepsDeadline ? row.cvc_expires_at : stored.expiresAt })
+    return { changes, data: stored.data, indexedData: data }
   }
 }

@@ -18,6 +18,7 @@ import { findVault } from '../repositories/vault.repository'
 import { systemClock, type Clock } from './context'
 import { createServices, type Services } from './index'
 import { newApplicationRow } from './applications.service'
+import { parseCvcRetention } from './cvc-retention'
 import { createKeyring, unlockKeyring } from './keyring'
 import { logRow, recordLogs } from './logs.service'
 import type { MailConfig } from './mail.service'
@@ -105,6 +106,8 @@ export interface OpenOptions {
   logger: Logger
   /** SMTP and link settings (see mail.service.ts). */
   mail?: MailConfig
+  /** How long a card's CVC is kept; default `TESSERA_CVC_RETENTION`, else one hour (cvc-retention.ts). */
+  cvcRetentionMs?: number
 }
 
 /** An open vault: its services and how to close it. */
@@ -120,6 +123,7 @@ export interface Vault {
 /** Opens an initialised vault; a wrong master key fails with CannotUnlockError before any data is touched. */
 export async function openVault(options: OpenOptions): Promise<Vault> {
   await readySodium()
+  const cvcRetentionMs = options.cvcRetentionMs ?? cvcRetentionFromEnv()
   const file = join(options.dataDir, DATABASE_FILE)
   if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir} (run \`tessera init\` first).`)
   const release = await lockVault(file, options.logger)
@@ -131,7 +135,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
+    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail, cvcRetentionMs })
     return {
       services,
       db,
@@ -147,6 +151,15 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     await db.close()
     await release()
     throw error
+  }
+}
+
+/** A vault never opens under a CVC retention it cannot read: it would keep CVCs longer than meant. */
+function cvcRetentionFromEnv(): number {
+  try {
+    return parseCvcRetention(process.env.TESSERA_CVC_RETENTION)
+  } catch (error) {
+    throw new CannotUnlockError((error as Error).message)
   }
 }
 

@@ -36,6 +36,7 @@ describe('expiry jobs', () => {
     service.clock.advance(45_000)
     expect((await jobs().runDueJobs()).map((result) => result.name)).toEqual([
       'expire-tokens',
+      'expire-cvc',
       'expire-applications',
       'expire-sessions',
       'expire-invitations',
