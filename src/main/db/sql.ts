@@ -44,9 +44,3 @@ export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {
     query.whereNull('expires_at').orWhere('expires_at', '>', now)
   }
 }
-
-/** `key_version → count` over a query's rows (key rotation progress and proof). */
-export async function countByVersion(query: Knex.QueryBuilder): Promise<Map<number, number>> {
-  const rows: { key_version: number | string; count: number | string }[] = await query.select('key_version').count({ count: '*' }).groupBy('key_version')
-  return new Map(rows.map((row) => [Number(row.key_version), Number(row.count)]))
-}

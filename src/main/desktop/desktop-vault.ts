@@ -13,9 +13,10 @@ import type { Logger } from '../logger'
 import { startServiceHost, type ServiceHost } from '../service-host'
 import type { Actor, Clock } from '../services/context'
 import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
 import { initVault, vaultExists, type Vault } from '../services/vault'
 import type { MasterKeyStore } from './key-store'
-import type { SettingsStore } from './settings'
+import type { SettingsSecrets, SettingsStore } from './settings'
 
 /** The service only ever listens on loopback (DESIGN §1). */
 export const SERVICE_HOST = '127.0.0.1'
@@ -65,9 +66,10 @@ export class DesktopVault {
     return this.host.vault
   }
 
-  /** The master key while unlocked (to seal settings secrets). */
-  currentMasterKey(): MasterKey | undefined {
-    return this.masterKey
+  /** Where settings secrets (the SMTP password) are sealed while the vault is open. */
+  settingsSecrets(): SettingsSecrets | undefined {
+    const vault = this.host?.vault
+    return vault && { put: (name, value) => vault.services.sealedSettings.put(vault.tenantId, name, value) }
   }
 
   /**
@@ -185,7 +187,9 @@ export class DesktopVault {
     const { dataDir, settings, logger, clock } = this.options
     const port = settings.port
     try {
-      this.host = await startServiceHost({ dataDir, masterKey, host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
+      const mail = async (readSecret: (name: string) => Promise<string | undefined>) =>
+        settings.mailConfig(settings.legacyPassword(masterKey) ?? (await readSecret(SMTP_PASSWORD_SETTING)))
+      this.host = await startServiceHost({ dataDir, masterKey, host: SERVICE_HOST, port, logger, clock, mail })
       this.masterKey = masterKey
       this.error = undefined
     } catch (error) {
@@ -194,6 +198,9 @@ export class DesktopVault {
       logger.error({ err: { name, code } }, 'vault could not be opened')
       throw new VaultLockedError(this.error)
     }
+    await settings.migrateLegacyPassword(masterKey, this.settingsSecrets()!).catch((error: NodeJS.ErrnoException) => {
+      logger.error({ err: { name: error.name, code: error.code } }, 'the SMTP password could not be moved into the vault')
+    })
   }
 
   private async close(): Promise<void> {

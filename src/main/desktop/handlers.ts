@@ -125,7 +125,7 @@ export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
       get: method(none, async () => desktop.settings.view()),
       update: method(z.tuple([body]), async ([patch]) => {
         const previousPort = desktop.settings.port
-        await desktop.settings.update(patch, desktop.currentMasterKey())
+        await desktop.settings.update(patch, desktop.settingsSecrets())
         await desktop.restartService(previousPort)
         return desktop.settings.view()
       })

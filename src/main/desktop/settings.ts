@@ -1,16 +1,19 @@
 /**
  * Desktop settings: a small JSON file beside the vault (`desktop-settings.json`).
- * The SMTP password is stored sealed under the master key, so the file alone
- * reveals nothing secret and the password is only usable once the vault is unlocked.
+ * The SMTP password is not in it: it is a sealed setting inside the vault,
+ * sealed with the tenant's data key (so key rotation covers it), and the file
+ * only says whether one is set. Files of earlier versions held it sealed under
+ * the master key; it moves into the vault the first time the vault is unlocked.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { DesktopSettings } from '../../shared/ipc'
-import { openJson, sealJson } from '../crypto/aead'
+import { openJson } from '../crypto/aead'
 import type { MasterKey } from '../crypto/types'
 import { ValidationError } from '../services/errors'
 import type { MailConfig } from '../services/mail.service'
+import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
 import { parseOrThrow } from '../services/validation'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
@@ -42,7 +45,7 @@ export const settingsPatchSchema = z.strictObject({
   smtp: smtpInput.nullable().optional()
 })
 
-/** The file's shape: the password only as a sealed base64 string. */
+/** The file's shape: whether a password is set (`sealedPassword`: the master-sealed password of earlier versions). */
 const storedSchema = z.object({
   port: port.default(DEFAULT_PORT),
   publicBaseUrl: httpUrl.optional(),
@@ -53,6 +56,7 @@ const storedSchema = z.object({
       secure: z.boolean(),
       requireTLS: z.boolean().optional(),
       user: z.string().optional(),
+      hasPassword: z.boolean().optional(),
       sealedPassword: z.string().optional(),
       from: z.string()
     })
@@ -61,6 +65,10 @@ const storedSchema = z.object({
 
 type StoredSettings = z.infer<typeof storedSchema>
 
+/** Where the SMTP password goes: the open vault's sealed settings. */
+export interface SettingsSecrets {
+  put(name: string, value: string | null): Promise<void>
+}
 
 export class SettingsStore {
   private stored: StoredSettings = { port: DEFAULT_PORT }
@@ -89,48 +97,65 @@ export class SettingsStore {
   view(): DesktopSettings {
     const { smtp, ...rest } = this.stored
     if (!smtp) return { ...rest }
-    const { sealedPassword, ...visible } = smtp
-    return { ...rest, smtp: { ...visible, hasPassword: sealedPassword !== undefined } }
+    const { sealedPassword, hasPassword, ...visible } = smtp
+    return { ...rest, smtp: { ...visible, hasPassword: hasPassword === true || sealedPassword !== undefined } }
   }
 
-  /** The mail service's configuration, the SMTP password opened under the master key. */
-  mailConfig(masterKey: MasterKey): MailConfig {
+  /** The mail service's configuration, with the SMTP password read from the vault. */
+  mailConfig(password: string | undefined): MailConfig {
     const { smtp, publicBaseUrl } = this.stored
     const config: MailConfig = publicBaseUrl ? { publicBaseUrl } : {}
     if (!smtp) return config
-    const { sealedPassword, ...rest } = smtp
+    const { sealedPassword, hasPassword, ...rest } = smtp
     Object.assign(config, rest)
-    if (sealedPassword !== undefined) {
-      try {
-        config.password = openJson<string>(masterKey, Buffer.from(sealedPassword, 'base64'), SMTP_PASSWORD_CONTEXT)
-      } catch {
-        // Sealed under another vault's key: send without it; the user can enter it again.
-      }
-    }
+    // A password left in the vault by a change made while it was locked is not used once the settings say none.
+    if (password !== undefined && (hasPassword || sealedPassword !== undefined)) config.password = password
     return config
   }
 
+  /** A password sealed under the master key by an earlier version; undefined when there is none (or another vault sealed it). */
+  legacyPassword(masterKey: MasterKey): string | undefined {
+    const sealed = this.stored.smtp?.sealedPassword
+    if (sealed === undefined) return undefined
+    try {
+      return openJson<string>(masterKey, Buffer.from(sealed, 'base64'), SMTP_PASSWORD_CONTEXT)
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Moves a password of an earlier version from the file into the vault (the first unlock after an upgrade). */
+  async migrateLegacyPassword(masterKey: MasterKey, secrets: SettingsSecrets): Promise<void> {
+    const smtp = this.stored.smtp
+    if (smtp?.sealedPassword === undefined) return
+    const password = this.legacyPassword(masterKey)
+    if (password !== undefined) await secrets.put(SMTP_PASSWORD_SETTING, password)
+    const { sealedPassword: _moved, ...rest } = smtp
+    const next = { ...this.stored, smtp: { ...rest, hasPassword: password !== undefined } }
+    await this.write(next)
+    this.stored = next
+  }
+
   /**
-   * Validates and saves a patch. A new SMTP password needs the master key to
-   * seal it; `hasPassword: true` without a password keeps the stored one.
+   * Validates and saves a patch. A new SMTP password goes into the vault, so it
+   * needs the vault open; `hasPassword: true` without a password keeps the stored one.
    */
-  async update(patch: unknown, masterKey: MasterKey | undefined): Promise<DesktopSettings> {
+  async update(patch: unknown, secrets: SettingsSecrets | undefined): Promise<DesktopSettings> {
     const input = parseOrThrow(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port
     if (input.publicBaseUrl === null) delete next.publicBaseUrl
     else if (input.publicBaseUrl !== undefined) next.publicBaseUrl = input.publicBaseUrl
-    if (input.smtp === null) delete next.smtp
-    else if (input.smtp !== undefined) {
+    if (input.smtp === null) {
+      delete next.smtp
+      await secrets?.put(SMTP_PASSWORD_SETTING, null)
+    } else if (input.smtp !== undefined) {
       const { password, hasPassword, ...smtp } = input.smtp
-      let sealedPassword: string | undefined
-      if (password !== undefined && password !== '') {
-        if (!masterKey) throw ValidationError.field('smtp.password', 'can only be saved while the vault is unlocked')
-        sealedPassword = Buffer.from(sealJson(masterKey, password, SMTP_PASSWORD_CONTEXT)).toString('base64')
-      } else if (hasPassword) {
-        sealedPassword = this.stored.smtp?.sealedPassword
-      }
-      next.smtp = { ...smtp, ...(sealedPassword !== undefined ? { sealedPassword } : {}) }
+      const newPassword = password !== undefined && password !== ''
+      const keeps = !newPassword && hasPassword === true && this.view().smtp?.hasPassword === true
+      if (newPassword && !secrets) throw ValidationError.field('smtp.password', 'can only be saved while the vault is unlocked')
+      if (!keeps) await secrets?.put(SMTP_PASSWORD_SETTING, newPassword ? password : null)
+      next.smtp = { ...smtp, hasPassword: newPassword || keeps, ...(keeps && this.stored.smtp?.sealedPassword ? { sealedPassword: this.stored.smtp.sealedPassword } : {}) }
     }
     await this.write(next)
     this.stored = next

@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../shared/types'
-import { countByVersion, insertRows, type Db, notExpiredAt } from '../db/sql'
+import { insertRows, type Db, notExpiredAt } from '../db/sql'
 
 
 export interface TokenRow {
@@ -122,20 +122,6 @@ export async function listExpiredTokens(db: Db, now: number, limit: number): Pro
 /** Tokens whose CVC retention window has passed, oldest deadline first. */
 export async function listCvcDue(db: Db, now: number, limit: number): Promise<TokenRow[]> {
   return db('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
-}
-
-/** How many of a tenant's tokens are sealed under each data-key version. */
-export async function countTokensByKeyVersion(db: Db, tenantId: string): Promise<Map<number, number>> {
-  return countByVersion(db('tokens').where('tenant_id', tenantId))
-}
-
-/** Up to `limit` of a tenant's tokens sealed under another version than `version` (key rotation). */
-export async function listTokensOffVersion(db: Db, tenantId: string, version: number, limit: number): Promise<Pick<TokenRow, 'tenant_id' | 'id' | 'key_version' | 'sealed_data'>[]> {
-  return db('tokens')
-    .select('tenant_id', 'id', 'key_version', 'sealed_data')
-    .where('tenant_id', tenantId)
-    .andWhereNot('key_version', version)
-    .limit(limit)
 }
 
 export interface TokenFilter {

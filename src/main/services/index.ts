@@ -12,9 +12,11 @@ import { DEFAULT_CVC_RETENTION_MS } from './cvc-retention'
 import type { Keyring } from './keyring'
 import { InvitationsService } from './invitations.service'
 import { JobsService, standardSweeps } from './jobs.service'
+import { KeysService } from './keys.service'
 import { LogsService } from './logs.service'
 import { MailService, type MailConfig } from './mail.service'
 import { MembersService } from './members.service'
+import { SealedSettingsService } from './sealed-settings.service'
 import { SessionsService } from './sessions.service'
 import { TokenizeService } from './tokenize.service'
 import { TokensService } from './tokens.service'
@@ -56,6 +58,7 @@ export function createServices(deps: ServiceDeps) {
   const mail = new MailService(context, deps.mail)
   const sessions = new SessionsService(context, auth)
   const invitations = new InvitationsService(context, mail)
+  const keys = new KeysService(context, tokens)
   return {
     context,
     auth,
@@ -67,7 +70,9 @@ export function createServices(deps: ServiceDeps) {
     members: new MembersService(context),
     invitations,
     mail,
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs }), mail)
+    keys,
+    sealedSettings: new SealedSettingsService(context),
+    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys }), mail)
   }
 }
 

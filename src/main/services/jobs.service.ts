@@ -50,6 +50,7 @@ export interface SweepTargets {
   invitations: { expireDue(now: number, limit: number): Promise<number> }
   mail: { deliverDue(limit?: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number> }
+  keys: { reencrypt(limit: number): Promise<number> }
 }
 
 /**
@@ -65,6 +66,8 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.deleteExpiredSessions(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
     { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) },
+    // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
+    { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
     // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail.
     { name: 'index-logs', intervalMs: 5_000, batch: 10_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) }
   ]

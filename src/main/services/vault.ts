@@ -19,9 +19,11 @@ import { systemClock, type Clock } from './context'
 import { createServices, type Services } from './index'
 import { newApplicationRow } from './applications.service'
 import { parseCvcRetention } from './cvc-retention'
+import { settleMasterRotation } from './keys.service'
 import { createKeyring, unlockKeyring } from './keyring'
 import { logRow, recordLogs } from './logs.service'
 import type { MailConfig } from './mail.service'
+import { readSealedSetting } from './sealed-settings.service'
 import { readySodium } from '../crypto/sodium'
 
 export const DATABASE_FILE = 'tessera.db'
@@ -104,11 +106,14 @@ export interface OpenOptions {
   masterKey: MasterKey
   clock?: Clock
   logger: Logger
-  /** SMTP and link settings (see mail.service.ts). */
-  mail?: MailConfig
+  /** SMTP and link settings (see mail.service.ts), or how to build them from the vault's sealed settings. */
+  mail?: MailConfigSource
   /** How long a card's CVC is kept; default `TESSERA_CVC_RETENTION`, else one hour (cvc-retention.ts). */
   cvcRetentionMs?: number
 }
+
+/** Mail settings, or a function building them with the vault's sealed settings (the desktop's SMTP password). */
+export type MailConfigSource = MailConfig | ((readSecret: (name: string) => Promise<string | undefined>) => Promise<MailConfig>)
 
 /** An open vault: its services and how to close it. */
 export interface Vault {
@@ -132,10 +137,13 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     throw error
   })
   try {
+    const clock = options.clock ?? systemClock
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail, cvcRetentionMs })
+    await settleMasterRotation(db.writer, keyring, clock.now())
+    const mail = typeof options.mail === 'function' ? await options.mail((name) => readSealedSetting(db.reader, keyring, tenant.id, name)) : options.mail
+    const services = createServices({ db, keyring, clock, logger: options.logger, mail, cvcRetentionMs })
     return {
       services,
       db,
