@@ -14,6 +14,8 @@ import { startServiceHost } from '../service-host'
 import { mailConfigFromEnv, type MailConfig } from '../services/mail.service'
 import { initVault, VaultAlreadyInitialisedError, vaultExists } from '../services/vault'
 import { readySodium } from '../crypto/sodium'
+import { AppError } from '../services/errors'
+import { keys } from './keys.command'
 import { outbox } from './outbox.command'
 
 const USAGE = `Usage: tessera <command> [options]
@@ -25,6 +27,7 @@ Commands:
           --data-dir DIR  --host 127.0.0.1  --port 4390 (0 picks a free port)
   outbox  List mail waiting in and sent from the outbox, invitation links included
           --data-dir DIR  --json
+  keys    Key rotation, retirement and master-key rotation (tessera keys --help)
 
 Environment: TESSERA_DATA_DIR, TESSERA_MASTER_KEY (base64 of 32 bytes), TESSERA_HOST,
 TESSERA_PORT, TESSERA_ALLOWED_HOSTS, TESSERA_CORS_ORIGINS, TESSERA_BODY_LIMIT, TESSERA_LOG_LEVEL,
@@ -125,7 +128,7 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'))
 }
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { init, serve, outbox }
+const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { init, serve, outbox, keys }
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -142,7 +145,8 @@ export async function main(argv: string[]): Promise<number> {
     await run(rest)
     return 0
   } catch (error) {
-    const expected = error instanceof CliError || error instanceof CannotUnlockError || error instanceof VaultAlreadyInitialisedError
+    // A service's AppError carries a message meant to be shown (services/errors.ts).
+    const expected = error instanceof CliError || error instanceof CannotUnlockError || error instanceof VaultAlreadyInitialisedError || error instanceof AppError
     const parseError = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     process.stderr.write(`tessera ${command}: ${expected || parseError ? (error as Error).message : 'unexpected error'}\n`)
     if (!expected && !parseError) process.stderr.write(`${(error as Error).name}\n`)

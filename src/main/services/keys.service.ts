@@ -75,6 +75,12 @@ function countOff(counts: SealedCountsByVersion, version: number): number {
   return total
 }
 
+/** The counts with `version` listed under every kind, at 0 where nothing is on it: the proof names it explicitly. */
+function withVersion(counts: SealedCountsByVersion, version: number): SealedCountsByVersion {
+  for (const kind of SEALED_KINDS) counts[kind] = { [version]: 0, ...counts[kind] }
+  return counts
+}
+
 const dataKeyEntity = (version: number) => `data-key-v${version}`
 const MASTER_KEY_ENTITY = 'master-key'
 
@@ -195,7 +201,7 @@ export class KeysService {
         const counts = await this.counts(trx, tenantId)
         const uses = Object.fromEntries(SEALED_KINDS.map((kind) => [kind, counts[kind][version] ?? 0]))
         if (Object.values(uses).some((count) => count > 0)) {
-          throw new ConflictError(`Data key version ${version} still seals ${describeCounts(uses)}; wait until the re-encryption has moved them (tessera keys status), then retire it.`)
+          throw new ConflictError(`Data key version ${version} still seals ${describeCounts(uses)}; wait until the re-encryption has moved them (see the key status), then retire it.`)
         }
         const created = (await listTenantKeys(trx)).find((row) => row.tenant_id === tenantId && row.purpose === 'data' && row.version === version)!
         const rotation = await firstRotationAfter(trx, tenantId, version)
@@ -210,7 +216,7 @@ export class KeysService {
           current_version: current.version,
           current_key_check_value: keyCheckValue(current.key),
           ...(rotation ? { rotation: this.rotationSummary(rotation), counts_before: JSON.parse(rotation.counts_before) } : {}),
-          counts_after: await this.counts(trx, tenantId),
+          counts_after: withVersion(await this.counts(trx, tenantId), version),
           retired_at: toIsoString(now),
           retired_by: `user ${actor.userId} (${actor.via})`
         }
