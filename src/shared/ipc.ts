@@ -16,7 +16,10 @@ import type {
   Application,
   ApplicationType,
   EntityType,
+  KeyRetirementReport,
+  KeyStatus,
   LogEntry,
+  MasterKeyRotated,
   Page,
   Permission,
   Problem,
@@ -241,6 +244,19 @@ export interface TesseraApi {
   outbox: {
     list(query: OutboxListQuery): Promise<Page<OutboxMail>>
   }
+  // Key ceremonies (Settings): the same as `tessera keys`, audited as the desktop user.
+  keys: {
+    /** Data-key versions, what each seals, and the latest rotation's progress. */
+    status(): Promise<KeyStatus>
+    /** Creates a new data-key version; new writes use it at once, a background pass re-encrypts the rest. */
+    rotate(): Promise<KeyStatus>
+    /** Deletes a data-key version nothing uses any more (409 naming what still does); returns the report. */
+    retire(version: number): Promise<KeyRetirementReport>
+    /** The report kept when a version was retired. */
+    report(version: number): Promise<KeyRetirementReport>
+    /** Re-wraps every key under a new master key, stored where the current one is (OS keychain or key file). */
+    rotateMaster(): Promise<MasterKeyRotated>
+  }
 }
 
 export type Namespace = keyof TesseraApi
@@ -259,7 +275,8 @@ export const IPC_METHODS = {
   sessions: ['create', 'authorize'],
   members: ['list', 'delete'],
   invitations: ['list', 'create', 'resend', 'delete'],
-  outbox: ['list']
+  outbox: ['list'],
+  keys: ['status', 'rotate', 'retire', 'report', 'rotateMaster']
 } as const satisfies MethodTable
 
 // Compile-time proof that IPC_METHODS lists every method of TesseraApi.

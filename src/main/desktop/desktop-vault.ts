@@ -7,15 +7,17 @@
  */
 import { mkdir } from 'node:fs/promises'
 import type { CreateVaultRequest, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
-import { CannotUnlockError } from '../crypto/keys'
+import type { MasterKeyRotated } from '../../shared/types'
+import { CannotUnlockError, generateMasterKey } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../logger'
 import { startServiceHost, type ServiceHost } from '../service-host'
 import type { Actor, Clock } from '../services/context'
-import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import { AppError, BusinessRuleError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import type { CeremonyActor } from '../services/keys.service'
 import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
 import { initVault, vaultExists, type Vault } from '../services/vault'
-import type { MasterKeyStore } from './key-store'
+import { ENVIRONMENT_KEY_ROTATION, type MasterKeyStore } from './key-store'
 import type { SettingsSecrets, SettingsStore } from './settings'
 
 /** The service only ever listens on loopback (DESIGN §1). */
@@ -164,6 +166,26 @@ export class DesktopVault {
         await this.open(masterKey)
         throw new ConflictError(`Port ${port} is already in use; the service stays on port ${previousPort}.`)
       }
+    })
+  }
+
+  /** The desktop user as the actor of a key ceremony. */
+  ceremonyActor(): CeremonyActor {
+    return { userId: this.actor().id, via: 'desktop app' }
+  }
+
+  /**
+   * Rotates the master key: every key re-wrapped under a new one, which is
+   * stored where the current one is kept (OS keychain or key file).
+   */
+  rotateMasterKey(): Promise<MasterKeyRotated> {
+    return this.exclusive(async () => {
+      const vault = this.requireVault()
+      if ((await this.options.keyStore.locate()) === 'environment') throw new BusinessRuleError(ENVIRONMENT_KEY_ROTATION)
+      const next = generateMasterKey()
+      const rotated = await vault.services.keys.rotateMaster(this.ceremonyActor(), next, (key) => this.options.keyStore.replace(key))
+      this.masterKey = next
+      return rotated
     })
   }
 

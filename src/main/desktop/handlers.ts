@@ -44,6 +44,8 @@ const memberListQuery = z.strictObject({ ...page, user_id: strings.optional() })
 const invitationListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'EXPIRED']).optional() })
 const outboxListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'SENT']).optional() })
 
+const keyVersion = z.number().int('must be a whole number').min(1, 'must be 1 or more').max(2 ** 31 - 1)
+
 /** The outbox keeps every waiting mail; the GUI pages through the newest ones. */
 const OUTBOX_LIMIT = 500
 const createVaultRequest = z.strictObject({
@@ -168,6 +170,17 @@ export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
       create: method(z.tuple([body]), ([request]) => services().invitations.create(owner(), request)),
       resend: method(z.tuple([id]), ([invitationId]) => services().invitations.resend(owner(), invitationId)),
       delete: method(z.tuple([id]), ([invitationId]) => services().invitations.delete(owner(), invitationId))
+    },
+    keys: {
+      status: method(none, () => services().keys.status()),
+      rotate: method(none, async () => {
+        const vault = desktop.requireVault()
+        await vault.services.keys.rotate(desktop.ceremonyActor(), vault.tenantId)
+        return vault.services.keys.status()
+      }),
+      retire: method(z.tuple([keyVersion]), ([version]) => services().keys.retire(desktop.ceremonyActor(), desktop.requireVault().tenantId, version)),
+      report: method(z.tuple([keyVersion]), ([version]) => services().keys.report(desktop.requireVault().tenantId, version)),
+      rotateMaster: method(none, () => desktop.rotateMasterKey())
     },
     outbox: {
       list: method(z.tuple([outboxListQuery]), async ([query]) => {
