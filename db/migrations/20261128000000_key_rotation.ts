@@ -11,7 +11,9 @@ import type { Knex } from 'knex'
  *   proved nothing used it; the wrapped key itself is deleted.
  * - `sealed_settings` holds secrets of the settings (the SMTP password),
  *   sealed with the tenant's data key like token data.
- * - `tokens.cvc_expires_at`: when the sweep removes a card's CVC.
+ * - `tokens.cvc_expires_at`: when the sweep removes a card's CVC. Cards stored
+ *   before it are due at once: the sweep opens each, removes a CVC if it holds
+ *   one, and clears the mark of the others.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('vault', (t) => {
@@ -25,6 +27,7 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['cvc_expires_at'])
     t.index(['tenant_id', 'key_version'])
   })
+  await knex('tokens').where('type', 'card').update({ cvc_expires_at: Date.now() })
   await knex.schema.createTable('key_rotations', (t) => {
     t.increments('id').primary()
     t.uuid('tenant_id').notNullable().references('tenants.id').onDelete('CASCADE')

@@ -97,6 +97,18 @@ describe('CVC retention', () => {
     expect((await request('GET', `/tokens/${id}`)).body.data.cvc).toBeUndefined()
   })
 
+  it('clears the mark of a card stored before CVC retention that holds no cvc, without an audit entry', async () => {
+    const created = await request('POST', '/tokens', { type: 'card', data: { number: cardNumber(), expiration_month: 5, expiration_year: 2032 } })
+    // The upgrade marks every card already stored as due, cvc or not.
+    await service.host.vault.db.writer('tokens').where({ id: created.body.id }).update({ cvc_expires_at: service.clock.now() })
+    service.clock.advance(MINUTE)
+    expect(await cvcSweep()).toBe(1)
+    expect((await request('GET', `/tokens/${created.body.id}`)).body.data).toMatchObject({ expiration_month: 5 })
+    expect((await logsOf(created.body.id)).map((entry) => entry.message)).toEqual(['Token retrieved', 'Token created'])
+    service.clock.advance(MINUTE)
+    expect(await cvcSweep()).toBe(0)
+  })
+
   it('forgets the deadline when a patch removes the cvc itself', async () => {
     const created = await request('POST', '/tokens', { type: 'card', data: card('808') })
     expect((await request('PATCH', `/tokens/${created.body.id}`, { data: { cvc: null } })).body.data.cvc).toBeUndefined()

@@ -25,7 +25,7 @@ import {
 } from '../repositories/tokens.repository'
 import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
 import type { Actor } from './context'
-import { retainShortLived, sameShortLived, withoutShortLived } from './cvc-retention'
+import { holdsShortLived, retainShortLived, sameShortLived, withoutShortLived } from './cvc-retention'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
 import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
@@ -266,16 +266,21 @@ export class TokensService {
 
   /**
    * Removes the CVC of up to `limit` cards whose retention window has passed
-   * (PCI DSS 3.3.1.2), re-sealing the rest of the data; returns how many.
+   * (PCI DSS 3.3.1.2), re-sealing the rest of the data; returns how many cards it handled.
    */
   async removeExpiredCvcs(now: number, limit: number): Promise<number> {
     const removing = this.ctx.writes.run(async (trx) => {
       const rows = await listCvcDue(trx, now, limit)
+      const removed: TokenRow[] = []
       for (const row of rows) {
-        const data = withoutShortLived(getTokenType(row.type)!, this.open(row))
-        await updateToken(trx, row.tenant_id, row.id, { ...this.sealed(row, data), cvc_expires_at: null })
+        const type = getTokenType(row.type)!
+        const data = this.open(row)
+        // Cards stored before CVC retention existed are all marked due; most hold none.
+        const changes = holdsShortLived(type, data) ? this.sealed(row, withoutShortLived(type, data)) : {}
+        await updateToken(trx, row.tenant_id, row.id, { ...changes, cvc_expires_at: null })
+        if (holdsShortLived(type, data)) removed.push(row)
       }
-      await recordLogs(trx, rows.map((row) => logRow(null, row.tenant_id, tokenLog(row, 'update', 'CVC removed after retention window'), now)))
+      await recordLogs(trx, removed.map((row) => logRow(null, row.tenant_id, tokenLog(row, 'update', 'CVC removed after retention window'), now)))
       return rows
     })
     const rows = await removing
