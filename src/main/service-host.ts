@@ -7,8 +7,7 @@ import type { MasterKey } from './crypto/types'
 import type { Logger } from './logger'
 import { createServer, listen, type ServerOptions } from './server/app'
 import type { Clock } from './services/context'
-import type { MailConfig } from './services/mail.service'
-import { openVault, type OpenOptions, type Vault } from './services/vault'
+import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './services/vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   dataDir: string
@@ -19,8 +18,10 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   port: number
   logger: Logger
   clock?: Clock
-  /** SMTP and link settings; links default to this service's own URL. */
-  mail?: MailConfig
+  /** SMTP and link settings (or how to build them from sealed settings); links default to this service's own URL. */
+  mail?: MailConfigSource
+  /** How long a card's CVC is kept; default `TESSERA_CVC_RETENTION`, else one hour. */
+  cvcRetentionMs?: number
   /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
   sessionMaxTtlMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */

@@ -16,7 +16,10 @@ import type {
   Application,
   ApplicationType,
   EntityType,
+  KeyRetirementReport,
+  KeyStatus,
   LogEntry,
+  MasterKeyRotated,
   Page,
   Permission,
   Problem,
@@ -256,6 +259,19 @@ export interface TesseraApi {
      */
     copySecret(text: string): Promise<void>
   }
+  // Key ceremonies (Settings): the same as `tessera keys`, audited as the desktop user.
+  keys: {
+    /** Data-key versions, what each seals, and the latest rotation's progress. */
+    status(): Promise<KeyStatus>
+    /** Creates a new data-key version; new writes use it at once, a background pass re-encrypts the rest. */
+    rotate(): Promise<KeyStatus>
+    /** Deletes a data-key version nothing uses any more (409 naming what still does); returns the report. */
+    retire(version: number): Promise<KeyRetirementReport>
+    /** The report kept when a version was retired. */
+    report(version: number): Promise<KeyRetirementReport>
+    /** Re-wraps every key under a new master key, stored where the current one is (OS keychain or key file). */
+    rotateMaster(): Promise<MasterKeyRotated>
+  }
 }
 
 export type Namespace = keyof TesseraApi
@@ -275,7 +291,8 @@ export const IPC_METHODS = {
   members: ['list', 'delete'],
   invitations: ['list', 'create', 'resend', 'delete'],
   outbox: ['list'],
-  clipboard: ['copySecret']
+  clipboard: ['copySecret'],
+  keys: ['status', 'rotate', 'retire', 'report', 'rotateMaster']
 } as const satisfies MethodTable
 
 // Compile-time proof that IPC_METHODS lists every method of TesseraApi.

@@ -44,3 +44,81 @@ export type TenantInvitation = z.infer<typeof contract.invitation>
 
 /** RFC 7807 problem document returned by every error response. */
 export type Problem = z.infer<typeof contract.problem>
+
+// Key rotation (`tessera keys`, desktop Settings): wire shapes of status and reports.
+
+/** The kinds of objects sealed with a tenant's data key. */
+export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings'
+
+/** How many objects of each kind a data-key version seals. */
+export type SealedObjectCounts = Record<SealedObjectKind, number>
+
+/** Per kind, `version → objects sealed under it` (versions as strings: JSON keys). */
+export type SealedCountsByVersion = Record<SealedObjectKind, Record<string, number>>
+
+export interface DataKeyVersion {
+  version: number
+  /** The version new writes use. */
+  current: boolean
+  /** A short public name of the key (BLAKE2b keyed by the key itself); it reveals nothing of the key. */
+  key_check_value: string
+  created_at: string
+  /** Set once retired: the key is deleted and nothing it sealed can be opened again. */
+  retired_at?: string
+  objects: SealedObjectCounts
+}
+
+/** A rotation's re-encryption pass. */
+export interface KeyRotationProgress {
+  target_version: number
+  started_at: string
+  /** Set once every sealed object is on `target_version`. */
+  finished_at?: string
+  /** Objects that were on other versions when the rotation started. */
+  total: number
+  /** Objects still on other versions. */
+  remaining: number
+}
+
+export interface TenantKeyStatus {
+  tenant_id: string
+  current_version: number
+  /** Every version, retired ones included, oldest first. */
+  versions: DataKeyVersion[]
+  /** The latest rotation, in progress or finished. */
+  rotation?: KeyRotationProgress
+}
+
+export interface KeyStatus {
+  tenants: TenantKeyStatus[]
+}
+
+/**
+ * Proof that a data-key version was retired only once nothing used it: the
+ * objects per kind and version when the rotation off it started, and in the
+ * transaction that deleted the key (the retired version at 0 everywhere).
+ */
+export interface KeyRetirementReport {
+  report: 'tessera-data-key-retirement'
+  tenant_id: string
+  retired_version: number
+  retired_key_check_value: string
+  retired_key_created_at: string
+  /** The version that seals everything now. */
+  current_version: number
+  current_key_check_value: string
+  /** The rotation that moved the objects off the retired version, when there was one. */
+  rotation?: { target_version: number; started_at: string; finished_at?: string }
+  counts_before?: SealedCountsByVersion
+  counts_after: SealedCountsByVersion
+  retired_at: string
+  /** Who retired it, as the audit log names them. */
+  retired_by: string
+}
+
+/** The result of a master-key rotation. */
+export interface MasterKeyRotated {
+  rotated_at: string
+  /** A short public name of the new master key, to match it against its backup. */
+  key_check_value: string
+}

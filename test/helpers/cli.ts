@@ -14,6 +14,7 @@ const CLEAN_ENV = {
   TESSERA_DATA_DIR: '',
   TESSERA_HOST: '',
   TESSERA_PORT: '',
+  TESSERA_CVC_RETENTION: '',
   TESSERA_LOG_LEVEL: 'silent',
   npm_command: '',
   npm_lifecycle_event: ''
@@ -30,8 +31,10 @@ export interface Finished {
 export interface Running {
   child: ChildProcessWithoutNullStreams
   output(): { stdout: string; stderr: string }
-  /** Resolves with the first stdout line, or '' if the process ends first (it is killed if it runs 60 s). */
+  /** Resolves with the first stdout line, or '' if the process ends first (it is killed if it runs 90 s). */
   firstLine: Promise<string>
+  /** Resolves with the first stdout line matching `pattern`, or undefined if the process ends first. */
+  lineMatching(pattern: RegExp): Promise<string | undefined>
   finished: Promise<Finished>
 }
 
@@ -40,23 +43,41 @@ export function track(command: string, args: string[], env: Record<string, strin
   const child = spawn(command, args, { ...options, env: { ...process.env, ...CLEAN_ENV, ...env } })
   let stdout = ''
   let stderr = ''
-  let onLine: (line: string) => void = () => undefined
-  const firstLine = new Promise<string>((resolve) => (onLine = resolve))
+  let closed = false
+  const waiters: Array<{ pattern: RegExp; resolve(line: string | undefined): void }> = []
+  /** Settles the waiters whose line has arrived (all of them once the process has ended). */
+  const settle = () => {
+    const lines = stdout.split('\n')
+    if (!closed) lines.pop() // an incomplete line
+    for (const waiter of [...waiters]) {
+      const line = lines.find((candidate) => waiter.pattern.test(candidate))
+      if (line === undefined && !closed) continue
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve(line)
+    }
+  }
+  const lineMatching = (pattern: RegExp) =>
+    new Promise<string | undefined>((resolve) => {
+      waiters.push({ pattern, resolve })
+      settle()
+    })
+  const firstLine = lineMatching(/^/).then((line) => (line === undefined || !stdout.includes('\n') ? '' : line + '\n'))
   child.stdout.on('data', (chunk) => {
     stdout += chunk
-    if (stdout.includes('\n')) onLine(stdout.slice(0, stdout.indexOf('\n') + 1))
+    settle()
   })
   child.stderr.on('data', (chunk) => (stderr += chunk))
-  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  const killer = setTimeout(() => child.kill('SIGKILL'), 90_000)
   const finished = new Promise<Finished>((resolve, reject) => {
     child.on('error', reject)
     child.on('close', (code, signal) => {
       clearTimeout(killer)
-      onLine('')
+      closed = true
+      settle()
       resolve({ code, signal, stdout, stderr })
     })
   })
-  return { child, output: () => ({ stdout, stderr }), firstLine, finished }
+  return { child, output: () => ({ stdout, stderr }), firstLine, lineMatching, finished }
 }
 
 /** Starts `tessera args…`. */

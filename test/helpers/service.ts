@@ -48,7 +48,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number } = {}
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number } = {}
 ): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
@@ -65,6 +65,7 @@ export async function startTestService(
     bodyLimitBytes: options.bodyLimitBytes,
     mail: options.mail,
     sessionMaxTtlMs: options.sessionMaxTtlMs,
+    cvcRetentionMs: options.cvcRetentionMs,
     // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
     jobTickMs: 0
   })

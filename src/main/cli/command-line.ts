@@ -3,7 +3,7 @@
  * writes the usage text from the same entry.
  */
 import { parseArgs } from 'node:util'
-import { COMMANDS, type CommandInput, type CommandSpec, type OptionSpec } from './commands'
+import { COMMANDS, commandGroup, type CommandInput, type CommandSpec, type OptionSpec } from './commands'
 import { ENV_NAMES, ENVIRONMENT_HELP, readEnvironment, type EnvName } from './environment'
 import { CliError, EXIT_CODES } from './exit-codes'
 
@@ -111,6 +111,12 @@ export function commandUsage(command: CommandSpec): string {
     `\n\nOptions:\n${columns([...command.options.map(optionRow), ['-h, --help', 'show this help']])}` +
     variables
   )
+}
+
+/** The help of a command group such as `keys`: its commands. */
+export function groupUsage(group: string): string {
+  const commands = columns(commandGroup(group).map((command) => [command.name.slice(group.length + 1), command.summary]))
+  return `Usage: tessera ${group} <command> [options]\n\nCommands:\n${commands}\n\nRun \`tessera ${group} <command> --help\` for a command's options.`
 }
 
 /** The top-level help; `full` adds the environment and the exit codes. */

@@ -109,7 +109,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'host', value: 'HOST', description: 'address to listen on', env: 'TESSERA_HOST', default: '127.0.0.1', schema: hostSchema },
       { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema }
     ],
-    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', ...SMTP_AND_LINKS],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', ...SMTP_AND_LINKS],
     run: (input) => (load('serve') as typeof import('./serve.command')).serve(input)
   },
   {
@@ -138,6 +138,60 @@ export const COMMANDS: CommandSpec[] = [
   }
 ]
 
+/** A whole number from 1 to `max`; messages complete "--name …". */
+function countSchema(max: number) {
+  const message = `must be a whole number from 1 to ${max}`
+  return z.string().regex(/^\d{1,10}$/, message).transform(Number).refine((value) => value >= 1 && value <= max, message)
+}
+
+const keysCommand = () => load('keys') as typeof import('./keys.command')
+const EXCLUSIVE = 'Needs the vault to itself: stop `tessera serve` or the desktop app first.'
+
+COMMANDS.push(
+  {
+    name: 'keys status',
+    summary: 'Show the data-key versions, what each one seals, and any rotation in progress',
+    details: 'Reads only, so it works while a server runs on the same data directory.',
+    options: [dataDir, json],
+    env: ['TESSERA_MASTER_KEY'],
+    run: (input) => keysCommand().keysStatus(input)
+  },
+  {
+    name: 'keys rotate',
+    summary: 'Create a new data-key version and re-encrypt every sealed object onto it',
+    details: `New writes use the new version at once. An interrupted pass resumes here or in the server that opens the vault next.\n${EXCLUSIVE}`,
+    options: [dataDir, { name: 'batch-size', value: 'N', description: 'objects re-encrypted per transaction', default: '500', schema: countSchema(5000) }],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_CVC_RETENTION'],
+    run: (input) => keysCommand().keysRotate(input)
+  },
+  {
+    name: 'keys retire',
+    summary: 'Delete an old data-key version once nothing uses it, and write a JSON report that proves it',
+    details: EXCLUSIVE,
+    options: [
+      dataDir,
+      { name: 'version', value: 'N', description: 'the data-key version to retire (required)', schema: countSchema(2 ** 31 - 1) },
+      { name: 'report', value: 'FILE', description: 'where to write the report (default: <data-dir>/key-retirement-v<N>-<time>.json)' },
+      json
+    ],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_CVC_RETENTION'],
+    run: (input) => keysCommand().keysRetire(input)
+  },
+  {
+    name: 'keys rotate-master',
+    summary: 'Re-wrap every key under a new master key, crash-safe',
+    details: `Replaces master.key atomically; with TESSERA_MASTER_KEY, the new key goes to --new-key-file.\n${EXCLUSIVE}`,
+    options: [dataDir, { name: 'new-key-file', value: 'FILE', description: 'new file for the new key (only with TESSERA_MASTER_KEY)' }],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_CVC_RETENTION'],
+    run: (input) => keysCommand().keysRotateMaster(input)
+  }
+)
+
 export function findCommand(name: string): CommandSpec | undefined {
   return COMMANDS.find((command) => command.name === name)
+}
+
+/** The commands of a group such as `keys` (named `keys status`, `keys rotate`, …). */
+export function commandGroup(group: string): CommandSpec[] {
+  return COMMANDS.filter((command) => command.name.startsWith(`${group} `))
 }

@@ -9,6 +9,7 @@ import { isIP } from 'node:net'
 import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
 import { KEY_BYTES } from '../crypto/types'
+import { parseCvcRetention } from '../services/cvc-retention'
 import type { MailConfig } from '../services/mail.service'
 import { CliError } from './exit-codes'
 
@@ -52,6 +53,16 @@ function durationSchema(minMs: number, maxMs: number, message: string) {
     .refine((ms) => ms >= minMs && ms <= maxMs, message)
 }
 
+/** Whether `parse` accepts `value` (parsers that throw on bad input). */
+function canParse(parse: (value: string) => unknown, value: string): boolean {
+  try {
+    parse(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const isHttpUrl = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)
 
 const isOrigin = (value: string) => isHttpUrl(value) && new URL(value).origin === value
@@ -91,7 +102,11 @@ const variables = {
   TESSERA_SMTP_PASSWORD: z.string(),
   TESSERA_SMTP_FROM: z.string().refine(isMailbox, 'must be an e-mail address, optionally with a name, such as Tessera <vault@example.com>'),
   TESSERA_PUBLIC_URL: z.string().refine(isHttpUrl, 'must be an http or https URL, such as https://vault.example.com'),
-  TESSERA_SESSION_MAX_TTL: durationSchema(60_000, 30 * 86_400_000, 'must be a duration from 1 minute to 30 days, such as 3600, 90m, 24h or 7d')
+  TESSERA_SESSION_MAX_TTL: durationSchema(60_000, 30 * 86_400_000, 'must be a duration from 1 minute to 30 days, such as 3600, 90m, 24h or 7d'),
+  TESSERA_CVC_RETENTION: z
+    .string()
+    .refine((value) => canParse(parseCvcRetention, value), 'must be a whole number of seconds (3600) or an ISO 8601 duration (PT1H), from 0 to 24 hours')
+    .transform((value) => parseCvcRetention(value))
 }
 
 /** The one schema of the environment. */
@@ -121,7 +136,8 @@ export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string
   TESSERA_SMTP_PASSWORD: { values: 'text', meaning: 'SMTP password', default: 'none' },
   TESSERA_SMTP_FROM: { values: 'an address, optionally with a name', meaning: 'From header of mail', default: 'Tessera <tessera@localhost>' },
   TESSERA_PUBLIC_URL: { values: 'an http(s) URL', meaning: 'base of the links in mail', default: "the service's own URL" },
-  TESSERA_SESSION_MAX_TTL: { values: 'seconds, or a number with s, m, h or d (90m, 24h, 7d); 1 minute to 30 days', meaning: "how far ahead a session's expires_at may be set", default: '24h' }
+  TESSERA_SESSION_MAX_TTL: { values: 'seconds, or a number with s, m, h or d (90m, 24h, 7d); 1 minute to 30 days', meaning: "how far ahead a session's expires_at may be set", default: '24h' },
+  TESSERA_CVC_RETENTION: { values: 'seconds (3600) or an ISO 8601 duration (PT1H), 0 to 24 hours; 0: never stored', meaning: "how long a card's CVC is kept", default: '3600 (1 hour)' }
 }
 
 export const ENV_NAMES = Object.keys(variables) as EnvName[]

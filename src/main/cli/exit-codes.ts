@@ -13,7 +13,8 @@ export const EXIT_CODES = {
   PERMISSION_DENIED: { code: 7, meaning: 'permission denied (a privileged port, a file or directory Tessera may not read or write, a process owned by another user)' },
   DATA_DIR: { code: 8, meaning: 'the data directory is missing or not a directory' },
   NOT_RUNNING: { code: 9, meaning: 'no Tessera server is running on the data directory (`status`, `stop`)' },
-  STOP_TIMEOUT: { code: 10, meaning: 'the server did not stop within the timeout (`stop`)' }
+  STOP_TIMEOUT: { code: 10, meaning: 'the server did not stop within the timeout (`stop`)' },
+  REFUSED: { code: 11, meaning: 'the vault refused the operation (`keys retire`: the version still seals data)' }
 } as const
 
 export type ExitName = keyof typeof EXIT_CODES

@@ -4,6 +4,7 @@
  * message can quote stored values); only names and codes are.
  */
 import { CannotUnlockError } from '../crypto/keys'
+import { AppError } from '../services/errors'
 import { VaultAlreadyInitialisedError } from '../services/vault'
 import { VaultInUseError } from '../services/vault-lock'
 import { CliError } from './exit-codes'
@@ -52,6 +53,8 @@ export function toCliError(error: unknown): CliError {
   }
   if (error instanceof VaultInUseError) return new CliError('IN_USE', error.message, inUseHint(error))
   if (error instanceof CannotUnlockError) return new CliError('NOT_INITIALISED', error.message, error.hint)
+  // The services' expected failures carry messages written to be shown.
+  if (error instanceof AppError && error.status < 500) return new CliError('REFUSED', error.message)
   const known = systemError(error as NodeJS.ErrnoException)
   if (known) return known
   const { name, code } = error as { name?: unknown; code?: unknown }

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { commandUsage, mainUsage, parseCommandLine } from './command-line'
-import { findCommand, type CommandSpec } from './commands'
+import { commandUsage, groupUsage, mainUsage, parseCommandLine } from './command-line'
+import { commandGroup, findCommand, type CommandSpec } from './commands'
 import { CliError, exitCode } from './exit-codes'
 
 function version(): string {
@@ -31,6 +31,10 @@ function help(topic: string | undefined): number {
     process.stdout.write(mainUsage(true) + '\n')
     return exitCode('OK')
   }
+  if (commandGroup(topic).length > 0) {
+    process.stdout.write(groupUsage(topic) + '\n')
+    return exitCode('OK')
+  }
   const command = findCommand(topic)
   if (!command) throw new CliError('USAGE', `Unknown command ${JSON.stringify(topic)}.`, 'run `tessera --help` for the list of commands.', true)
   process.stdout.write(commandUsage(command) + '\n')
@@ -48,12 +52,23 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(version() + '\n')
       return exitCode('OK')
     }
+    let args = rest
     command = findCommand(first)
+    if (!command && commandGroup(first).length > 0) {
+      const [subcommand, ...after] = rest
+      if (subcommand === undefined || subcommand === '-h' || subcommand === '--help') {
+        ;(subcommand === undefined ? process.stderr : process.stdout).write(groupUsage(first) + '\n')
+        return exitCode(subcommand === undefined ? 'USAGE' : 'OK')
+      }
+      command = findCommand(`${first} ${subcommand}`)
+      if (!command) throw new CliError('USAGE', `Unknown command ${JSON.stringify(`${first} ${subcommand}`)}.`, `run \`tessera ${first} --help\` for its commands.`)
+      args = after
+    }
     if (!command) {
       const what = first.startsWith('-') ? `Unknown option ${first}` : `Unknown command ${JSON.stringify(first)}`
       throw new CliError('USAGE', `${what}.`, 'run `tessera --help` for the list of commands.', true)
     }
-    const input = parseCommandLine(command, rest)
+    const input = parseCommandLine(command, args)
     if (!input) {
       process.stdout.write(commandUsage(command) + '\n')
       return exitCode('OK')

@@ -75,7 +75,8 @@ export async function serve(input: CommandInput): Promise<void> {
     corsOrigins: env.TESSERA_CORS_ORIGINS,
     bodyLimitBytes: env.TESSERA_BODY_LIMIT,
     mail: mailConfig(env),
-    sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL
+    sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL,
+    cvcRetentionMs: env.TESSERA_CVC_RETENTION
   }).catch((error) => {
     throw error instanceof ListenError ? listenFailure(error, input) : error
   })

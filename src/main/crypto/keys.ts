@@ -3,9 +3,10 @@
  * secret-hash key and each tenant's data and fingerprint keys. Only wrapped
  * keys are stored; the master key itself lives outside the database.
  */
-import { link, open as openFile, readFile, stat, unlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { chmod, link, open as openFile, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { DecryptionError, open, seal } from './aead'
+import { keyedHash } from './hashing'
 import { randomBytes } from './random'
 import { KEY_BYTES, type MasterKey } from './types'
 
@@ -46,20 +47,73 @@ export async function createMasterKeyFile(dataDir: string): Promise<MasterKey> {
   const key = generateMasterKey()
   const path = join(dataDir, MASTER_KEY_FILE)
   const temporary = `${path}.${process.pid}.tmp`
-  const file = await openFile(temporary, 'w', 0o600)
-  try {
-    await file.chmod(0o600)
-    await file.writeFile(Buffer.from(key).toString('base64') + '\n')
-    await file.sync()
-  } finally {
-    await file.close()
-  }
+  await writeSynced(temporary, encodeMasterKey(key), 'w')
   try {
     await link(temporary, path)
   } finally {
     await unlink(temporary)
   }
   return key
+}
+
+/** The text of a key file: base64 and a newline. */
+export function encodeMasterKey(key: MasterKey): string {
+  return Buffer.from(key).toString('base64') + '\n'
+}
+
+/** Writes a new file (mode 0600, flag as given) and flushes it to disk before resolving. */
+async function writeSynced(path: string, content: string | Uint8Array, flag: 'w' | 'wx'): Promise<void> {
+  const file = await openFile(path, flag, 0o600)
+  try {
+    await file.writeFile(content)
+    await file.sync()
+  } finally {
+    await file.close()
+  }
+  await chmod(path, 0o600)
+}
+
+/**
+ * Replaces a key file so that a crash at any moment leaves the old file or the
+ * new one, whole: a temporary file beside it is written and flushed, renamed
+ * over it, and the directory flushed.
+ */
+export async function replaceKeyFile(path: string, content: string | Uint8Array): Promise<void> {
+  const temporary = `${path}.tmp`
+  await writeSynced(temporary, content, 'w')
+  await rename(temporary, path)
+  await syncDirectory(dirname(path))
+}
+
+/** Writes a master key to a new file (never overwriting one), flushed to disk. */
+export async function createKeyFile(path: string, key: MasterKey): Promise<void> {
+  await writeSynced(path, encodeMasterKey(key), 'wx')
+  await syncDirectory(dirname(path))
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  // Makes the rename itself durable; Windows cannot open a directory for this, and NTFS journals renames.
+  if (process.platform === 'win32') return
+  const handle = await openFile(directory, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Replaces `<dataDir>/master.key` with `key`, atomically (master-key rotation). */
+export async function replaceMasterKeyFile(dataDir: string, key: MasterKey): Promise<void> {
+  await replaceKeyFile(join(dataDir, MASTER_KEY_FILE), encodeMasterKey(key))
+}
+
+/**
+ * A short public name of a key: BLAKE2b keyed by the key itself over a fixed
+ * label, 16 hex characters. Tells key versions apart in status and reports,
+ * and reveals nothing of the key.
+ */
+export function keyCheckValue(key: Uint8Array): string {
+  return keyedHash(key, 'tessera:key-check-value').slice(0, 16)
 }
 
 /**

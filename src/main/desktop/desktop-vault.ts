@@ -7,16 +7,19 @@
  */
 import { mkdir } from 'node:fs/promises'
 import type { CreateVaultRequest, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
-import { CannotUnlockError } from '../crypto/keys'
+import type { MasterKeyRotated } from '../../shared/types'
+import { CannotUnlockError, generateMasterKey } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../logger'
 import { startServiceHost, type ServiceHost } from '../service-host'
 import type { Actor, Clock } from '../services/context'
-import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import { AppError, BusinessRuleError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import type { CeremonyActor } from '../services/keys.service'
+import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
 import { initVault, vaultExists, type Vault } from '../services/vault'
 import { VaultInUseError } from '../services/vault-lock'
-import type { MasterKeyStore } from './key-store'
-import type { SettingsStore } from './settings'
+import { ENVIRONMENT_KEY_ROTATION, type MasterKeyStore } from './key-store'
+import type { SettingsSecrets, SettingsStore } from './settings'
 
 /** The service only ever listens on loopback (DESIGN §1). */
 export const SERVICE_HOST = '127.0.0.1'
@@ -66,9 +69,10 @@ export class DesktopVault {
     return this.host.vault
   }
 
-  /** The master key while unlocked (to seal settings secrets). */
-  currentMasterKey(): MasterKey | undefined {
-    return this.masterKey
+  /** Where settings secrets (the SMTP password) are sealed while the vault is open. */
+  settingsSecrets(): SettingsSecrets | undefined {
+    const vault = this.host?.vault
+    return vault && { put: (name, value) => vault.services.sealedSettings.put(vault.tenantId, name, value) }
   }
 
   /**
@@ -166,6 +170,26 @@ export class DesktopVault {
     })
   }
 
+  /** The desktop user as the actor of a key ceremony. */
+  ceremonyActor(): CeremonyActor {
+    return { userId: this.actor().id, via: 'desktop app' }
+  }
+
+  /**
+   * Rotates the master key: every key re-wrapped under a new one, which is
+   * stored where the current one is kept (OS keychain or key file).
+   */
+  rotateMasterKey(): Promise<MasterKeyRotated> {
+    return this.exclusive(async () => {
+      const vault = this.requireVault()
+      if ((await this.options.keyStore.locate()) === 'environment') throw new BusinessRuleError(ENVIRONMENT_KEY_ROTATION)
+      const next = generateMasterKey()
+      const rotated = await vault.services.keys.rotateMaster(this.ceremonyActor(), next, (key) => this.options.keyStore.replace(key))
+      this.masterKey = next
+      return rotated
+    })
+  }
+
   /** Quit path: stop serving and close the database; safe to call twice. */
   shutdown(): Promise<void> {
     return this.exclusive(() => this.close())
@@ -186,7 +210,9 @@ export class DesktopVault {
     const { dataDir, settings, logger, clock } = this.options
     const port = settings.port
     try {
-      this.host = await startServiceHost({ dataDir, masterKey, kind: 'desktop', host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
+      const mail = async (readSecret: (name: string) => Promise<string | undefined>) =>
+        settings.mailConfig(settings.legacyPassword(masterKey) ?? (await readSecret(SMTP_PASSWORD_SETTING)))
+      this.host = await startServiceHost({ dataDir, masterKey, kind: 'desktop', host: SERVICE_HOST, port, logger, clock, mail })
       this.masterKey = masterKey
       this.error = undefined
     } catch (error) {
@@ -195,6 +221,9 @@ export class DesktopVault {
       logger.error({ err: { name, code } }, 'vault could not be opened')
       throw new VaultLockedError(this.error)
     }
+    await settings.migrateLegacyPassword(masterKey, this.settingsSecrets()!).catch((error: NodeJS.ErrnoException) => {
+      logger.error({ err: { name: error.name, code: error.code } }, 'the SMTP password could not be moved into the vault')
+    })
   }
 
   private async close(): Promise<void> {

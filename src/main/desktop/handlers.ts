@@ -60,6 +60,8 @@ const pageQuery = z.strictObject(page)
 const invitationListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'EXPIRED']).optional() })
 const outboxListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'SENT']).optional() })
 
+const keyVersion = z.number().int('must be a whole number').min(1, 'must be 1 or more').max(2 ** 31 - 1)
+
 /** The outbox keeps every waiting mail; the GUI pages through the newest ones. */
 const OUTBOX_LIMIT = 500
 const createVaultRequest = z.strictObject({
@@ -148,7 +150,7 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
       update: method(z.tuple([body]), async ([patch]) => {
         const previousPort = desktop.settings.port
         // An SMTP change is audited, so it needs the vault open (503 otherwise, before anything is saved).
-        await desktop.settings.update(patch, desktop.currentMasterKey(), (change) => services().logs.recordSettingsChange(owner(), change))
+        await desktop.settings.update(patch, desktop.settingsSecrets(), (change) => services().logs.recordSettingsChange(owner(), change))
         await desktop.restartService(previousPort)
         return desktop.settings.view()
       })
@@ -193,6 +195,17 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
       create: method(z.tuple([body]), ([request]) => services().invitations.create(owner(), request)),
       resend: method(z.tuple([id]), ([invitationId]) => services().invitations.resend(owner(), invitationId)),
       delete: method(z.tuple([id]), ([invitationId]) => services().invitations.delete(owner(), invitationId))
+    },
+    keys: {
+      status: method(none, () => services().keys.status()),
+      rotate: method(none, async () => {
+        const vault = desktop.requireVault()
+        await vault.services.keys.rotate(desktop.ceremonyActor(), vault.tenantId)
+        return vault.services.keys.status()
+      }),
+      retire: method(z.tuple([keyVersion]), ([version]) => services().keys.retire(desktop.ceremonyActor(), desktop.requireVault().tenantId, version)),
+      report: method(z.tuple([keyVersion]), ([version]) => services().keys.report(desktop.requireVault().tenantId, version)),
+      rotateMaster: method(none, () => desktop.rotateMasterKey())
     },
     outbox: {
       list: method(z.tuple([outboxListQuery]), async ([query]) => {

@@ -6,8 +6,9 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KeyStorage } from '../../shared/ipc'
-import { CannotUnlockError, createMasterKeyFile, loadMasterKey, MASTER_KEY_FILE } from '../crypto/keys'
+import { CannotUnlockError, createMasterKeyFile, loadMasterKey, MASTER_KEY_FILE, replaceMasterKeyFile } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
+import { BusinessRuleError } from '../services/errors'
 
 export interface MasterKeyStore {
   /** Whether the OS keychain can protect a key on this machine. */
@@ -18,7 +19,16 @@ export interface MasterKeyStore {
   load(): Promise<MasterKey | undefined>
   /** Makes and stores a new master key (first run). */
   create(storage: 'keychain' | 'key-file'): Promise<MasterKey>
+  /**
+   * Stores `key` in place of the current master key, where that one is kept,
+   * atomically: a crash leaves the old key or the new one (master-key rotation).
+   */
+  replace(key: MasterKey): Promise<void>
 }
+
+/** A key in TESSERA_MASTER_KEY cannot be replaced by the app. */
+export const ENVIRONMENT_KEY_ROTATION =
+  'The master key comes from TESSERA_MASTER_KEY; rotate it with `tessera keys rotate-master --new-key-file FILE` while the app is closed.'
 
 /** The key-file store shared with the CLI: `TESSERA_MASTER_KEY`, else `<dataDir>/master.key`. */
 export function keyFileStore(dataDir: string, env: NodeJS.ProcessEnv = process.env): MasterKeyStore {
@@ -32,6 +42,10 @@ export function keyFileStore(dataDir: string, env: NodeJS.ProcessEnv = process.e
     async create(storage) {
       if (storage === 'keychain') throw new CannotUnlockError('the OS keychain is not available on this machine; use a key file.')
       return createMasterKeyFile(dataDir)
+    },
+    async replace(key) {
+      if (env.TESSERA_MASTER_KEY) throw new BusinessRuleError(ENVIRONMENT_KEY_ROTATION)
+      await replaceMasterKeyFile(dataDir, key)
     }
   }
 }

@@ -1,16 +1,19 @@
 /**
  * Desktop settings: a small JSON file beside the vault (`desktop-settings.json`).
- * The SMTP password is stored sealed under the master key, so the file alone
- * reveals nothing secret and the password is only usable once the vault is unlocked.
+ * The SMTP password is not in it: it is a sealed setting inside the vault,
+ * sealed with the tenant's data key (so key rotation covers it), and the file
+ * only says whether one is set. Files of earlier versions held it sealed under
+ * the master key; it moves into the vault the first time the vault is unlocked.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { DesktopSettings } from '../../shared/ipc'
-import { openJson, sealJson } from '../crypto/aead'
+import { openJson } from '../crypto/aead'
 import type { MasterKey } from '../crypto/types'
 import { ValidationError } from '../services/errors'
 import type { MailConfig } from '../services/mail.service'
+import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
 import { parseOrThrow } from '../services/validation'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
@@ -42,7 +45,7 @@ export const settingsPatchSchema = z.strictObject({
   smtp: smtpInput.nullable().optional()
 })
 
-/** The file's shape: the password only as a sealed base64 string. */
+/** The file's shape: whether a password is set (`sealedPassword`: the master-sealed password of earlier versions). */
 const storedSchema = z.object({
   port: port.default(DEFAULT_PORT),
   publicBaseUrl: httpUrl.optional(),
@@ -53,6 +56,7 @@ const storedSchema = z.object({
       secure: z.boolean(),
       requireTLS: z.boolean().optional(),
       user: z.string().optional(),
+      hasPassword: z.boolean().optional(),
       sealedPassword: z.string().optional(),
       from: z.string()
     })
@@ -67,24 +71,33 @@ function tlsRequired(smtp: StoredSmtp): boolean {
   return smtp.secure || smtp.requireTLS !== false
 }
 
+/** Whether a password is stored for this SMTP account (in the vault, or sealed in the file by an earlier version). */
+function storesPassword(smtp: StoredSmtp | undefined): boolean {
+  return smtp !== undefined && (smtp.hasPassword === true || smtp.sealedPassword !== undefined)
+}
+
 /**
  * The audit log's account of an SMTP change, or undefined when nothing
  * changed. Names the host (not secret), never the user or the password.
  */
-function describeSmtpChange(before: StoredSmtp | undefined, after: StoredSmtp | undefined): string | undefined {
+function describeSmtpChange(before: StoredSmtp | undefined, after: StoredSmtp | undefined, passwordChange: string | null | undefined): string | undefined {
   if (!before && !after) return undefined
   if (!after) return 'SMTP settings removed'
   if (!before) return `SMTP settings added (host ${after.host})`
   const notes: string[] = []
   if (before.host !== after.host || before.user !== after.user) notes.push(`host or user changed (host ${after.host})`)
-  if (before.sealedPassword !== undefined && after.sealedPassword === undefined) notes.push('stored password dropped')
-  else if (after.sealedPassword !== before.sealedPassword) notes.push(before.sealedPassword === undefined ? 'password set' : 'password replaced')
+  if (passwordChange === null && storesPassword(before)) notes.push('stored password dropped')
+  else if (typeof passwordChange === 'string') notes.push(storesPassword(before) ? 'password replaced' : 'password set')
   if (tlsRequired(before) !== tlsRequired(after)) notes.push(tlsRequired(after) ? 'TLS now required' : 'TLS no longer required')
   const otherChange = before.port !== after.port || before.secure !== after.secure || before.from !== after.from
   if (!notes.length && !otherChange) return undefined
   return `SMTP settings changed${notes.length ? `: ${notes.join('; ')}` : ''}`
 }
 
+/** Where the SMTP password goes: the open vault's sealed settings. */
+export interface SettingsSecrets {
+  put(name: string, value: string | null): Promise<void>
+}
 
 export class SettingsStore {
   private stored: StoredSettings = { port: DEFAULT_PORT }
@@ -113,37 +126,55 @@ export class SettingsStore {
   view(): DesktopSettings {
     const { smtp, ...rest } = this.stored
     if (!smtp) return { ...rest }
-    const { sealedPassword, ...visible } = smtp
-    return { ...rest, smtp: { ...visible, requireTLS: smtp.requireTLS !== false, hasPassword: sealedPassword !== undefined } }
+    const { sealedPassword, hasPassword, ...visible } = smtp
+    return { ...rest, smtp: { ...visible, requireTLS: smtp.requireTLS !== false, hasPassword: hasPassword === true || sealedPassword !== undefined } }
   }
 
-  /** The mail service's configuration, the SMTP password opened under the master key. */
-  mailConfig(masterKey: MasterKey): MailConfig {
+  /** The mail service's configuration, with the SMTP password read from the vault. */
+  mailConfig(password: string | undefined): MailConfig {
     const { smtp, publicBaseUrl } = this.stored
     const config: MailConfig = publicBaseUrl ? { publicBaseUrl } : {}
     if (!smtp) return config
-    const { sealedPassword, ...rest } = smtp
+    const { sealedPassword, hasPassword, ...rest } = smtp
     Object.assign(config, rest)
-    if (sealedPassword !== undefined) {
-      try {
-        config.password = openJson<string>(masterKey, Buffer.from(sealedPassword, 'base64'), SMTP_PASSWORD_CONTEXT)
-      } catch {
-        // Sealed under another vault's key: send without it; the user can enter it again.
-      }
-    }
+    // A password left in the vault by a change made while it was locked is not used once the settings say none.
+    if (password !== undefined && (hasPassword || sealedPassword !== undefined)) config.password = password
     return config
   }
 
+  /** A password sealed under the master key by an earlier version; undefined when there is none (or another vault sealed it). */
+  legacyPassword(masterKey: MasterKey): string | undefined {
+    const sealed = this.stored.smtp?.sealedPassword
+    if (sealed === undefined) return undefined
+    try {
+      return openJson<string>(masterKey, Buffer.from(sealed, 'base64'), SMTP_PASSWORD_CONTEXT)
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Moves a password of an earlier version from the file into the vault (the first unlock after an upgrade). */
+  async migrateLegacyPassword(masterKey: MasterKey, secrets: SettingsSecrets): Promise<void> {
+    const smtp = this.stored.smtp
+    if (smtp?.sealedPassword === undefined) return
+    const password = this.legacyPassword(masterKey)
+    if (password !== undefined) await secrets.put(SMTP_PASSWORD_SETTING, password)
+    const { sealedPassword: _moved, ...rest } = smtp
+    const next = { ...this.stored, smtp: { ...rest, hasPassword: password !== undefined } }
+    await this.write(next)
+    this.stored = next
+  }
+
   /**
-   * Validates and saves a patch. A new SMTP password needs the master key to
-   * seal it; `hasPassword: true` without a password keeps the stored one, but
-   * only for the same host and user: a password is never sent to another
-   * server or account than the one it was entered for. A change to SMTP is
-   * handed to `audit` before the file is written (a failed audit changes nothing).
+   * Validates and saves a patch. A new SMTP password goes into the vault, so it
+   * needs the vault open; `hasPassword: true` without a password keeps the
+   * stored one, but only for the same host and user: a password is never sent
+   * to another server or account than the one it was entered for. A change to
+   * SMTP is handed to `audit` before anything is stored (a failed audit changes nothing).
    */
   async update(
     patch: unknown,
-    masterKey: MasterKey | undefined,
+    secrets: SettingsSecrets | undefined,
     audit: (message: string) => Promise<void> = async () => undefined
   ): Promise<DesktopSettings> {
     const input = parseOrThrow(settingsPatchSchema, patch)
@@ -151,22 +182,24 @@ export class SettingsStore {
     if (input.port !== undefined) next.port = input.port
     if (input.publicBaseUrl === null) delete next.publicBaseUrl
     else if (input.publicBaseUrl !== undefined) next.publicBaseUrl = input.publicBaseUrl
-    if (input.smtp === null) delete next.smtp
-    else if (input.smtp !== undefined) {
+    // undefined: the stored password stays; null: it is dropped; a string: the new one.
+    let passwordChange: string | null | undefined
+    if (input.smtp === null) {
+      delete next.smtp
+      passwordChange = null
+    } else if (input.smtp !== undefined) {
       const { password, hasPassword, ...smtp } = input.smtp
       const previous = this.stored.smtp
       const sameAccount = previous !== undefined && previous.host === smtp.host && previous.user === smtp.user
-      let sealedPassword: string | undefined
-      if (password !== undefined && password !== '') {
-        if (!masterKey) throw ValidationError.field('smtp.password', 'can only be saved while the vault is unlocked')
-        sealedPassword = Buffer.from(sealJson(masterKey, password, SMTP_PASSWORD_CONTEXT)).toString('base64')
-      } else if (hasPassword && sameAccount) {
-        sealedPassword = previous.sealedPassword
-      }
-      next.smtp = { ...smtp, ...(sealedPassword !== undefined ? { sealedPassword } : {}) }
+      const newPassword = password !== undefined && password !== ''
+      const keeps = !newPassword && hasPassword === true && sameAccount && storesPassword(previous)
+      if (newPassword && !secrets) throw ValidationError.field('smtp.password', 'can only be saved while the vault is unlocked')
+      if (!keeps) passwordChange = newPassword ? password : null
+      next.smtp = { ...smtp, hasPassword: newPassword || keeps, ...(keeps && previous?.sealedPassword ? { sealedPassword: previous.sealedPassword } : {}) }
     }
-    const change = describeSmtpChange(this.stored.smtp, next.smtp)
+    const change = describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)
     if (change) await audit(change)
+    if (passwordChange !== undefined) await secrets?.put(SMTP_PASSWORD_SETTING, passwordChange)
     await this.write(next)
     this.stored = next
     return this.view()

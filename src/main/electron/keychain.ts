@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs'
 import { readFile, writeFile, chmod } from 'node:fs/promises'
 import { join } from 'node:path'
 import { safeStorage } from 'electron'
-import { CannotUnlockError, decodeMasterKey, generateMasterKey } from '../crypto/keys'
+import { CannotUnlockError, decodeMasterKey, generateMasterKey, replaceKeyFile } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
 import { keyFileStore, type MasterKeyStore } from '../desktop/key-store'
 
@@ -58,6 +58,11 @@ export async function createKeychainStore(dataDir: string, env: NodeJS.ProcessEn
       await writeFile(wrappedKeyPath, wrapped, { mode: 0o600, flag: 'wx' })
       await chmod(wrappedKeyPath, 0o600)
       return key
+    },
+    async replace(key) {
+      if (env.TESSERA_MASTER_KEY || !existsSync(wrappedKeyPath)) return fallback.replace(key)
+      if (!keychainAvailable) throw new CannotUnlockError('the OS keychain is not available in this session.')
+      await replaceKeyFile(wrappedKeyPath, await safeStorage.encryptStringAsync(Buffer.from(key).toString('base64')))
     }
   }
 }

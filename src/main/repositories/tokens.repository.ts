@@ -20,6 +20,8 @@ export interface TokenRow {
   metadata: string
   search_indexes: string | null
   expires_at: number | null
+  /** When the expiry sweep removes the card's CVC; null when the data holds none. */
+  cvc_expires_at: number | null
   created_by: string | null
   created_at: number
   modified_by: string | null
@@ -39,6 +41,7 @@ export const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'metadata',
   'search_indexes',
   'expires_at',
+  'cvc_expires_at',
   'created_by',
   'created_at',
   'modified_by',
@@ -114,6 +117,11 @@ export async function deleteToken(
 
 export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<TokenRow[]> {
   return db('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+}
+
+/** Tokens whose CVC retention window has passed, oldest deadline first. */
+export async function listCvcDue(db: Db, now: number, limit: number): Promise<TokenRow[]> {
+  return db('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
 }
 
 export interface TokenFilter {

@@ -4,6 +4,8 @@ import type { Db } from '../db/sql'
 export interface VaultRow {
   format_version: number
   wrapped_secret_hash_key: Buffer
+  /** The same key wrapped under a new master key, between the two commits of a master rotation. */
+  wrapped_secret_hash_key_next: Buffer | null
 }
 
 export interface TenantKeyRow {
@@ -11,10 +13,13 @@ export interface TenantKeyRow {
   purpose: 'data' | 'fingerprint'
   version: number
   wrapped_key: Buffer
+  /** The same key wrapped under a new master key, between the two commits of a master rotation. */
+  wrapped_key_next?: Buffer | null
+  created_at?: number
 }
 
 export async function findVault(db: Db): Promise<VaultRow | undefined> {
-  return db('vault').select('format_version', 'wrapped_secret_hash_key').where({ id: 1 }).first()
+  return db('vault').select('format_version', 'wrapped_secret_hash_key', 'wrapped_secret_hash_key_next').where({ id: 1 }).first()
 }
 
 export async function insertVault(db: Db, wrappedSecretHashKey: Uint8Array, now: number): Promise<void> {
@@ -22,9 +27,91 @@ export async function insertVault(db: Db, wrappedSecretHashKey: Uint8Array, now:
 }
 
 export async function listTenantKeys(db: Db): Promise<TenantKeyRow[]> {
-  return db('tenant_keys').select('tenant_id', 'purpose', 'version', 'wrapped_key')
+  return db('tenant_keys').select('tenant_id', 'purpose', 'version', 'wrapped_key', 'wrapped_key_next', 'created_at')
 }
 
 export async function insertTenantKey(db: Db, row: TenantKeyRow, now: number): Promise<void> {
   await db('tenant_keys').insert({ ...row, wrapped_key: Buffer.from(row.wrapped_key), created_at: now })
+}
+
+/** Deletes a data key: whatever it sealed can never be opened again (crypto-shredding). */
+export async function deleteDataKey(db: Db, tenantId: string, version: number): Promise<number> {
+  return db('tenant_keys').where({ tenant_id: tenantId, purpose: 'data', version }).delete()
+}
+
+/** Stages every key wrapped under a new master key, beside the current wrapping. */
+export async function stageWrappings(db: Db, vaultKey: Uint8Array, tenantKeys: Array<Pick<TenantKeyRow, 'tenant_id' | 'purpose' | 'version'> & { wrapped: Uint8Array }>): Promise<void> {
+  await db('vault').where({ id: 1 }).update({ wrapped_secret_hash_key_next: Buffer.from(vaultKey) })
+  for (const { tenant_id, purpose, version, wrapped } of tenantKeys) {
+    await db('tenant_keys').where({ tenant_id, purpose, version }).update({ wrapped_key_next: Buffer.from(wrapped) })
+  }
+}
+
+/** Makes the staged wrappings the current ones (the new master key is stored by now). */
+export async function promoteStagedWrappings(db: Db): Promise<void> {
+  await db('vault').whereNotNull('wrapped_secret_hash_key_next').update({ wrapped_secret_hash_key: db.ref('wrapped_secret_hash_key_next'), wrapped_secret_hash_key_next: null })
+  await db('tenant_keys').whereNotNull('wrapped_key_next').update({ wrapped_key: db.ref('wrapped_key_next'), wrapped_key_next: null })
+}
+
+/** Drops staged wrappings of a master rotation that never stored its key. */
+export async function discardStagedWrappings(db: Db): Promise<void> {
+  await db('vault').update({ wrapped_secret_hash_key_next: null })
+  await db('tenant_keys').update({ wrapped_key_next: null })
+}
+
+/** The highest data-key version a tenant ever had, retired ones included (versions are never reused). */
+export async function lastDataKeyVersion(db: Db, tenantId: string): Promise<number> {
+  const [active] = await db('tenant_keys').where({ tenant_id: tenantId, purpose: 'data' }).max({ last: 'version' })
+  const [retired] = await db('retired_data_keys').where({ tenant_id: tenantId }).max({ last: 'version' })
+  return Math.max(Number(active?.last ?? 0), Number(retired?.last ?? 0))
+}
+
+export interface RetiredDataKeyRow {
+  tenant_id: string
+  version: number
+  key_check_value: string
+  created_at: number
+  retired_at: number
+  /** JSON of the retirement report. */
+  report: string
+}
+
+export async function insertRetiredDataKey(db: Db, row: RetiredDataKeyRow): Promise<void> {
+  await db('retired_data_keys').insert(row)
+}
+
+export async function listRetiredDataKeys(db: Db, tenantId: string): Promise<RetiredDataKeyRow[]> {
+  return db('retired_data_keys').where({ tenant_id: tenantId }).orderBy('version')
+}
+
+export interface KeyRotationRow {
+  id: number
+  tenant_id: string
+  target_version: number
+  /** JSON: objects per kind and version when the rotation started. */
+  counts_before: string
+  started_at: number
+  finished_at: number | null
+}
+
+export async function insertKeyRotation(db: Db, row: Omit<KeyRotationRow, 'id' | 'finished_at'>): Promise<void> {
+  await db('key_rotations').insert(row)
+}
+
+/** Rotations whose re-encryption pass has not finished, oldest first. */
+export async function listUnfinishedRotations(db: Db): Promise<KeyRotationRow[]> {
+  return db('key_rotations').whereNull('finished_at').orderBy('id')
+}
+
+/** The first rotation of a tenant onto a version after `version`: the one that moved objects off it. */
+export async function firstRotationAfter(db: Db, tenantId: string, version: number): Promise<KeyRotationRow | undefined> {
+  return db('key_rotations').where({ tenant_id: tenantId }).andWhere('target_version', '>', version).orderBy('id').first()
+}
+
+export async function latestRotation(db: Db, tenantId: string): Promise<KeyRotationRow | undefined> {
+  return db('key_rotations').where({ tenant_id: tenantId }).orderBy('id', 'desc').first()
+}
+
+export async function finishKeyRotation(db: Db, id: number, at: number): Promise<void> {
+  await db('key_rotations').where({ id }).update({ finished_at: at })
 }

@@ -8,12 +8,15 @@ import type { Logger } from '../logger'
 import { ApplicationsService } from './applications.service'
 import { AuthService } from './auth.service'
 import type { Clock } from './context'
+import { DEFAULT_CVC_RETENTION_MS } from './cvc-retention'
 import type { Keyring } from './keyring'
 import { InvitationsService } from './invitations.service'
 import { JobsService, standardSweeps } from './jobs.service'
+import { KeysService } from './keys.service'
 import { LogsService } from './logs.service'
 import { MailService, type MailConfig } from './mail.service'
 import { MembersService } from './members.service'
+import { SealedSettingsService } from './sealed-settings.service'
 import { SessionsService } from './sessions.service'
 import { TokenizeService } from './tokenize.service'
 import { TokensService } from './tokens.service'
@@ -27,6 +30,8 @@ export interface ServiceDeps {
   mail?: MailConfig
   /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
   sessionMaxTtlMs?: number
+  /** How long a card's CVC is kept; one hour by default (cvc-retention.ts). */
+  cvcRetentionMs?: number
 }
 
 /** What every service may use: readers, the single writer queue, keys, time and logs. */
@@ -36,6 +41,7 @@ export interface ServiceContext {
   keyring: Keyring
   clock: Clock
   logger: Logger
+  cvcRetentionMs: number
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -44,7 +50,8 @@ export function createServices(deps: ServiceDeps) {
     writes: new WriteQueue(deps.db.writer),
     keyring: deps.keyring,
     clock: deps.clock,
-    logger: deps.logger
+    logger: deps.logger,
+    cvcRetentionMs: deps.cvcRetentionMs ?? DEFAULT_CVC_RETENTION_MS
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
@@ -53,6 +60,7 @@ export function createServices(deps: ServiceDeps) {
   const mail = new MailService(context, deps.mail)
   const sessions = new SessionsService(context, auth, { maxTtlMs: deps.sessionMaxTtlMs })
   const invitations = new InvitationsService(context, mail)
+  const keys = new KeysService(context, tokens)
   return {
     context,
     auth,
@@ -64,7 +72,9 @@ export function createServices(deps: ServiceDeps) {
     members: new MembersService(context),
     invitations,
     mail,
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs }), mail)
+    keys,
+    sealedSettings: new SealedSettingsService(context),
+    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys }), mail)
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Background sweeps inside the service (DESIGN §8 "Expiry"): expired tokens,
- * applications and sessions are deleted, invitation expiry is persisted, and
- * outbox mail is retried. Each sweep's last run is stored in `job_runs`, so
+ * applications and sessions are deleted, card CVCs past their retention window
+ * are removed, invitation expiry is persisted, and outbox mail is retried. Each sweep's last run is stored in `job_runs`, so
  * after a restart a sweep runs at once if it is overdue, and what expired
  * while the service was down is caught up (the state itself is the data).
  *
@@ -44,12 +44,13 @@ const DEFAULT_TICK_MS = 5_000
 
 /** The services whose expiry and retry work the sweeps do. */
 export interface SweepTargets {
-  tokens: { expireDue(now: number, limit: number): Promise<number> }
+  tokens: { expireDue(now: number, limit: number): Promise<number>; removeExpiredCvcs(now: number, limit: number): Promise<number> }
   applications: { deleteExpiredApplications(now: number, limit: number): Promise<number> }
   sessions: { deleteExpiredSessions(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
   mail: { deliverDue(limit?: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number> }
+  keys: { reencrypt(limit: number): Promise<number> }
 }
 
 /**
@@ -59,10 +60,14 @@ export interface SweepTargets {
 export function standardSweeps(targets: SweepTargets): Sweep[] {
   return [
     { name: 'expire-tokens', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireDue(now, limit) },
+    // A card's CVC goes within a minute of its retention window (PCI DSS 3.3.1.2).
+    { name: 'expire-cvc', intervalMs: 60_000, run: (now, limit) => targets.tokens.removeExpiredCvcs(now, limit) },
     { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.deleteExpiredApplications(now, limit) },
     { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.deleteExpiredSessions(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
     { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) },
+    // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
+    { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
     // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail.
     { name: 'index-logs', intervalMs: 5_000, batch: 10_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) }
   ]

@@ -1,12 +1,18 @@
 /**
  * The unwrapped keys of an open vault, held in memory only. Built once at
  * start-up by `unlockKeyring`, which is also where a wrong master key is caught.
+ *
+ * Data keys have versions: rotation adds one and makes it current, retirement
+ * forgets one. A master-key rotation stages every key wrapped under the new
+ * master beside the current wrapping, stores the new master, then promotes the
+ * staged wrappings; `unlockKeyring` accepts either wrapping, so the vault opens
+ * with whichever master key survived a crash between those steps.
  */
 import type { Knex } from 'knex'
 import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
 import { randomBytes } from '../crypto/random'
 import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
-import { findVault, insertTenantKey, insertVault, listTenantKeys } from '../repositories/vault.repository'
+import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings } from '../repositories/vault.repository'
 
 interface TenantKeys {
   dataKeys: Map<number, DataKey>
@@ -14,11 +20,16 @@ interface TenantKeys {
   fingerprintKey: FingerprintKey
 }
 
+/** What opening found of an unfinished master rotation: staged wrappings to promote (opened with the new key) or to discard. */
+export type StagedMasterRotation = 'promote' | 'discard'
+
 export class Keyring {
   private readonly tenants = new Map<string, TenantKeys>()
+  /** Set by `unlockKeyring` when a master rotation stopped between its commits. */
+  stagedMasterRotation: StagedMasterRotation | undefined
 
   constructor(
-    private readonly master: MasterKey,
+    private master: MasterKey,
     readonly secretHashKey: SecretHashKey
   ) {}
 
@@ -39,6 +50,16 @@ export class Keyring {
     return this.tenantKeys(tenantId).fingerprintKey
   }
 
+  /** Every tenant with keys. */
+  tenantIds(): string[] {
+    return [...this.tenants.keys()]
+  }
+
+  /** The data-key versions held for a tenant, oldest first. */
+  dataKeyVersions(tenantId: string): number[] {
+    return [...this.tenantKeys(tenantId).dataKeys.keys()].sort((a, b) => a - b)
+  }
+
   /** Creates and stores the first data key and the fingerprint key of a new tenant. */
   async createTenantKeys(db: Knex | Knex.Transaction, tenantId: string, now: number): Promise<void> {
     const dataKey = randomBytes(KEY_BYTES) as DataKey
@@ -50,11 +71,51 @@ export class Keyring {
     this.tenants.set(tenantId, { dataKeys: new Map([[1, dataKey]]), currentVersion: 1, fingerprintKey })
   }
 
-  /** Loads and unwraps every tenant key (throws CannotUnlockError on a wrong master key). */
+  /**
+   * Stores a new data-key version of a tenant in the caller's transaction.
+   * It seals nothing until `installDataKey`, called once that transaction committed.
+   */
+  async createDataKey(db: Knex.Transaction, tenantId: string, version: number, now: number): Promise<DataKey> {
+    const key = randomBytes(KEY_BYTES) as DataKey
+    const wrapped = wrapKey(this.master, key, tenantKeyLabel(tenantId, 'data', version))
+    await insertTenantKey(db, { tenant_id: tenantId, purpose: 'data', version, wrapped_key: Buffer.from(wrapped) }, now)
+    return key
+  }
+
+  /** Makes a stored data-key version the one new writes use. */
+  installDataKey(tenantId: string, version: number, key: DataKey): void {
+    const keys = this.tenantKeys(tenantId)
+    keys.dataKeys.set(version, key)
+    keys.currentVersion = version
+  }
+
+  /** Drops a retired data-key version from memory. */
+  forgetDataKey(tenantId: string, version: number): void {
+    this.tenantKeys(tenantId).dataKeys.delete(version)
+  }
+
+  /** Wraps every stored key under `next` beside its current wrapping, in the caller's transaction. */
+  async stageMaster(db: Knex.Transaction, next: MasterKey): Promise<void> {
+    const rows = await listTenantKeys(db)
+    const staged = rows.map((row) => {
+      const label = tenantKeyLabel(row.tenant_id, row.purpose, row.version)
+      return { ...row, wrapped: wrapKey(next, unwrapKey(this.master, row.wrapped_key, label), label) }
+    })
+    await stageWrappings(db, wrapKey(next, this.secretHashKey, SECRET_HASH_LABEL), staged)
+  }
+
+  /** Wraps later keys under `master` (after its wrappings were promoted). */
+  useMaster(master: MasterKey): void {
+    this.master = master
+  }
+
+  /** Loads and unwraps every tenant key, current or staged wrapping (throws CannotUnlockError on a wrong master key). */
   async load(db: Knex): Promise<void> {
     const rows = await listTenantKeys(db)
     for (const row of rows) {
-      const key = unwrapKey(this.master, row.wrapped_key, tenantKeyLabel(row.tenant_id, row.purpose, row.version))
+      const { key, staged } = unwrapEither(this.master, tenantKeyLabel(row.tenant_id, row.purpose, row.version), row.wrapped_key, row.wrapped_key_next)
+      if (staged) this.stagedMasterRotation = 'promote'
+      else if (row.wrapped_key_next) this.stagedMasterRotation ??= 'discard'
       const entry = this.tenants.get(row.tenant_id) ?? {
         dataKeys: new Map(),
         currentVersion: 0,
@@ -80,6 +141,16 @@ function tenantKeyLabel(tenantId: string, purpose: string, version: number): str
   return `tenant:${tenantId}:${purpose}:${version}`
 }
 
+/** Unwraps with the current wrapping, else the staged one of an unfinished master rotation. */
+function unwrapEither(master: MasterKey, label: string, wrapped: Uint8Array, staged: Uint8Array | null | undefined): { key: Uint8Array; staged: boolean } {
+  try {
+    return { key: unwrapKey(master, wrapped, label), staged: false }
+  } catch (error) {
+    if (!staged || !(error instanceof CannotUnlockError)) throw error
+    return { key: unwrapKey(master, staged, label), staged: true }
+  }
+}
+
 const SECRET_HASH_LABEL = 'vault:secret-hash'
 
 /** Creates the vault's own keys in a new, empty database. */
@@ -93,8 +164,10 @@ export async function createKeyring(db: Knex | Knex.Transaction, master: MasterK
 export async function unlockKeyring(db: Knex, master: MasterKey): Promise<Keyring> {
   const vault = await findVault(db)
   if (!vault) throw new CannotUnlockError('this data directory holds no initialised vault.', 'create it with `tessera init` (an interrupted init can simply be run again).')
-  const secretHashKey = unwrapKey(master, vault.wrapped_secret_hash_key, SECRET_HASH_LABEL) as SecretHashKey
-  const keyring = new Keyring(master, secretHashKey)
+  const { key, staged } = unwrapEither(master, SECRET_HASH_LABEL, vault.wrapped_secret_hash_key, vault.wrapped_secret_hash_key_next)
+  const keyring = new Keyring(master, key as SecretHashKey)
+  if (staged) keyring.stagedMasterRotation = 'promote'
+  else if (vault.wrapped_secret_hash_key_next) keyring.stagedMasterRotation = 'discard'
   await keyring.load(db)
   return keyring
 }

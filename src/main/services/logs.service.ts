@@ -13,7 +13,7 @@ import { offsetOf, toPage } from './pagination'
 import { toIsoString } from './dates'
 import { parseOrThrow } from './validation'
 
-export type LogOperation = 'create' | 'read' | 'update' | 'delete' | 'regenerate' | 'authorize' | 'resend' | 'accept' | 'reveal' | 'expire'
+export type LogOperation = 'create' | 'read' | 'update' | 'delete' | 'regenerate' | 'authorize' | 'resend' | 'accept' | 'reveal' | 'expire' | 'rotate' | 'retire'
 
 export interface LogInput {
   entityType: string
@@ -28,6 +28,7 @@ export const ENTITY_TYPES: EntityType[] = [
   { display_name: 'Bank account', value: 'bank' },
   { display_name: 'Card', value: 'card' },
   { display_name: 'Invitation', value: 'invitation' },
+  { display_name: 'Encryption key', value: 'key' },
   { display_name: 'Member', value: 'member' },
   { display_name: 'Session', value: 'session' },
   { display_name: 'Tenant', value: 'tenant' },

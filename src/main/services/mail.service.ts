@@ -92,7 +92,8 @@ export function deliveryErrorCode(error: unknown): string {
   return codes.length ? [...new Set(codes)].join(':') : 'SEND_FAILED'
 }
 
-const outboxContext = (id: string) => `outbox:${id}`
+/** Associated data binding a sealed mail body to its outbox row. */
+export const outboxContext = (id: string) => `outbox:${id}`
 
 function openBody(keyring: Keyring, row: OutboxRow): MailBody | undefined {
   try {

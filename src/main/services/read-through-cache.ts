@@ -32,6 +32,11 @@ export class ReadThroughCache<K extends NonNullable<unknown>, V extends NonNulla
     this.entries.delete(key)
   }
 
+  clear(): void {
+    this.generation++
+    this.entries.clear()
+  }
+
   deleteWhere(predicate: (value: V) => boolean): void {
     this.generation++
     const doomed = [...this.entries.entries()].filter(([, value]) => predicate(value)).map(([key]) => key)

@@ -15,6 +15,7 @@ import { ValidationError, type FieldErrors } from './errors'
 import { checkIdExpression, checkMaskMaximum } from './expression-rules'
 import { evaluateExpression, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask, type ExpressionBudget } from './expressions'
 import type { Keyring } from './keyring'
+import { retainShortLived } from './cvc-retention'
 import { parseExpiresAt } from './dates'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
@@ -30,12 +31,15 @@ export interface PrepareContext {
   now: number
   /** The request's expression budget, shared by every token it prepares. */
   budget: ExpressionBudget
+  /** How long a card's CVC is kept (0: never stored); see cvc-retention.ts. */
+  cvcRetentionMs: number
 }
 
 /** A validated, sealed token waiting to be inserted. */
 export interface PreparedToken {
   row: TokenRow
   searchIndexes: SearchIndexRow[]
+  /** The data as stored (without a CVC when the retention window is 0). */
   data: unknown
   type: TokenTypeDefinition
   /** The transform the create grant carries; applied to the response. */
@@ -188,13 +192,15 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
   const transform = requireTokenAccess(context.actor, 'token:create', { id, containers })
   const tenantId = context.actor.tenantId
   const { version, key } = context.keyring.currentDataKey(tenantId)
+  // Fingerprint and indexes above saw the whole data; what is sealed may drop the CVC.
+  const stored = retainShortLived(type, input.data, context.now, context.cvcRetentionMs)
   return {
     row: {
       tenant_id: tenantId,
       id,
       type: type.name,
       key_version: version,
-      sealed_data: Buffer.from(sealJson(key, input.data, tokenAssociatedData(tenantId, id))),
+      sealed_data: Buffer.from(sealJson(key, stored.data, tokenAssociatedData(tenantId, id))),
       fingerprint: fingerprintOf(context.keyring, tenantId, type.name, fingerprintSource),
       fingerprint_expression: fingerprintExpression,
       mask: mask === undefined ? null : JSON.stringify(mask),
@@ -202,13 +208,14 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
       metadata: JSON.stringify(input.metadata ?? {}),
       search_indexes: input.search_indexes ? JSON.stringify(input.search_indexes) : null,
       expires_at: expiresAt ? expiresAt.getTime() : null,
+      cvc_expires_at: stored.expiresAt,
       created_by: context.actor.id,
       created_at: context.now,
       modified_by: null,
       modified_at: null
     },
     searchIndexes,
-    data: input.data,
+    data: stored.data,
     type,
     transform,
     deduplicate: input.deduplicate_token === true

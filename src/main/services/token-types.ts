@@ -16,6 +16,11 @@ export interface TokenTypeDefinition {
    * sets the mask (PCI DSS display maximum); `{ first: 0, last: 0 }` means not at all.
    */
   maskMaximum?: Readonly<Partial<Record<string, { first: number; last: number }>>>
+  /**
+   * Sensitive authentication data (PCI DSS 3.3.1.2): fields kept only for the CVC
+   * retention window, then removed from the stored data (cvc-retention.ts).
+   */
+  shortLivedFields?: readonly string[]
   /** Throws a ValidationError with paths like `${path}.number`; messages never contain the data. */
   validateData(data: unknown, path: string, now: Date): void
   /**
@@ -172,6 +177,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         },
         showsEvaluatedMask: true,
         maskMaximum: { number: { first: 6, last: 4 }, cvc: { first: 0, last: 0 } },
+        shortLivedFields: ['cvc'],
         validateData: validateCard,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, CARD_MASK)
       },

@@ -46,7 +46,7 @@ export class TokenizeService {
 
   async tokenize(actor: Actor, body: unknown): Promise<unknown> {
     const now = this.ctx.clock.now()
-    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now, budget: new ExpressionBudget() }
+    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now, budget: new ExpressionBudget(), cvcRetentionMs: this.ctx.cvcRetentionMs }
     const found: Slot[] = []
     const errors: FieldErrors = {}
     // The body is walked once to find the token requests, and the response is built with placeholders.

@@ -14,6 +14,7 @@ import {
   findToken,
   insertSearchIndexes,
   insertTokens,
+  listCvcDue,
   listExpiredTokens,
   SEARCH_INDEX_COLUMNS,
   TOKEN_COLUMNS,
@@ -24,6 +25,7 @@ import {
 } from '../repositories/tokens.repository'
 import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
 import type { Actor } from './context'
+import { holdsShortLived, retainShortLived, sameShortLived, withoutShortLived } from './cvc-retention'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
 import { checkMaskMaximum, leavesShowingData } from './expression-rules'
@@ -129,7 +131,7 @@ export class TokensService {
     const input = parseCreateToken(body)
     const budget = new ExpressionBudget()
     admitExpressions(budget, input)
-    const prepared = await prepareToken({ actor, keyring: this.ctx.keyring, now, budget }, input)
+    const prepared = await prepareToken({ actor, keyring: this.ctx.keyring, now, budget, cvcRetentionMs: this.ctx.cvcRetentionMs }, input)
     if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.ctx.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
@@ -227,12 +229,12 @@ export class TokensService {
       if (revealing.length > 0 && !this.mayReveal(actor, target, transform)) {
         throw new ForbiddenError(`Only a caller that may reveal this token can change what shows its data as is: ${revealing.join(', ')}.`)
       }
-      const { changes, data } = this.applyPatch(actor, row, patch, now, budget)
+      const { changes, data, indexedData } = this.applyPatch(actor, row, patch, now, budget)
       await updateToken(trx, actor.tenantId, row.id, changes)
       // New data must not stay findable by the index values of the old data.
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
         const expressions: string[] = patch.search_indexes ?? JSON.parse(row.search_indexes ?? '[]')
-        const indexes = await searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '', budget)
+        const indexes = await searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, indexedData, '', budget)
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
       const logs = [tokenLog(row, 'update', 'Token updated')]
@@ -287,6 +289,35 @@ export class TokensService {
     return deleting.finally(() => rows.forEach((row) => this.evict(row.tenant_id, row.id)))
   }
 
+  /**
+   * Removes the CVC of up to `limit` cards whose retention window has passed
+   * (PCI DSS 3.3.1.2), re-sealing the rest of the data; returns how many cards it handled.
+   */
+  async removeExpiredCvcs(now: number, limit: number): Promise<number> {
+    const removing = this.ctx.writes.run(async (trx) => {
+      const rows = await listCvcDue(trx, now, limit)
+      const removed: TokenRow[] = []
+      for (const row of rows) {
+        const type = getTokenType(row.type)!
+        const data = this.open(row)
+        // Cards stored before CVC retention existed are all marked due; most hold none.
+        const changes = holdsShortLived(type, data) ? this.sealed(row, withoutShortLived(type, data)) : {}
+        await updateToken(trx, row.tenant_id, row.id, { ...changes, cvc_expires_at: null })
+        if (holdsShortLived(type, data)) removed.push(row)
+      }
+      await recordLogs(trx, removed.map((row) => logRow(null, row.tenant_id, tokenLog(row, 'update', 'CVC removed after retention window'), now)))
+      return rows
+    })
+    const rows = await removing
+    rows.forEach((row) => this.evict(row.tenant_id, row.id))
+    return rows.length
+  }
+
+  /** Forgets every cached row (after a key version is retired, cached rows may name it). */
+  clearCache(): void {
+    this.rowCache.clear()
+  }
+
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
   private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<TokenRow> {
     return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.ctx.reader, actor, id, now)))!
@@ -311,6 +342,12 @@ export class TokensService {
 
   private open(row: TokenRow): unknown {
     return openJson(this.ctx.keyring.dataKey(row.tenant_id, row.key_version), row.sealed_data, tokenAssociatedData(row.tenant_id, row.id))
+  }
+
+  /** The sealed-data columns for `data`, under the tenant's current key. */
+  private sealed(row: TokenRow, data: unknown): Pick<TokenRow, 'key_version' | 'sealed_data'> {
+    const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
+    return { key_version: version, sealed_data: Buffer.from(sealJson(key, data, tokenAssociatedData(row.tenant_id, row.id))) }
   }
 
   /** The wire token under `transform`; redacted tokens are never decrypted. */
@@ -347,10 +384,14 @@ export class TokensService {
     return actor.isMember === true || updateTransform === 'reveal' || transformFor(actor, 'token:read', target) === 'reveal'
   }
 
-  /** Applies a parsed patch to a row: returns the changed columns and the new plaintext. */
+  /**
+   * Applies a parsed patch to a row: returns the changed columns, the new
+   * plaintext as stored, and as search indexes see it (with a CVC never stored).
+   */
   private applyPatch(actor: Actor, row: TokenRow, patch: UpdateTokenInput, now: number, budget: ExpressionBudget) {
     const type = getTokenType(row.type)!
-    let data = this.open(row)
+    const before = this.open(row)
+    let data = before
     if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
     if (patch.data !== undefined) {
       data = mergePatch(data, patch.data)
@@ -382,11 +423,11 @@ export class TokensService {
     }
     const expression = changes.fingerprint_expression ?? row.fingerprint_expression
     changes.fingerprint = fingerprintOf(this.ctx.keyring, row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata, budget))
-    if (patch.data !== undefined) {
-      const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
-      changes.key_version = version
-      changes.sealed_data = Buffer.from(sealJson(key, data, tokenAssociatedData(row.tenant_id, row.id)))
-    }
-    return { changes, data }
+    if (patch.data === undefined) return { changes, data, indexedData: data }
+    const stored = retainShortLived(type, data, now, this.ctx.cvcRetentionMs)
+    // A CVC that stays the same keeps its deadline; a new one starts its window now.
+    const keepsDeadline = stored.expiresAt !== null && row.cvc_expires_at !== null && sameShortLived(type, before, data)
+    Object.assign(changes, this.sealed(row, stored.data), { cvc_expires_at: keepsDeadline ? row.cvc_expires_at : stored.expiresAt })
+    return { changes, data: stored.data, indexedData: data }
   }
 }

@@ -17,9 +17,12 @@ import { findVault } from '../repositories/vault.repository'
 import { systemClock, type Clock } from './context'
 import { createServices, type Services } from './index'
 import { newApplicationRow } from './applications.service'
+import { parseCvcRetention } from './cvc-retention'
+import { settleMasterRotation } from './keys.service'
 import { createKeyring, unlockKeyring } from './keyring'
 import { logRow, recordLogs } from './logs.service'
 import type { MailConfig } from './mail.service'
+import { readSealedSetting } from './sealed-settings.service'
 import { readySodium } from '../crypto/sodium'
 import { acquireVaultLock, type LockKind } from './vault-lock'
 
@@ -122,13 +125,18 @@ export interface OpenOptions {
   masterKey: MasterKey
   clock?: Clock
   logger: Logger
-  /** SMTP and link settings (see mail.service.ts). */
-  mail?: MailConfig
+  /** SMTP and link settings (see mail.service.ts), or how to build them from the vault's sealed settings. */
+  mail?: MailConfigSource
+  /** How long a card's CVC is kept; default `TESSERA_CVC_RETENTION`, else one hour (cvc-retention.ts). */
+  cvcRetentionMs?: number
   /** Who holds the vault, as `tessera status` reports it; `serve` by default. */
   kind?: Exclude<LockKind, 'init'>
   /** Cap on a session's `expires_at` (see sessions.service.ts). */
   sessionMaxTtlMs?: number
 }
+
+/** Mail settings, or a function building them with the vault's sealed settings (the desktop's SMTP password). */
+export type MailConfigSource = MailConfig | ((readSecret: (name: string) => Promise<string | undefined>) => Promise<MailConfig>)
 
 /** An open vault: its services and how to close it. */
 export interface Vault {
@@ -149,6 +157,7 @@ export interface Vault {
  */
 export async function openVault(options: OpenOptions): Promise<Vault> {
   await readySodium()
+  const cvcRetentionMs = options.cvcRetentionMs ?? cvcRetentionFromEnv()
   const file = join(options.dataDir, DATABASE_FILE)
   if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir}.`, `create one with \`tessera init --data-dir ${options.dataDir}\`.`)
   const lock = await acquireVaultLock(options.dataDir, options.kind ?? 'serve')
@@ -157,11 +166,13 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     throw error
   })
   try {
+    const clock = options.clock ?? systemClock
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const { logger, mail, sessionMaxTtlMs } = options
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger, mail, sessionMaxTtlMs })
+    await settleMasterRotation(db.writer, keyring, clock.now())
+    const mail = typeof options.mail === 'function' ? await options.mail((name) => readSealedSetting(db.reader, keyring, tenant.id, name)) : options.mail
+    const services = createServices({ db, keyring, clock, logger: options.logger, mail, cvcRetentionMs, sessionMaxTtlMs: options.sessionMaxTtlMs })
     return {
       services,
       db,
@@ -178,5 +189,14 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     await db.close()
     await lock.release()
     throw error
+  }
+}
+
+/** A vault never opens under a CVC retention it cannot read: it would keep CVCs longer than meant. */
+function cvcRetentionFromEnv(): number {
+  try {
+    return parseCvcRetention(process.env.TESSERA_CVC_RETENTION)
+  } catch (error) {
+    throw new CannotUnlockError((error as Error).message)
   }
 }

@@ -43,4 +43,20 @@ describe('migrations', () => {
     await db.migrate.rollback(undefined, true)
     expect(await db.schema.hasTable('log_entities')).toBe(false)
   })
+
+  it('marks the cards stored before CVC retention as due, so the sweep looks at each once', async () => {
+    await db.migrate.up()
+    await db.migrate.up()
+    await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
+    const token = (id: string, type: string) => ({
+      tenant_id: 't', id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: id, fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{}', created_at: 0
+    })
+    await db('tokens').insert([token('a-card', 'card'), token('a-bank', 'bank')])
+    await db.migrate.latest()
+    const rows = await db('tokens').select('id', 'cvc_expires_at').orderBy('id')
+    expect(rows).toEqual([{ id: 'a-bank', cvc_expires_at: null }, { id: 'a-card', cvc_expires_at: expect.any(Number) }])
+    await db.migrate.rollback(undefined, true)
+    expect(await db.schema.hasTable('key_rotations')).toBe(false)
+  })
 })

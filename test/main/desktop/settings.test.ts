@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../../src/main/crypto/keys'
 import { readySodium } from '../../../src/main/crypto/sodium'
-import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
+import { sealJson } from '../../../src/main/crypto/aead'
+import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsSecrets } from '../../../src/main/desktop/settings'
+import { SMTP_PASSWORD_SETTING } from '../../../src/main/services/sealed-settings.service'
 import { ValidationError } from '../../../src/main/services/errors'
 
 describe('SettingsStore', () => {
@@ -26,55 +28,90 @@ describe('SettingsStore', () => {
     expect(store.port).toBe(4390)
   })
 
-  it('seals the SMTP password under the master key and never shows it again', async () => {
-    const key = generateMasterKey()
+  /** The vault's sealed settings, as a map. */
+  function fakeVault() {
+    const stored = new Map<string, string>()
+    const secrets: SettingsSecrets = {
+      put: async (name, value) => {
+        if (value === null) stored.delete(name)
+        else stored.set(name, value)
+      }
+    }
+    return { stored, secrets }
+  }
+
+  it('puts the SMTP password into the vault, never into the file, and shows only whether one is set', async () => {
+    const { stored, secrets } = fakeVault()
     const store = new SettingsStore(dataDir)
-    const view = await store.update({ smtp: { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', password: 'hunter2', from: 'vault@example.com' } }, key)
+    const view = await store.update({ smtp: { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', password: 'hunter2', from: 'vault@example.com' } }, secrets)
     expect(view.smtp).toEqual({ host: 'smtp.example.com', port: 587, secure: false, requireTLS: true, user: 'vault', from: 'vault@example.com', hasPassword: true })
+    expect(stored.get(SMTP_PASSWORD_SETTING)).toBe('hunter2')
     const file = await readFile(join(dataDir, SETTINGS_FILE), 'utf8')
     expect(file).not.toContain('hunter2')
     expect((await stat(join(dataDir, SETTINGS_FILE))).mode & 0o777).toBe(0o600)
 
     const reloaded = new SettingsStore(dataDir)
     await reloaded.load()
-    expect(reloaded.mailConfig(key)).toMatchObject({ host: 'smtp.example.com', password: 'hunter2' })
-    // Another vault's key cannot open it.
-    expect(reloaded.mailConfig(generateMasterKey()).password).toBeUndefined()
+    expect(reloaded.view().smtp?.hasPassword).toBe(true)
+    expect(reloaded.mailConfig(stored.get(SMTP_PASSWORD_SETTING))).toMatchObject({ host: 'smtp.example.com', password: 'hunter2' })
   })
 
-  it('keeps the stored password when a change says hasPassword without a new one', async () => {
-    const key = generateMasterKey()
+  it('keeps the stored password when a change says hasPassword without a new one, and removes it with SMTP', async () => {
+    const { stored, secrets } = fakeVault()
     const store = new SettingsStore(dataDir)
     const smtp = { host: 'smtp.example.com', port: 465, secure: true, from: 'vault@example.com' }
-    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, key)
-    await store.update({ smtp: { ...smtp, port: 2465, hasPassword: true } }, key)
-    expect(store.mailConfig(key)).toMatchObject({ port: 2465, password: 'hunter2' })
-    await store.update({ smtp: null }, key)
+    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, secrets)
+    await store.update({ smtp: { ...smtp, port: 2465, hasPassword: true } }, secrets)
+    expect(store.mailConfig(stored.get(SMTP_PASSWORD_SETTING))).toMatchObject({ port: 2465, password: 'hunter2' })
+    await store.update({ smtp: { ...smtp, hasPassword: false } }, secrets)
+    expect(stored.has(SMTP_PASSWORD_SETTING)).toBe(false)
+    await store.update({ smtp: { ...smtp, password: 'again' } }, secrets)
+    await store.update({ smtp: null }, secrets)
     expect(store.view().smtp).toBeUndefined()
+    expect(stored.size).toBe(0)
+  })
+
+  it('moves a password sealed under the master key by an earlier version into the vault', async () => {
+    const key = generateMasterKey()
+    const sealedPassword = Buffer.from(sealJson(key, 'hunter2', 'tessera:desktop:smtp-password')).toString('base64')
+    await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: 4390, smtp: { host: 'smtp.example.com', port: 587, secure: false, from: 'a@b.c', sealedPassword } }))
+    const store = new SettingsStore(dataDir)
+    await store.load()
+    expect(store.view().smtp?.hasPassword).toBe(true)
+    expect(store.legacyPassword(generateMasterKey())).toBeUndefined()
+    expect(store.mailConfig(store.legacyPassword(key))).toMatchObject({ password: 'hunter2' })
+
+    const { stored, secrets } = fakeVault()
+    await store.migrateLegacyPassword(key, secrets)
+    expect(stored.get(SMTP_PASSWORD_SETTING)).toBe('hunter2')
+    const file = await readFile(join(dataDir, SETTINGS_FILE), 'utf8')
+    expect(file).not.toContain(sealedPassword)
+    expect(JSON.parse(file).smtp.hasPassword).toBe(true)
   })
 
   it('drops the stored password when the host or the user changes, even with hasPassword, and says so to the audit', async () => {
-    const key = generateMasterKey()
+    const { stored, secrets } = fakeVault()
+    const password = () => store.mailConfig(stored.get(SMTP_PASSWORD_SETTING)).password
     const store = new SettingsStore(dataDir)
     const audited: string[] = []
     const audit = async (message: string) => void audited.push(message)
     const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
-    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, key, audit)
-    await store.update({ smtp: { ...smtp, port: 2587, hasPassword: true } }, key, audit)
-    expect(store.mailConfig(key).password).toBe('hunter2')
+    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, secrets, audit)
+    await store.update({ smtp: { ...smtp, port: 2587, hasPassword: true } }, secrets, audit)
+    expect(password()).toBe('hunter2')
 
-    await store.update({ smtp: { ...smtp, host: 'smtp.evil.example', hasPassword: true } }, key, audit)
+    await store.update({ smtp: { ...smtp, host: 'smtp.evil.example', hasPassword: true } }, secrets, audit)
     expect(store.view().smtp).toMatchObject({ host: 'smtp.evil.example', hasPassword: false })
-    expect(store.mailConfig(key).password).toBeUndefined()
-    expect(await readFile(join(dataDir, SETTINGS_FILE), 'utf8')).not.toContain('sealedPassword')
+    expect(password()).toBeUndefined()
+    expect(stored.has(SMTP_PASSWORD_SETTING)).toBe(false)
 
-    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, key, audit)
-    await store.update({ smtp: { ...smtp, user: 'someone-else', hasPassword: true } }, key, audit)
-    expect(store.mailConfig(key).password).toBeUndefined()
+    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, secrets, audit)
+    await store.update({ smtp: { ...smtp, user: 'someone-else', hasPassword: true } }, secrets, audit)
+    expect(password()).toBeUndefined()
     // A new password entered with the new server is kept.
-    await store.update({ smtp: { ...smtp, host: 'smtp2.example.com', password: 'n3w' } }, key, audit)
-    expect(store.mailConfig(key).password).toBe('n3w')
-    await store.update({ smtp: null }, key, audit)
+    await store.update({ smtp: { ...smtp, host: 'smtp2.example.com', password: 'n3w' } }, secrets, audit)
+    expect(password()).toBe('n3w')
+    await store.update({ smtp: null }, secrets, audit)
 
     expect(audited).toEqual([
       'SMTP settings added (host smtp.example.com)',
@@ -95,10 +132,10 @@ describe('SettingsStore', () => {
     const smtp = { host: 'smtp.example.com', port: 587, secure: false, from: 'vault@example.com' }
     await store.update({ smtp }, undefined, audit)
     expect(store.view().smtp?.requireTLS).toBe(true)
-    expect(store.mailConfig(generateMasterKey()).requireTLS).toBeUndefined()
+    expect(store.mailConfig(undefined).requireTLS).toBeUndefined()
     await store.update({ smtp: { ...smtp, requireTLS: true } }, undefined, audit)
     await store.update({ smtp: { ...smtp, requireTLS: false } }, undefined, audit)
-    expect(store.mailConfig(generateMasterKey()).requireTLS).toBe(false)
+    expect(store.mailConfig(undefined).requireTLS).toBe(false)
     expect(audited).toEqual(['SMTP settings added (host smtp.example.com)', 'SMTP settings changed: TLS no longer required'])
   })
 

@@ -21,7 +21,7 @@ vi.mock('electron', () => ({
 }))
 
 const { createKeychainStore, isKeychainAvailable, KEYCHAIN_KEY_FILE } = await import('../../../src/main/electron/keychain')
-const { createMasterKeyFile, CannotUnlockError, MASTER_KEY_FILE } = await import('../../../src/main/crypto/keys')
+const { createMasterKeyFile, CannotUnlockError, generateMasterKey, MASTER_KEY_FILE } = await import('../../../src/main/crypto/keys')
 const { readySodium } = await import('../../../src/main/crypto/sodium')
 
 describe('keychain store', () => {
@@ -94,5 +94,27 @@ describe('keychain store', () => {
     const store = await createKeychainStore(dataDir, {})
     await store.create('keychain')
     await expect(store.create('keychain')).rejects.toThrow()
+  })
+
+  it('replaces the master key where it is kept: in the keychain file, or in master.key', async () => {
+    const store = await createKeychainStore(dataDir, {})
+    await store.create('keychain')
+    const next = generateMasterKey()
+    await store.replace(next)
+    expect(await store.load()).toEqual(next)
+    expect((await stat(join(dataDir, KEYCHAIN_KEY_FILE))).mode & 0o777).toBe(0o600)
+    expect((await readFile(join(dataDir, KEYCHAIN_KEY_FILE), 'utf8')).includes(Buffer.from(next).toString('base64'))).toBe(false)
+    expect(existsSync(join(dataDir, MASTER_KEY_FILE))).toBe(false)
+
+    const fileDir = await mkdtemp(join(tmpdir(), 'tessera-keyfile-'))
+    try {
+      await createMasterKeyFile(fileDir)
+      const fileStore = await createKeychainStore(fileDir, {})
+      await fileStore.replace(next)
+      expect(await fileStore.load()).toEqual(next)
+      await expect((await createKeychainStore(fileDir, { TESSERA_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') })).replace(next)).rejects.toThrow(/TESSERA_MASTER_KEY/)
+    } finally {
+      await rm(fileDir, { recursive: true, force: true })
+    }
   })
 })

@@ -16,6 +16,7 @@ function row(type: string, mask: unknown): TokenRow {
     metadata: '{}',
     search_indexes: null,
     expires_at: null,
+    cvc_expires_at: null,
     created_by: null,
     created_at: Date.parse('2026-11-25T12:00:00Z'),
     modified_by: null,

@@ -1,0 +1,50 @@
+/**
+ * Every table holding data sealed with a tenant's data key, seen alike by key
+ * rotation: how many rows each key version seals, and re-sealing rows one by one.
+ * The sealed bytes pass through untouched; the services open and seal them.
+ */
+import type { SealedObjectKind } from '../../shared/types'
+import type { Db } from '../db/sql'
+
+export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings']
+
+const TABLES: Record<SealedObjectKind, { table: string; id: string; sealed: string }> = {
+  tokens: { table: 'tokens', id: 'id', sealed: 'sealed_data' },
+  outbox_mails: { table: 'mail_outbox', id: 'id', sealed: 'sealed_body' },
+  sealed_settings: { table: 'sealed_settings', id: 'name', sealed: 'sealed_value' }
+}
+
+/** One sealed row: its id within the tenant (token id, mail id, setting name), version and bytes. */
+export interface SealedObject {
+  id: string
+  key_version: number
+  sealed: Buffer
+}
+
+/** `key_version → rows` of one kind for a tenant. */
+export async function countSealedByVersion(db: Db, kind: SealedObjectKind, tenantId: string): Promise<Map<number, number>> {
+  const rows: { key_version: number | string; count: number | string }[] = await db(TABLES[kind].table)
+    .where('tenant_id', tenantId)
+    .select('key_version')
+    .count({ count: '*' })
+    .groupBy('key_version')
+  return new Map(rows.map((row) => [Number(row.key_version), Number(row.count)]))
+}
+
+/** Up to `limit` rows of one kind sealed under another version than `version`. */
+export async function listSealedOffVersion(db: Db, kind: SealedObjectKind, tenantId: string, version: number, limit: number): Promise<SealedObject[]> {
+  const { table, id, sealed } = TABLES[kind]
+  return db(table)
+    .select({ id, key_version: 'key_version', sealed })
+    .where('tenant_id', tenantId)
+    .andWhereNot('key_version', version)
+    .limit(limit)
+}
+
+/** Replaces a row's sealed bytes and version, only if it is still on `fromVersion` (a concurrent change wins). */
+export async function resealObject(db: Db, kind: SealedObjectKind, tenantId: string, object: SealedObject, sealed: Uint8Array, version: number): Promise<number> {
+  const table = TABLES[kind]
+  return db(table.table)
+    .where({ tenant_id: tenantId, [table.id]: object.id, key_version: object.key_version })
+    .update({ [table.sealed]: Buffer.from(sealed), key_version: version })
+}
