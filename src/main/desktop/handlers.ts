@@ -11,7 +11,7 @@ import type { MethodOf, Namespace, OutboxMail, TesseraApi } from '../../shared/i
 import type { Actor } from '../services/context'
 import { toIsoString } from '../services/dates'
 import type { OutboxEntry } from '../services/mail.service'
-import { tenantNameSchema } from '../services/fields'
+import { emailSchema, tenantNameSchema } from '../services/fields'
 import { toPage } from '../services/pagination'
 import { BusinessRuleError } from '../services/errors'
 import { parseOrThrow } from '../services/validation'
@@ -66,7 +66,7 @@ const keyVersion = z.number().int('must be a whole number').min(1, 'must be 1 or
 const OUTBOX_LIMIT = 500
 const createVaultRequest = z.strictObject({
   tenantName: tenantNameSchema,
-  ownerEmail: z.string().trim().max(320).optional(),
+  ownerEmail: emailSchema.optional(),
   keyStorage: z.enum(['keychain', 'key-file'])
 })
 

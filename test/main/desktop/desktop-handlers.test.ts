@@ -53,6 +53,11 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { keyStorage: [expect.any(String)] } } })
   })
 
+  it('refuses an owner e-mail that is not an address, as tessera init and invitations do', async () => {
+    const result = await call('app:vault.create', { tenantName: 'Acme', ownerEmail: 'not-an-email', keyStorage: 'key-file' })
+    expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].ownerEmail': [expect.stringMatching(/well-formed e-mail address/)] } } })
+  })
+
   it('creates the vault, unlocks it, serves REST on loopback and returns the management key once', async () => {
     const result = await call('app:vault.create', { tenantName: 'Acme', ownerEmail: 'owner@example.com', keyStorage: 'key-file' })
     expect(result).toMatchObject({
