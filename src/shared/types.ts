@@ -88,6 +88,8 @@ export interface LogEntry {
   operation: string
   message: string
   created_at: string
+  /** How many events an aggregated entry stands for (refused requests); absent for one. */
+  count?: number
 }
 
 export interface EntityType {

@@ -6,8 +6,10 @@ import type { Database } from '../db/database'
 import { WriteQueue } from '../db/write-queue'
 import type { Logger } from '../logger'
 import { ApplicationsService } from './applications.service'
+import type { AuditChain } from './audit-chain'
 import { AuthService } from './auth.service'
 import type { Clock } from './context'
+import { DenialsService } from './denials.service'
 import type { Keyring } from './keyring'
 import { InvitationsService } from './invitations.service'
 import { JobsService, standardSweeps } from './jobs.service'
@@ -23,6 +25,10 @@ export interface ServiceDeps {
   keyring: Keyring
   clock: Clock
   logger: Logger
+  /** The audit chain every log entry is sealed into (see openAuditChain). */
+  chain: AuditChain
+  /** The vault's tenant. */
+  tenantId: string
   /** SMTP and link settings; without SMTP, mail waits in the outbox. */
   mail?: MailConfig
 }
@@ -39,14 +45,14 @@ export interface ServiceContext {
 export function createServices(deps: ServiceDeps) {
   const context: ServiceContext = {
     reader: deps.db.reader,
-    writes: new WriteQueue(deps.db.writer),
+    writes: new WriteQueue(deps.db.writer, { sealer: deps.chain }),
     keyring: deps.keyring,
     clock: deps.clock,
     logger: deps.logger
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
-  const logs = new LogsService(context)
+  const logs = new LogsService({ ...context, chain: deps.chain })
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
   const sessions = new SessionsService(context, auth)
@@ -55,6 +61,7 @@ export function createServices(deps: ServiceDeps) {
     context,
     auth,
     logs,
+    denials: new DenialsService(context, deps.tenantId),
     tokens,
     tokenize: new TokenizeService(context, tokens),
     applications,

@@ -3,10 +3,17 @@
  * start-up by `unlockKeyring`, which is also where a wrong master key is caught.
  */
 import type { Knex } from 'knex'
+import type { AuditMacKey, AuditSigningSeed } from '../crypto/audit'
 import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
 import { randomBytes } from '../crypto/random'
 import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
-import { findVault, insertTenantKey, insertVault, listTenantKeys } from '../repositories/vault.repository'
+import { findVault, insertTenantKey, insertVault, listTenantKeys, updateAuditKeys, type VaultRow } from '../repositories/vault.repository'
+
+/** The vault's audit keys: the chain's MAC key and the seed of the key that signs exports. */
+export interface AuditKeys {
+  mac: AuditMacKey
+  signingSeed: AuditSigningSeed
+}
 
 interface TenantKeys {
   dataKeys: Map<number, DataKey>
@@ -16,6 +23,7 @@ interface TenantKeys {
 
 export class Keyring {
   private readonly tenants = new Map<string, TenantKeys>()
+  private audit: AuditKeys | undefined
 
   constructor(
     private readonly master: MasterKey,
@@ -69,6 +77,35 @@ export class Keyring {
     }
   }
 
+  /** Whether the vault has its audit keys (a vault made before the audit chain gets them when first opened). */
+  get hasAuditKeys(): boolean {
+    return this.audit !== undefined
+  }
+
+  get auditKeys(): AuditKeys {
+    if (!this.audit) throw new Error('The vault has no audit keys yet')
+    return this.audit
+  }
+
+  /** Creates and stores the audit keys of a vault that has none. */
+  async createAuditKeys(db: Knex | Knex.Transaction): Promise<void> {
+    const keys = { mac: randomBytes(KEY_BYTES) as AuditMacKey, signingSeed: randomBytes(KEY_BYTES) as AuditSigningSeed }
+    await updateAuditKeys(db, {
+      wrapped_audit_mac_key: wrapKey(this.master, keys.mac, AUDIT_MAC_LABEL),
+      wrapped_audit_signing_key: wrapKey(this.master, keys.signingSeed, AUDIT_SIGNING_LABEL)
+    })
+    this.audit = keys
+  }
+
+  /** Unwraps the audit keys stored in the vault row, if it has them. */
+  loadAuditKeys(vault: VaultRow): void {
+    if (!vault.wrapped_audit_mac_key || !vault.wrapped_audit_signing_key) return
+    this.audit = {
+      mac: unwrapKey(this.master, vault.wrapped_audit_mac_key, AUDIT_MAC_LABEL) as AuditMacKey,
+      signingSeed: unwrapKey(this.master, vault.wrapped_audit_signing_key, AUDIT_SIGNING_LABEL) as AuditSigningSeed
+    }
+  }
+
   private tenantKeys(tenantId: string): TenantKeys {
     const keys = this.tenants.get(tenantId)
     if (!keys) throw new Error('Unknown tenant')
@@ -81,12 +118,16 @@ function tenantKeyLabel(tenantId: string, purpose: string, version: number): str
 }
 
 const SECRET_HASH_LABEL = 'vault:secret-hash'
+const AUDIT_MAC_LABEL = 'vault:audit-mac'
+const AUDIT_SIGNING_LABEL = 'vault:audit-signing'
 
 /** Creates the vault's own keys in a new, empty database. */
 export async function createKeyring(db: Knex | Knex.Transaction, master: MasterKey, now: number): Promise<Keyring> {
   const secretHashKey = randomBytes(KEY_BYTES) as SecretHashKey
   await insertVault(db, wrapKey(master, secretHashKey, SECRET_HASH_LABEL), now)
-  return new Keyring(master, secretHashKey)
+  const keyring = new Keyring(master, secretHashKey)
+  await keyring.createAuditKeys(db)
+  return keyring
 }
 
 /** Opens an existing vault's keys; a wrong master key fails here, before any data is touched. */
@@ -95,6 +136,7 @@ export async function unlockKeyring(db: Knex, master: MasterKey): Promise<Keyrin
   if (!vault) throw new CannotUnlockError('this data directory holds no initialised vault (run `tessera init`).')
   const secretHashKey = unwrapKey(master, vault.wrapped_secret_hash_key, SECRET_HASH_LABEL) as SecretHashKey
   const keyring = new Keyring(master, secretHashKey)
+  keyring.loadAuditKeys(vault)
   await keyring.load(db)
   return keyring
 }

@@ -18,8 +18,10 @@ import { findVault } from '../repositories/vault.repository'
 import { systemClock, type Clock } from './context'
 import { createServices, type Services } from './index'
 import { newApplicationRow } from './applications.service'
+import { AuditChain, GENESIS, openAuditChain } from './audit-chain'
 import { createKeyring, unlockKeyring } from './keyring'
-import { logRow, recordLogs } from './logs.service'
+import { logRow } from './logs.service'
+import { insertLogs } from '../repositories/logs.repository'
 import type { MailConfig } from './mail.service'
 import { readySodium } from '../crypto/sodium'
 
@@ -86,10 +88,15 @@ export async function initVault(options: InitOptions): Promise<InitResult> {
       )
       await insertApplication(trx, row)
       const actor = { id: userId, type: 'user' as const, tenantId }
-      await recordLogs(trx, [
+      const entries = [
         logRow(actor, tenantId, { entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' }, now),
         logRow(actor, tenantId, { entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }, now)
-      ])
+      ]
+      // The first entries of the audit chain; the checkpoint vouches for them from the start.
+      const chain = new AuditChain(keyring.auditKeys.mac, GENESIS)
+      chain.seal(entries, GENESIS)
+      await insertLogs(trx, entries)
+      await chain.checkpoint(trx)
       return { id: row.id, name: row.name, type: 'management' as const, key, permissions }
     })
     return { tenant_id: tenantId, owner_user_id: userId, application }
@@ -131,16 +138,23 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const services = createServices({ db, keyring, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
+    const chain = await openAuditChain(db.writer, keyring)
+    const services = createServices({ db, keyring, chain, tenantId: tenant.id, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
     return {
       services,
       db,
       tenantId: tenant.id,
       ownerUserId: tenant.owner_user_id ?? '',
       async close() {
-        await services.context.writes.idle()
-        await db.close()
-        await release()
+        try {
+          // Refused requests counted so far, and the chain's checkpoint, are written before the database closes.
+          await services.denials.flush()
+          await services.logs.checkpoint()
+        } finally {
+          await services.context.writes.idle()
+          await db.close()
+          await release()
+        }
       }
     }
   } catch (error) {
