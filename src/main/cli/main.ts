@@ -4,6 +4,7 @@
  *   init  [--data-dir DIR] [--tenant-name NAME] [--owner-email EMAIL] [--json]
  *   serve [--data-dir DIR] [--host 127.0.0.1] [--port 4390]
  *   outbox [--data-dir DIR] [--json]
+ *   logs  verify|export (see logs.command.ts)
  */
 import { mkdir } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
@@ -14,6 +15,7 @@ import { startServiceHost } from '../service-host'
 import { mailConfigFromEnv, type MailConfig } from '../services/mail.service'
 import { initVault, VaultAlreadyInitialisedError, vaultExists } from '../services/vault'
 import { readySodium } from '../crypto/sodium'
+import { logs } from './logs.command'
 import { outbox } from './outbox.command'
 
 const USAGE = `Usage: tessera <command> [options]
@@ -25,6 +27,9 @@ Commands:
           --data-dir DIR  --host 127.0.0.1  --port 4390 (0 picks a free port)
   outbox  List mail waiting in and sent from the outbox, invitation links included
           --data-dir DIR  --json
+  logs    Check the audit log's chain or export it with a signature (tessera logs --help)
+          verify [--data-dir DIR | --file FILE [--public-key KEY]]
+          export --out FILE [--data-dir DIR] [--since DATE] [--until DATE]
 
 Environment: TESSERA_DATA_DIR, TESSERA_MASTER_KEY (base64 of 32 bytes), TESSERA_HOST,
 TESSERA_PORT, TESSERA_ALLOWED_HOSTS, TESSERA_CORS_ORIGINS, TESSERA_BODY_LIMIT, TESSERA_LOG_LEVEL,
@@ -125,7 +130,8 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'))
 }
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<void>> = { init, serve, outbox }
+/** A command that returns a number exits with it (`logs verify`: 3 when the chain is broken). */
+const COMMANDS: Record<string, (argv: string[]) => Promise<void | number>> = { init, serve, outbox, logs }
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
@@ -139,8 +145,7 @@ export async function main(argv: string[]): Promise<number> {
     return 1
   }
   try {
-    await run(rest)
-    return 0
+    return (await run(rest)) ?? 0
   } catch (error) {
     const expected = error instanceof CliError || error instanceof CannotUnlockError || error instanceof VaultAlreadyInitialisedError
     const parseError = (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')

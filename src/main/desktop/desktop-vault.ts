@@ -6,13 +6,14 @@
  * all drive this one object.
  */
 import { mkdir } from 'node:fs/promises'
-import type { CreateVaultRequest, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
+import type { CreateVaultRequest, DesktopSettings, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
 import { CannotUnlockError } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../logger'
 import { startServiceHost, type ServiceHost } from '../service-host'
 import type { Actor, Clock } from '../services/context'
 import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
+import type { LogInput } from '../services/logs.service'
 import { initVault, vaultExists, type Vault } from '../services/vault'
 import type { MasterKeyStore } from './key-store'
 import type { SettingsStore } from './settings'
@@ -44,6 +45,14 @@ function describeStartFailure(error: unknown, port: number): string {
   return 'The vault could not be opened.'
 }
 
+function vaultAction(operation: 'lock' | 'unlock', message: string): LogInput {
+  return { entityType: 'vault', entityId: 'desktop', operation, message }
+}
+
+function settingsAction(changed: string): LogInput {
+  return { entityType: 'settings', entityId: 'desktop', operation: 'update', message: `Desktop settings changed: ${changed}` }
+}
+
 export class DesktopVault {
   private host: ServiceHost | undefined
   private masterKey: MasterKey | undefined
@@ -52,6 +61,8 @@ export class DesktopVault {
   private error: string | undefined
   /** Serialises create/unlock/lock/restart so two clicks cannot race. */
   private turn: Promise<unknown> = Promise.resolve()
+  /** Settings changed while the vault was locked, logged when it is next unlocked. */
+  private changedWhileLocked: string[] = []
 
   constructor(private readonly options: DesktopVaultOptions) {}
 
@@ -65,11 +76,6 @@ export class DesktopVault {
     return this.host.vault
   }
 
-  /** The master key while unlocked (to seal settings secrets). */
-  currentMasterKey(): MasterKey | undefined {
-    return this.masterKey
-  }
-
   /**
    * The desktop user: the tenant OWNER, a member with every permission whose
    * token reads are masked; every GUI action is audited under this id.
@@ -77,6 +83,15 @@ export class DesktopVault {
   actor(): Actor {
     const vault = this.requireVault()
     return { type: 'user', id: vault.ownerUserId, tenantId: vault.tenantId, isMember: true, permissions: [], rules: [] }
+  }
+
+  /**
+   * Logs what the desktop user did, with the person (the OWNER user) as actor:
+   * for GUI actions that change no vault row themselves, such as locking,
+   * unlocking, settings and key ceremonies. Resolves once the entry is committed.
+   */
+  recordAction(input: LogInput): Promise<void> {
+    return this.requireVault().services.logs.record(this.actor(), input)
   }
 
   async status(): Promise<VaultStatus> {
@@ -129,6 +144,11 @@ export class DesktopVault {
       if (!this.host) {
         const masterKey = await this.loadKey()
         await this.open(masterKey)
+        await this.recordAction(vaultAction('unlock', 'Vault unlocked in the desktop app'))
+        if (this.changedWhileLocked.length) {
+          await this.recordAction(settingsAction(`${this.changedWhileLocked.join(', ')} (while the vault was locked)`))
+          this.changedWhileLocked = []
+        }
       }
       return this.status()
     })
@@ -137,10 +157,27 @@ export class DesktopVault {
   /** Stops the REST service, closes the database and drops the key from memory. */
   lock(): Promise<VaultStatus> {
     return this.exclusive(async () => {
+      if (this.host) await this.recordAction(vaultAction('lock', 'Vault locked in the desktop app'))
       await this.close()
       this.error = undefined
       return this.status()
     })
+  }
+
+  /**
+   * Saves and applies a settings change (a new port or SMTP configuration
+   * restarts the service), logged by the names of the settings it changes.
+   * Locked, only the port can usefully change (to unlock on a free one); the
+   * change is logged when the vault is next unlocked.
+   */
+  async updateSettings(patch: unknown): Promise<DesktopSettings> {
+    const changed = this.settings.changes(patch)
+    const previousPort = this.settings.port
+    if (!this.host) this.changedWhileLocked.push(...changed)
+    else if (changed.length) await this.recordAction(settingsAction(changed.join(', ')))
+    await this.settings.update(patch, this.masterKey)
+    await this.restartService(previousPort)
+    return this.settings.view()
   }
 
   /**
@@ -160,6 +197,7 @@ export class DesktopVault {
         if (port === previousPort) throw error
         await this.options.settings.setPort(previousPort)
         await this.open(masterKey)
+        await this.recordAction(settingsAction(`port (back to ${previousPort}: port ${port} is in use)`))
         throw new ConflictError(`Port ${port} is already in use; the service stays on port ${previousPort}.`)
       }
     })

@@ -111,6 +111,29 @@ export class SettingsStore {
   }
 
   /**
+   * The names of the settings `patch` would change (validating it first), for
+   * the audit log: names only, never values (an SMTP password above all).
+   */
+  changes(patch: unknown): string[] {
+    const input = parseOrThrow(settingsPatchSchema, patch)
+    const changed: string[] = []
+    if (input.port !== undefined && input.port !== this.stored.port) changed.push('port')
+    if (input.publicBaseUrl !== undefined && (input.publicBaseUrl ?? undefined) !== this.stored.publicBaseUrl) changed.push('publicBaseUrl')
+    const smtp = this.stored.smtp
+    if (input.smtp === null) {
+      if (smtp) changed.push('smtp (removed)')
+    } else if (input.smtp !== undefined) {
+      const { password, hasPassword, ...fields } = input.smtp
+      for (const [name, value] of Object.entries(fields)) {
+        if (value !== smtp?.[name as keyof typeof fields]) changed.push(`smtp.${name}`)
+      }
+      const keepsPassword = (password === undefined || password === '') && hasPassword && smtp?.sealedPassword !== undefined
+      if ((password !== undefined && password !== '') || (smtp?.sealedPassword !== undefined && !keepsPassword)) changed.push('smtp.password')
+    }
+    return changed
+  }
+
+  /**
    * Validates and saves a patch. A new SMTP password needs the master key to
    * seal it; `hasPassword: true` without a password keeps the stored one.
    */

@@ -23,7 +23,7 @@ import { parseIsoExpiresAt, toIsoString } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError } from './errors'
 import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
-import { logRow, recordLogs } from './logs.service'
+import { logRow, recordLogs, type LogActor } from './logs.service'
 import { parseOrThrow } from './validation'
 
 /** Default lifetime of a session (spec "Limits"). */
@@ -54,6 +54,10 @@ function requireApplicationType(actor: Actor, type: ApplicationType, operation: 
   }
 }
 
+function sessionMessage(what: string, application: Actor, person: LogActor | undefined): string {
+  return person ? `${what} through application ${application.id}` : what
+}
+
 export class SessionsService {
   constructor(
     private readonly context: ServiceContext,
@@ -62,8 +66,12 @@ export class SessionsService {
     auth.setSessionResolver((keyHash) => this.resolve(keyHash))
   }
 
-  /** `POST /sessions`: a new, unauthorized session of the calling public application. */
-  async create(actor: Actor, body: unknown): Promise<SessionCreated> {
+  /**
+   * `POST /sessions`: a new, unauthorized session of the calling public
+   * application. `person`: who acts through the application (the desktop
+   * user), named in the log instead of it.
+   */
+  async create(actor: Actor, body: unknown, person?: LogActor): Promise<SessionCreated> {
     requireApplicationType(actor, 'public', 'create a session')
     parseOrThrow(createBody, body)
     const { keyring, clock, writes } = this.context
@@ -88,7 +96,7 @@ export class SessionsService {
     await writes.run(async (trx) => {
       await insertSession(trx, row)
       await recordLogs(trx, [
-        logRow(actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: 'Session created' }, now)
+        logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }, now)
       ])
     })
     return { session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
@@ -97,8 +105,9 @@ export class SessionsService {
   /**
    * `POST /sessions/authorize`: grants the session behind `nonce` its access.
    * A nonce works once (409 afterwards); an unknown or expired one is a 404.
+   * `person` as for `create`.
    */
-  async authorize(actor: Actor, body: unknown): Promise<void> {
+  async authorize(actor: Actor, body: unknown, person?: LogActor): Promise<void> {
     requireApplicationType(actor, 'private', 'authorize a session')
     const input = parseOrThrow(authorizeBody, body)
     requireSomeGrant(input)
@@ -122,7 +131,7 @@ export class SessionsService {
       })
       if (changed !== 1) throw new ConflictError('This nonce has already been used.')
       await recordLogs(trx, [
-        logRow(actor, actor.tenantId, { entityType: 'session', entityId: session.id, operation: 'authorize', message: 'Session authorized' }, now)
+        logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }, now)
       ])
       return session.id
     })
