@@ -94,8 +94,8 @@ export class DenialsService {
 
   private toRow({ denial, count, first, last }: Bucket) {
     const reason = denial.reason.length > MAX_REASON_LENGTH ? `${denial.reason.slice(0, MAX_REASON_LENGTH)}…` : denial.reason
-    const times = count === 1 ? `at ${toIsoString(first)}` : `from ${toIsoString(first)} to ${toIsoString(last)}`
-    const message = `${count} ${count === 1 ? 'request' : 'requests'} refused with ${denial.status} from ${denial.source}, ${times}: ${reason}`
+    const times = count === 1 ? `at ${toIsoString(first)}` : `between ${toIsoString(first)} and ${toIsoString(last)}`
+    const message = `${count} ${count === 1 ? 'request' : 'requests'} from ${denial.source} refused with ${denial.status} ${times}: ${reason}`
     const operation = denial.status === 401 ? 'unauthenticated' : 'forbidden'
     const tenantId = denial.actor?.tenantId ?? this.tenantId
     return logRow(denial.actor ?? null, tenantId, { entityType: 'request', entityId: denial.operation, operation, message }, first, count)
