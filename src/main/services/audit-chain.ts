@@ -124,7 +124,8 @@ export type ChainReport =
  */
 export async function verifyAuditChain(db: Knex, key: AuditMacKey): Promise<ChainReport> {
   const checkpoint = await findChainCheckpoint(db)
-  let previous = GENESIS
+  // From the lowest possible seq: a row slipped in below the first entry must not escape the check.
+  let previous = { seq: Number.MIN_SAFE_INTEGER, mac: GENESIS.mac }
   let entries = 0
   let suspect: ChainedLogRow | undefined
   const broken = (seq: number, problem: string): ChainReport => ({ intact: false, entries, seq, problem })
@@ -139,8 +140,10 @@ export async function verifyAuditChain(db: Knex, key: AuditMacKey): Promise<Chai
         return broken(Number(suspect.seq), macIntact ? 'its content was changed (it no longer matches its MAC)' : 'it was replaced or inserted (its MAC is not one the vault wrote)')
       }
       if (row.mac === null) return broken(seq, 'it has no MAC (it was written outside Tessera)')
+      if (seq < 1) return broken(seq, 'it was inserted before the first entry')
       if (!entryMac(key, previous.mac, row).equals(row.mac)) {
-        if (seq !== previous.seq + 1) return broken(seq, `the entries before it (seq ${previous.seq + 1}–${seq - 1}) are missing`)
+        const expected = Math.max(previous.seq, 0) + 1
+        if (seq !== expected) return broken(seq, `the entries before it (seq ${expected}–${seq - 1}) are missing`)
         suspect = row
         // Keep reading for the entry after it; previous.seq moves on so the page query does.
         previous = { seq, mac: previous.mac }
@@ -154,6 +157,7 @@ export async function verifyAuditChain(db: Knex, key: AuditMacKey): Promise<Chai
     }
   }
   if (suspect) return broken(Number(suspect.seq), 'its content was changed or it was replaced')
+  previous.seq = Math.max(previous.seq, 0)
   if (!checkpoint) return broken(previous.seq, 'the chain checkpoint is missing (deleted)')
   const checkpointSeq = Number(checkpoint.checkpoint_seq)
   if (!checkpointMac(key, checkpointSeq, checkpoint.checkpoint_mac).equals(checkpoint.checkpoint_tag)) {

@@ -205,7 +205,7 @@ export async function verifyAuditExport(lines: AsyncIterable<string>, pinnedKey?
     if (link.toString('hex') !== entry.hash) {
       if (entry.seq > previousSeq + 1) return broken(`the entries before it (seq ${previousSeq + 1}–${entry.seq - 1}) are missing`, entry.seq)
       if (entry.seq <= previousSeq) return broken('it is out of order', entry.seq)
-      return broken('it was changed (it no longer matches its hash)', entry.seq)
+      return broken(entries === 0 ? 'it or the header was changed' : 'it was changed (it no longer matches its hash)', entry.seq)
     }
     hash = link
     previousSeq = entry.seq
