@@ -5,7 +5,7 @@
  * chain over its entries whose head is signed with Ed25519, so it can be
  * checked without the vault.
  *
- * Entries are encoded compactly and unambiguously (integers as 8 bytes, text
+ * Entries are encoded compactly and unambiguously (integers in decimal, text
  * length-prefixed, null told apart from "") into one reused buffer: the MAC
  * is computed for every entry in the writer, on the hot path.
  */
@@ -38,51 +38,35 @@ export interface ChainedEntry {
 }
 
 const FORMAT_VERSION = 1
-const TEXT_FIELDS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message'] as const
 
 let scratch = Buffer.allocUnsafe(4096)
 
-function writeInteger(value: number, offset: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError('Audit entries hold only non-negative integers')
-  scratch.writeUInt32BE(Math.floor(value / 0x1_0000_0000), offset)
-  scratch.writeUInt32BE(value >>> 0, offset + 4)
-  return offset + 8
-}
-
-function writeText(value: string | null, offset: number): number {
-  if (value === null) {
-    scratch[offset] = 0
-    return offset + 1
-  }
-  scratch[offset] = 1
-  const length = scratch.write(value, offset + 5, 'utf8')
-  scratch.writeUInt32BE(length, offset + 1)
-  return offset + 5 + length
+/** Length-prefixed (in UTF-16 code units, which survive the UTF-8 round trip), so no two values read alike; null is `-`. */
+function text(value: string | null): string {
+  return value === null ? '-' : `${value.length}:${value}`
 }
 
 /**
- * `version ‖ previous ‖ seq ‖ text fields ‖ created_at ‖ count ‖ suffix`, in
- * the shared scratch buffer; valid until the next call.
+ * `version ‖ previous ‖ UTF-8 of the canonical text ‖ suffix` in the shared
+ * scratch buffer, valid until the next call. The canonical text is one
+ * template string (integers in decimal, text length-prefixed): one UTF-8
+ * write costs far less than a write per field.
  */
 function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array): Buffer {
-  let bound = 1 + previous.length + 8 + 8 + 9 + (suffix?.length ?? 0)
-  for (const field of TEXT_FIELDS) bound += 5 + 3 * (entry[field]?.length ?? 0)
+  const canonical =
+    `${entry.seq}|${entry.created_at}|${entry.count ?? '-'}|${text(entry.tenant_id)}${text(entry.actor_id)}${text(entry.actor_type)}` +
+    `${text(entry.entity_type)}${text(entry.entity_id)}${text(entry.operation)}${text(entry.message)}`
+  const head = 1 + previous.length
+  const bound = head + 3 * canonical.length + (suffix?.length ?? 0)
   if (scratch.length < bound) scratch = Buffer.allocUnsafe(Math.max(bound, 2 * scratch.length))
   scratch[0] = FORMAT_VERSION
   scratch.set(previous, 1)
-  let offset = writeInteger(entry.seq, 1 + previous.length)
-  for (const field of TEXT_FIELDS) offset = writeText(entry[field], offset)
-  offset = writeInteger(entry.created_at, offset)
-  if (entry.count === null) scratch[offset++] = 0
-  else {
-    scratch[offset] = 1
-    offset = writeInteger(entry.count, offset + 1)
-  }
+  let end = head + scratch.write(canonical, head, 'utf8')
   if (suffix) {
-    scratch.set(suffix, offset)
-    offset += suffix.length
+    scratch.set(suffix, end)
+    end += suffix.length
   }
-  return scratch.subarray(0, offset)
+  return scratch.subarray(0, end)
 }
 
 /** The MAC of `entry` chained to its predecessor's MAC. */
