@@ -12,7 +12,6 @@ import { countLogs, foldLogEntities, listLogs, LOG_COLUMNS, type LogFilter, type
 import type { AuditChain } from './audit-chain'
 import type { Actor, Clock } from './context'
 import { requirePermission } from './access'
-import { ValidationError } from './errors'
 import { offsetOf, paginationSchema, toPage } from './pagination'
 import { toIsoString } from './dates'
 import { parseOrThrow } from './validation'
@@ -107,9 +106,9 @@ type ListQuery = z.infer<typeof listQuery>
 const filterQuery = listQuery.omit({ page: true, size: true }).strict()
 
 /** The desktop's activity chart: at most this many periods per call. */
-export const MAX_ACTIVITY_PERIODS = 62
+const MAX_ACTIVITY_PERIODS = 62
 /** The desktop's CSV export: at most this many entries. */
-export const MAX_EXPORT_ENTRIES = 10_000
+const MAX_EXPORT_ENTRIES = 10_000
 
 const periodsSchema = z
   .array(z.tuple([z.number().int().min(0), z.number().int().min(0)]).refine(([start, end]) => start < end, 'must start before it ends'))
@@ -207,12 +206,11 @@ export class LogsService {
     return counts
   }
 
-  /** The desktop's CSV export: every entry matching the filters, newest first, up to `limit`; logged as one export. */
-  async exportEntries(actor: Actor, query: unknown, limit: number = MAX_EXPORT_ENTRIES): Promise<LogEntry[]> {
+  /** The desktop's CSV export: every entry matching the filters, newest first, up to 10,000; logged as one export. */
+  async exportEntries(actor: Actor, query: unknown): Promise<LogEntry[]> {
     requirePermission(actor, 'log:read')
     const q = parseOrThrow(filterQuery, query)
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_EXPORT_ENTRIES) throw ValidationError.field('limit', `must be from 1 to ${MAX_EXPORT_ENTRIES}`)
-    const rows = await listLogs(this.deps.reader, logFilter(actor, q), limit, 0)
+    const rows = await listLogs(this.deps.reader, logFilter(actor, q), MAX_EXPORT_ENTRIES, 0)
     await this.recordRead(actor, 'export', `Audit log exported: ${rows.length} entries${describeFilters(q)}`)
     return rows.map(toLogEntry)
   }
