@@ -4,15 +4,17 @@
  * `electron/` (the glue, unit-tested with Electron mocked).
  */
 import { mkdir } from 'node:fs/promises'
-import { app, session, type BrowserWindow } from 'electron'
+import { app, clipboard, session, type BrowserWindow } from 'electron'
 import { DesktopVault } from './desktop/desktop-vault'
 import { createDesktopHandlers } from './desktop/handlers'
+import { SecretClipboard } from './desktop/secret-clipboard'
 import { SettingsStore } from './desktop/settings'
 import { registerIpcHandlers } from './electron/ipc'
 import { createKeychainStore } from './electron/keychain'
 import { claimSingleInstance, installQuitHandler } from './electron/lifecycle'
-import { desktopDataDir, preloadPath, rendererEntry } from './electron/paths'
-import { createMainWindow, installSessionPolicies } from './electron/window'
+import { desktopDataDir, devServerUrl, preloadPath, rendererDir } from './electron/paths'
+import { registerAppScheme, serveRenderer } from './electron/protocol'
+import { APP_ENTRY_URL, createMainWindow, installSessionPolicies } from './electron/window'
 import { createLogger } from './logger'
 
 async function main(): Promise<void> {
@@ -25,22 +27,32 @@ async function main(): Promise<void> {
   if (!claimSingleInstance(focusWindow)) return
 
   const logger = createLogger()
+  registerAppScheme()
   await app.whenReady()
   const dataDir = desktopDataDir()
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const settings = new SettingsStore(dataDir)
   await settings.load()
   const desktop = new DesktopVault({ dataDir, keyStore: await createKeychainStore(dataDir), settings, logger, version: app.getVersion() })
-  installQuitHandler(() => desktop.shutdown(), logger)
+  const secretClipboard = new SecretClipboard(clipboard)
+  installQuitHandler(async () => {
+    await secretClipboard.clearIfUnchanged()
+    await desktop.shutdown()
+  }, logger)
 
-  const entry = rendererEntry()
-  const devServerUrl = 'url' in entry ? entry.url : undefined
-  installSessionPolicies(session.defaultSession, devServerUrl)
-  registerIpcHandlers({ handlers: createDesktopHandlers(desktop), mainFrame: () => window?.webContents.mainFrame, logger, devServerUrl })
+  const devServer = devServerUrl()
+  if (!devServer) serveRenderer(rendererDir())
+  installSessionPolicies(session.defaultSession, devServer)
+  registerIpcHandlers({
+    handlers: createDesktopHandlers(desktop, { clipboard: secretClipboard }),
+    mainFrame: () => window?.webContents.mainFrame,
+    logger,
+    devServerUrl: devServer
+  })
 
   // Open an existing vault before the first paint; a failure is shown by the GUI's unlock screen.
   if ((await desktop.status()).state === 'locked') await desktop.unlock().catch(() => undefined)
-  window = createMainWindow({ preload: preloadPath(), entry })
+  window = createMainWindow({ preload: preloadPath(), url: devServer ?? APP_ENTRY_URL })
   window.on('closed', () => (window = undefined))
 }
 

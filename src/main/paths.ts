@@ -13,8 +13,3 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform = 
   if (platform === 'darwin') return join(homedir(), 'Library', 'Application Support', PRODUCT_NAME)
   return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), PRODUCT_NAME)
 }
-
-/** `--data-dir`, else `TESSERA_DATA_DIR`, else the OS app-data folder (DESIGN §9). */
-export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return flag ?? env.TESSERA_DATA_DIR ?? defaultDataDir(env)
-}

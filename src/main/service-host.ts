@@ -8,17 +8,21 @@ import type { Logger } from './logger'
 import { createServer, listen, type ServerOptions } from './server/app'
 import type { Clock } from './services/context'
 import type { MailConfig } from './services/mail.service'
-import { openVault, type Vault } from './services/vault'
+import { openVault, type OpenOptions, type Vault } from './services/vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   dataDir: string
   masterKey: MasterKey
+  /** Who serves the vault (`tessera status` shows it); `serve` by default. */
+  kind?: OpenOptions['kind']
   host: string
   port: number
   logger: Logger
   clock?: Clock
   /** SMTP and link settings; links default to this service's own URL. */
   mail?: MailConfig
+  /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
+  sessionMaxTtlMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */
   jobTickMs?: number
 }
@@ -30,11 +34,16 @@ export interface ServiceHost {
   stop(): Promise<void>
 }
 
+/** @throws CannotUnlockError, VaultInUseError, ListenError */
 export async function startServiceHost(options: ServiceHostOptions): Promise<ServiceHost> {
   const vault = await openVault(options)
   try {
     const app = createServer(vault.services, options)
     const running = await listen(app, options.host, options.port)
+    await vault.recordUrl(running.url).catch(async (error) => {
+      await running.close()
+      throw error
+    })
     vault.services.mail.useServiceUrl(running.url)
     if (options.jobTickMs !== 0) vault.services.jobs.start(options.jobTickMs)
     let stopping: Promise<void> | undefined

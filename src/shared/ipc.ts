@@ -20,6 +20,7 @@ import type {
   Page,
   Permission,
   Problem,
+  Session,
   SessionCreated,
   TenantInvitation,
   TenantMember,
@@ -152,12 +153,15 @@ export interface VaultCreated {
 export interface SmtpSettings {
   host: string
   port: number
-  /** TLS from the start (port 465); otherwise STARTTLS when offered. */
+  /** TLS from the start (port 465); otherwise STARTTLS. */
   secure: boolean
-  /** Refuse to send unless the server upgrades the connection with STARTTLS. */
+  /** Without `secure`: refuse to send unless the server upgrades with STARTTLS (default true); false may send in the clear. */
   requireTLS?: boolean
   user?: string
-  /** Write-only: `settings.get` never returns it, only `hasPassword`. */
+  /**
+   * Write-only: `settings.get` never returns it, only `hasPassword`. Changing
+   * `host` or `user` drops the stored password unless a new one is given.
+   */
   password?: string
   hasPassword?: boolean
   from: string
@@ -229,10 +233,14 @@ export interface TesseraApi {
     delete(id: string): Promise<void>
   }
   sessions: {
-    /** Creates a session as the given public application (testing and training). */
-    create(applicationId: string): Promise<SessionCreated>
+    /** Creates a session as the given public application (testing and training); with its id, unlike REST. */
+    create(applicationId: string): Promise<SessionCreated & { id: string }>
     /** Authorizes a session's nonce as the given private application. */
     authorize(applicationId: string, body: AuthorizeSessionRequest): Promise<void>
+    /** The tenant's sessions that have not expired, newest first (never their keys). Logged. */
+    list(query: PageQuery): Promise<Page<Session>>
+    /** Ends a session at once: its key is refused from then on. Logged. */
+    revoke(id: string): Promise<void>
   }
   members: {
     list(query: MemberListQuery): Promise<Page<TenantMember>>
@@ -246,6 +254,13 @@ export interface TesseraApi {
   }
   outbox: {
     list(query: OutboxListQuery): Promise<Page<OutboxMail>>
+  }
+  clipboard: {
+    /**
+     * Puts a secret (a key, nonce or invitation link) on the system clipboard
+     * and clears it 30 seconds later if the clipboard still holds it.
+     */
+    copySecret(text: string): Promise<void>
   }
 }
 
@@ -262,10 +277,11 @@ export const IPC_METHODS = {
   tokenize: ['run'],
   logs: ['list', 'entityTypes', 'activity', 'export'],
   applications: ['list', 'get', 'create', 'update', 'regenerate', 'delete'],
-  sessions: ['create', 'authorize'],
+  sessions: ['create', 'authorize', 'list', 'revoke'],
   members: ['list', 'delete'],
   invitations: ['list', 'create', 'resend', 'delete'],
-  outbox: ['list']
+  outbox: ['list'],
+  clipboard: ['copySecret']
 } as const satisfies MethodTable
 
 // Compile-time proof that IPC_METHODS lists every method of TesseraApi.

@@ -103,6 +103,23 @@ export interface SessionCreated {
   expires_at: string
 }
 
+/** A session as `GET /sessions` lists it: never its key or nonce. */
+export interface Session {
+  id: string
+  tenant_id: string
+  /** The public application that created it. */
+  application_id: string
+  /** `PENDING` until a private application authorizes its nonce. */
+  status: 'PENDING' | 'AUTHORIZED'
+  /** The private application that authorized it. */
+  authorized_by?: string
+  authorized_at?: string
+  permissions: Permission[]
+  rules: AccessRule[]
+  expires_at: string
+  created_at: string
+}
+
 export interface User {
   id: string
   email?: string

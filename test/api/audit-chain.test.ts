@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli'
+import { run } from '../helpers/cli'
 import { startTestService, type TestService } from '../helpers/service'
 
-const BROKEN = 3
+/** The AUDIT_BROKEN exit code. */
+const BROKEN = 11
 
 describe('tamper-evident audit log', { timeout: 120_000 }, () => {
   let service: TestService
@@ -40,7 +41,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
     return dir
   }
 
-  const verify = (dir: string) => runCli(['logs', 'verify', '--data-dir', dir], env)
+  const verify = (dir: string) => run(['logs', 'verify', '--data-dir', dir], env)
 
   beforeAll(async () => {
     service = await startTestService()
@@ -138,7 +139,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
   it('refuses a vault whose audit key was removed to have the chain rebuilt over edits', async () => {
     const dir = await tampered('keyless', (db) => db.raw('UPDATE vault SET wrapped_audit_mac_key = NULL, wrapped_audit_signing_key = NULL'))
     const result = await verify(dir)
-    expect(result.code).toBe(1)
+    expect(result.code).toBe(3)
     expect(result.stderr).toMatch(/lost its audit key/)
   })
 
@@ -149,12 +150,12 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
     beforeAll(async () => {
       file = join(root, 'export.jsonl')
       publicKey = /\(public key (\S+)\)/.exec((await verify(pristine)).stdout)![1]
-      const result = await runCli(['logs', 'export', '--data-dir', pristine, '--out', file], env)
+      const result = await run(['logs', 'export', '--data-dir', pristine, '--out', file], env)
       expect(result.code).toBe(0)
       expect(result.stdout).toMatch(new RegExp(`^Exported ${entries} entries, seq 1 to ${entries} to `))
     })
 
-    const verifyFile = (path: string, ...args: string[]) => runCli(['logs', 'verify', '--file', path, ...args])
+    const verifyFile = (path: string, ...args: string[]) => run(['logs', 'verify', '--file', path, ...args])
 
     /** A copy of the export with its lines changed by `edit`. */
     async function editedExport(name: string, edit: (lines: string[]) => string[]): Promise<string> {
@@ -208,7 +209,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
       const times = await withDb(pristine, async (db) => db('logs').select('seq', 'created_at').whereIn('seq', [50, 60]).orderBy('seq'))
       const since = new Date(Number(times[0].created_at)).toISOString()
       const range = join(root, 'range.jsonl')
-      const exported = await runCli(['logs', 'export', '--data-dir', pristine, '--out', range, '--since', since], env)
+      const exported = await run(['logs', 'export', '--data-dir', pristine, '--out', range, '--since', since], env)
       expect(exported.code).toBe(0)
       const [header, first] = (await readFile(range, 'utf8')).split('\n').map((line) => JSON.parse(line || 'null'))
       expect(header.previous.seq).toBe(first.seq - 1)
@@ -221,16 +222,19 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
     it('refuses to export a broken chain, writing no file', async () => {
       const dir = await tampered('export-broken', (db) => db.raw('UPDATE logs SET message = ? WHERE seq = 3', ['edited']))
       const out = join(root, 'never.jsonl')
-      const result = await runCli(['logs', 'export', '--data-dir', dir, '--out', out], env)
+      const result = await run(['logs', 'export', '--data-dir', dir, '--out', out], env)
       expect(result.code).toBe(BROKEN)
       expect(result.stdout).toContain('Not exported: The audit log is broken at seq 3')
       await expect(readFile(out)).rejects.toMatchObject({ code: 'ENOENT' })
     })
 
-    it('rejects a bad date with exit code 1 naming the option', async () => {
-      const result = await runCli(['logs', 'export', '--data-dir', pristine, '--out', join(root, 'x.jsonl'), '--since', 'last week'], env)
-      expect(result.code).toBe(1)
+    it('rejects a bad date, and a missing --out, with exit code 2 naming the option', async () => {
+      const result = await run(['logs', 'export', '--data-dir', pristine, '--out', join(root, 'x.jsonl'), '--since', 'last week'], env)
+      expect(result.code).toBe(2)
       expect(result.stderr).toMatch(/--since must be an ISO 8601 date/)
+      const noOut = await run(['logs', 'export', '--data-dir', pristine], env)
+      expect(noOut.code).toBe(2)
+      expect(noOut.stderr).toMatch(/Missing --out FILE/)
     })
   })
 })

@@ -2,73 +2,15 @@
  * The headless CLI contract (DESIGN §9), driven as other tools drive it: a
  * child process, its stdout, stderr, exit code and signals.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MANAGEMENT_PERMISSIONS } from '../../src/shared/permissions'
-
-const CLI = join(__dirname, '..', '..', 'bin', 'tessera.cjs')
-const LISTENING = /^Tessera listening on (http:\/\/127\.0\.0\.1:(\d+))\n$/
-
-interface Finished {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
-/** A running CLI process; `finished` settles when it exits and its output is drained. */
-interface Running {
-  child: ChildProcessWithoutNullStreams
-  output(): { stdout: string; stderr: string }
-  /** Resolves with the first stdout line (the process is killed if it runs 45 s). */
-  firstLine: Promise<string>
-  finished: Promise<Finished>
-}
-
-function start(args: string[], env: Record<string, string> = {}): Running {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, TESSERA_MASTER_KEY: '', TESSERA_DATA_DIR: '', TESSERA_LOG_LEVEL: 'silent', ...env }
-  })
-  let stdout = ''
-  let stderr = ''
-  let onLine: (line: string) => void = () => undefined
-  const firstLine = new Promise<string>((resolve) => (onLine = resolve))
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk
-    if (stdout.includes('\n')) onLine(stdout.slice(0, stdout.indexOf('\n') + 1))
-  })
-  child.stderr.on('data', (chunk) => (stderr += chunk))
-  const killer = setTimeout(() => child.kill('SIGKILL'), 45_000)
-  const finished = new Promise<Finished>((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code, signal) => {
-      clearTimeout(killer)
-      onLine('')
-      resolve({ code, signal, stdout, stderr })
-    })
-  })
-  return { child, output: () => ({ stdout, stderr }), firstLine, finished }
-}
-
-function run(args: string[], env: Record<string, string> = {}): Promise<Finished> {
-  return start(args, env).finished
-}
-
-/** Starts `serve` and waits for its "listening" line. */
-async function serve(dataDir: string, env: Record<string, string> = {}) {
-  const running = start(['serve', '--data-dir', dataDir, '--port', '0'], env)
-  const line = await running.firstLine
-  const match = LISTENING.exec(line)
-  if (!match) {
-    running.child.kill('SIGKILL')
-    throw new Error(`serve did not start: ${JSON.stringify({ line, ...running.output() })}`)
-  }
-  return { ...running, url: match[1], port: Number(match[2]) }
-}
+import { run, serve, terminate, type Finished } from '../helpers/cli'
 
 // Each case spawns Node with tsx; on two busy cores that takes a few seconds.
 describe('tessera CLI', { timeout: 60_000 }, () => {
@@ -110,13 +52,14 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       expect((await stat(join(dataDir, 'tessera.db'))).mode & 0o777).toBe(0o600)
     })
 
-    it('refuses an initialised dir with exit code 1 and a clear message, changing nothing', async () => {
+    it('refuses an initialised dir with exit code 4 and a clear message, changing nothing', async () => {
       const masterKey = await readFile(join(dataDir, 'master.key'))
       const again = await run(['init', '--data-dir', dataDir, '--json'])
-      expect(again.code).toBe(1)
+      expect(again.code).toBe(4)
       expect(again.stdout).toBe('')
-      expect(again.stderr).toMatch(/already exists/)
+      expect(again.stderr).toMatch(/^tessera init: A vault already exists in /)
       expect(again.stderr).toContain(dataDir)
+      expect(again.stderr).toMatch(/\nhint: .*--data-dir/)
       expect(await readFile(join(dataDir, 'master.key'))).toEqual(masterKey)
     })
 
@@ -135,10 +78,40 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       expect(JSON.parse(result.stdout).data_dir).toBe(dir)
     })
 
-    it('rejects an unknown option with exit code 1', async () => {
+    it('rejects an unknown option with exit code 2 and the usage on stderr, creating nothing', async () => {
       const result = await run(['init', '--data-dir', join(root, 'unused'), '--colour'])
-      expect(result.code).toBe(1)
-      expect(result.stderr).toMatch(/colour/)
+      expect(result.code).toBe(2)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toMatch(/^tessera init: Unknown option --colour\.\n/)
+      expect(result.stderr).toContain('Usage: tessera init [--data-dir DIR]')
+      expect(existsSync(join(root, 'unused'))).toBe(false)
+    })
+
+    it('refuses a malformed --owner-email with exit code 2 naming the option, creating nothing', async () => {
+      for (const email of ['not-an-email', 'Ada <ada@example.com>']) {
+        const dir = join(root, 'bad-email')
+        const result = await run(['init', '--data-dir', dir, '--owner-email', email, '--json'])
+        expect(result.code, email).toBe(2)
+        expect(result.stdout).toBe('')
+        expect(result.stderr).toContain(`tessera init: --owner-email must be a well-formed e-mail address (RFC 5322), such as ada@example.com (got ${JSON.stringify(email)}).`)
+        expect(existsSync(dir)).toBe(false)
+      }
+    })
+
+    it('refuses an empty --tenant-name with exit code 2', async () => {
+      const result = await run(['init', '--data-dir', join(root, 'no-name'), '--tenant-name', ' '])
+      expect(result.code).toBe(2)
+      expect(result.stderr).toMatch(/--tenant-name must not be empty/)
+      expect(existsSync(join(root, 'no-name'))).toBe(false)
+    })
+
+    it('refuses a data dir that is a file with exit code 8', async () => {
+      const file = join(root, 'a-file')
+      await writeFile(file, 'not a directory')
+      const result = await run(['init', '--data-dir', file])
+      expect(result.code).toBe(8)
+      expect(result.stderr).toMatch(/is not a directory/)
+      expect(await readFile(file, 'utf8')).toBe('not a directory')
     })
   })
 
@@ -211,24 +184,179 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       await expect(fetch(`${server.url}/health`)).rejects.toThrow()
     })
 
-    it('exits 1 with a clear message for an uninitialised dir', async () => {
-      const result = await run(['serve', '--data-dir', join(root, 'empty'), '--port', '0'])
-      expect(result.code).toBe(1)
-      expect(result.stderr).toMatch(/Cannot unlock vault/)
-      expect(result.stderr).toMatch(/tessera init/)
+    it('exits 8 for a data dir that does not exist, and 3 for one without a vault, pointing at init', async () => {
+      const missing = await run(['serve', '--data-dir', join(root, 'missing'), '--port', '0'])
+      expect(missing.code).toBe(8)
+      expect(missing.stderr).toContain(`tessera serve: The data directory ${join(root, 'missing')} does not exist.`)
+      expect(missing.stderr).toContain(`hint: create a vault there with \`tessera init --data-dir ${join(root, 'missing')}\``)
+
+      const empty = join(root, 'empty')
+      await mkdir(empty, { mode: 0o700 })
+      const uninitialised = await run(['serve', '--data-dir', empty, '--port', '0'])
+      expect(uninitialised.code).toBe(3)
+      expect(uninitialised.stderr).toContain(`tessera serve: No vault in ${empty}.`)
+      expect(uninitialised.stderr).toMatch(/hint: create one with `tessera init --data-dir /)
+      expect(await readdir(empty)).toEqual([])
     })
 
-    it('exits 1 for a bad port', async () => {
-      const result = await run(['serve', '--data-dir', dataDir, '--port', 'abc'])
-      expect(result.code).toBe(1)
-      expect(result.stderr).toMatch(/--port/)
+    it('exits 3 naming both fixes when the master key is missing', async () => {
+      const dir = join(root, 'keyless')
+      expect((await run(['init', '--data-dir', dir, '--json'])).code).toBe(0)
+      await rm(join(dir, 'master.key'))
+      const result = await run(['serve', '--data-dir', dir, '--port', '0'])
+      expect(result.code).toBe(3)
+      expect(result.stderr).toMatch(/Cannot unlock vault: no master key/)
+      expect(result.stderr).toMatch(/hint: set TESSERA_MASTER_KEY .* or put its master\.key file back/)
+    })
+
+    it('exits 3 for a master key that is not this vault\'s, and 2 for a malformed TESSERA_MASTER_KEY without echoing it', async () => {
+      const wrong = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_MASTER_KEY: Buffer.alloc(32, 7).toString('base64') })
+      expect(wrong.code).toBe(3)
+      expect(wrong.stderr).toMatch(/the master key does not match this vault/)
+      const malformed = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_MASTER_KEY: 'c2VjcmV0LXNob3J0' })
+      expect(malformed.code).toBe(2)
+      expect(malformed.stderr).toMatch(/^tessera serve: TESSERA_MASTER_KEY must be the base64 encoding of 32 bytes/)
+      expect(malformed.stderr).not.toContain('c2VjcmV0LXNob3J0')
+    })
+
+    it('exits 2 for a bad --port or --host, or a host this machine does not have, naming where it came from', async () => {
+      const port = await run(['serve', '--data-dir', dataDir, '--port', 'abc'])
+      expect(port.code).toBe(2)
+      expect(port.stderr).toMatch(/^tessera serve: --port must be a port number from 0 to 65535 \(got "abc"\)\./)
+      const high = await run(['serve', '--data-dir', dataDir, '--port', '65536'])
+      expect(high.code).toBe(2)
+      expect(high.stderr).toMatch(/--port must be a port number/)
+      const host = await run(['serve', '--data-dir', dataDir, '--host', 'not a host!', '--port', '0'])
+      expect(host.code).toBe(2)
+      expect(host.stderr).toMatch(/^tessera serve: --host must be an IP address or a host name/)
+      const foreign = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_HOST: '192.0.2.1' })
+      expect(foreign.code).toBe(2)
+      expect(foreign.stderr).toMatch(/^tessera serve: TESSERA_HOST 192\.0\.2\.1 is not an address of this machine\./)
+      const missingValue = await run(['serve', '--data-dir', dataDir, '--port'])
+      expect(missingValue.code).toBe(2)
+      expect(missingValue.stderr).toMatch(/--port needs a value \(PORT\)/)
+    })
+
+    it('exits 2 for every malformed TESSERA_* variable, naming the variable, before opening anything', async () => {
+      const bad: Record<string, string> = {
+        TESSERA_PORT: 'abc',
+        TESSERA_HOST: 'bad host',
+        TESSERA_BODY_LIMIT: 'abc',
+        TESSERA_LOG_LEVEL: 'loud',
+        TESSERA_ALLOWED_HOSTS: 'vault.example.com,has space',
+        TESSERA_CORS_ORIGINS: 'https://shop.example.com/path',
+        TESSERA_SMTP_HOST: 'smtp example',
+        TESSERA_SMTP_PORT: '0',
+        TESSERA_SMTP_SECURE: 'maybe',
+        TESSERA_SMTP_REQUIRE_TLS: 'sometimes',
+        TESSERA_SMTP_FROM: 'not an address',
+        TESSERA_PUBLIC_URL: 'ftp://vault.example.com'
+      }
+      // Against a vault in use: a command that got past validation would say so instead.
+      const server = await serve(dataDir)
+      try {
+        const results = await Promise.all(Object.entries(bad).map(([name, value]) => run(['serve', '--data-dir', dataDir, '--port', '0'], { [name]: value })))
+        Object.keys(bad).forEach((name, i) => {
+          expect(results[i].code, name).toBe(2)
+          expect(results[i].stderr, name).toMatch(new RegExp(`^tessera serve: ${name} must `))
+          expect(results[i].stderr, name).toContain(`hint: correct or unset ${name}`)
+          expect(results[i].stderr, name).not.toMatch(/\n\s+at /)
+        })
+      } finally {
+        expect((await terminate(server)).code).toBe(0)
+      }
+    })
+
+    it('reports a port in use with exit code 6, naming the address and both fixes', async () => {
+      const blocker = createServer()
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+      const { port } = blocker.address() as { port: number }
+      try {
+        const result = await run(['serve', '--data-dir', dataDir, '--port', String(port)])
+        expect(result.code).toBe(6)
+        expect(result.stderr).toContain(`tessera serve: Cannot listen on 127.0.0.1:${port}: the address is already in use.`)
+        expect(result.stderr).toMatch(/hint: pass another --port .*`tessera status/)
+        // The vault was released: it serves at once on another port.
+        const server = await serve(dataDir)
+        expect((await terminate(server)).code).toBe(0)
+      } finally {
+        blocker.close()
+      }
+    })
+
+    it('reads the port from TESSERA_PORT, and --port wins over it', async () => {
+      const blocker = createServer()
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+      const { port } = blocker.address() as { port: number }
+      try {
+        const fromEnv = await run(['serve', '--data-dir', dataDir], { TESSERA_PORT: String(port) })
+        expect(fromEnv.code).toBe(6)
+        expect(fromEnv.stderr).toContain(`127.0.0.1:${port}`)
+        const server = await serve(dataDir, { TESSERA_PORT: String(port) })
+        expect(server.port).not.toBe(port)
+        expect((await terminate(server)).code).toBe(0)
+      } finally {
+        blocker.close()
+      }
+    })
+
+    it('exits 2 naming TESSERA_SESSION_MAX_TTL when it is malformed', async () => {
+      const result = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_SESSION_MAX_TTL: '2999y' })
+      expect(result.code).toBe(2)
+      expect(result.stderr).toMatch(/TESSERA_SESSION_MAX_TTL must be a duration/)
     })
   })
 
-  it('exits 1 with the usage for an unknown command', async () => {
-    const result = await run(['frobnicate'])
-    expect(result.code).toBe(1)
-    expect(result.stderr).toMatch(/Unknown command/)
-    expect(result.stderr).toMatch(/Usage: tessera/)
+  describe('conventions', () => {
+    it('prints the usage with every command for --help, -h and help, exit 0', async () => {
+      for (const flag of ['--help', '-h', 'help']) {
+        const result = await run([flag])
+        expect(result.code, flag).toBe(0)
+        expect(result.stderr).toBe('')
+        expect(result.stdout).toMatch(/^Usage: tessera <command> \[options\]/)
+        for (const command of ['init', 'serve', 'status', 'stop', 'outbox']) expect(result.stdout).toMatch(new RegExp(`\\n  ${command} `))
+        expect(result.stdout).toContain('TESSERA_SMTP_REQUIRE_TLS')
+        expect(result.stdout).toMatch(/\n {2}10 +the server did not stop/)
+      }
+    })
+
+    it('prints each command\'s own usage for --help and -h, exit 0, even beside other options', async () => {
+      const cases = [['init', '--owner-email EMAIL'], ['serve', '--port PORT'], ['status', '--json'], ['stop', '--timeout SECONDS'], ['outbox', '--json']]
+      for (const [command, option] of cases) {
+        const spellings = command === 'init' ? [['help', command], [command, '--colour', '-h']] : [[command, '--help'], [command, '-h']]
+        for (const args of spellings) {
+          const result = await run(args)
+          expect(result.code, args.join(' ')).toBe(0)
+          expect(result.stdout).toMatch(new RegExp(`^Usage: tessera ${command} `))
+          expect(result.stdout).toContain(option)
+          expect(result.stdout).toContain('-h, --help')
+        }
+      }
+    }, 120_000)
+
+    it('prints the package version for --version and -v', async () => {
+      const { version } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8'))
+      for (const flag of ['--version', '-v']) {
+        const result = await run([flag])
+        expect(result.code).toBe(0)
+        expect(result.stdout).toBe(`${version}\n`)
+      }
+    })
+
+    it('exits 2 with the usage on stderr for an unknown command, an unknown top-level option or none at all', async () => {
+      for (const args of [['frobnicate'], ['--frobnicate'], []]) {
+        const result = await run(args)
+        expect(result.code, args.join(' ')).toBe(2)
+        expect(result.stdout).toBe('')
+        expect(result.stderr).toMatch(/^tessera: (Unknown command "frobnicate"|Unknown option --frobnicate|Missing command)\./)
+        expect(result.stderr).toContain('Usage: tessera <command> [options]')
+      }
+    })
+
+    it('exits 2 for a stray argument', async () => {
+      const result = await run(['status', '--data-dir', dataDir, 'extra'])
+      expect(result.code).toBe(2)
+      expect(result.stderr).toMatch(/^tessera status: Unexpected argument "extra"\./)
+    })
   })
 })

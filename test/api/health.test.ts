@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http'
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestService, type TestService } from '../helpers/service'
 
@@ -47,10 +48,121 @@ describe('HTTP conventions', () => {
     expect(await statusWithHost('[::2]:80')).toBe(421)
   })
 
+  it('refuses a Host header that only ends in a loopback name: userinfo, lists, bad ports, trailing junk', async () => {
+    for (const host of [
+      'evil.example:4390@127.0.0.1',
+      'evil.example@localhost',
+      'user:pass@[::1]:443',
+      '127.0.0.1,evil.example',
+      'evil.example,127.0.0.1',
+      '127.0.0.1:99999',
+      '127.0.0.1:',
+      'localhost:80:80',
+      'localhost:-1',
+      'localhost.',
+      'localhost/evil',
+      '127.0.0.1 evil.example',
+      '[::1]evil',
+      '[::1',
+      '127.0.0.1.nip.io'
+    ]) {
+      expect(`${host} → ${await statusWithHost(host)}`).toBe(`${host} → 421`)
+    }
+  })
+
   it('accepts loopback names with or without a port, in any case', async () => {
     for (const host of ['localhost', 'LOCALHOST:8080', '127.0.0.1:1', '[::1]', '[::1]:443']) {
       expect(await statusWithHost(host), host).toBe(200)
     }
+  })
+
+  describe('request body encodings', () => {
+    const json = Buffer.from(JSON.stringify({ name: 'Encoded', type: 'private', permissions: ['token:read'] }))
+
+    async function post(body: Buffer, headers: Record<string, string>) {
+      const response = await fetch(`${service.url}/applications`, {
+        method: 'POST',
+        headers: { 'svc-api-key': service.adminKey, 'content-type': 'application/json', ...headers },
+        body
+      })
+      return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as { errors?: Record<string, string[]> } }
+    }
+
+    it('decodes gzip, deflate and br bodies', async () => {
+      for (const [encoding, body] of [['gzip', gzipSync(json)], ['deflate', deflateSync(json)], ['br', brotliCompressSync(json)]] as const) {
+        expect((await post(body, { 'content-encoding': encoding })).status, encoding).toBe(201)
+      }
+    })
+
+    it('answers a body that does not decode as its Content-Encoding says with a 400 naming (body)', async () => {
+      const gzip = gzipSync(json)
+      for (const [encoding, body] of [
+        ['gzip', json],
+        ['deflate', json],
+        ['br', json],
+        ['gzip', gzip.subarray(0, gzip.length - 6)],
+        ['gzip', Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xff, 0xff, 0xff])],
+        ['br', Buffer.from('garbage garbage garbage')]
+      ] as const) {
+        const response = await post(body, { 'content-encoding': encoding })
+        expect(response.status, encoding).toBe(400)
+        expect(response.type).toContain('application/problem+json')
+        expect(Object.keys(response.body.errors ?? {})).toEqual(['(body)'])
+      }
+    })
+
+    it('applies the body limit to the decompressed size (413)', async () => {
+      const bomb = gzipSync(Buffer.from(JSON.stringify({ name: 'x'.repeat(100_000) })))
+      expect(bomb.length).toBeLessThan(1024)
+      expect((await post(bomb, { 'content-encoding': 'gzip' })).status).toBe(413)
+    })
+
+    it('answers an unknown Content-Encoding or a charset other than UTF-8 with a 415 problem document', async () => {
+      const cases: Record<string, string>[] = [
+        { 'content-encoding': 'compress' },
+        { 'content-encoding': 'x-nope' },
+        { 'content-encoding': 'gzip, gzip' },
+        { 'content-encoding': 'GZIP' },
+        { 'content-type': 'application/json; charset=utf-16' },
+        { 'content-type': 'application/json; charset=latin1' },
+        { 'content-type': 'application/json; charset=x-nope' }
+      ]
+      for (const headers of cases) {
+        const response = await post(json, headers)
+        expect(response.status, JSON.stringify(headers)).toBe(415)
+        expect(response.type).toContain('application/problem+json')
+      }
+      expect((await post(json, { 'content-type': 'application/json; charset=UTF-8' })).status).toBe(201)
+    })
+  })
+
+  it('sends Cache-Control: no-store on every response, errors included', async () => {
+    const created = await service.request('POST', '/applications', { body: { name: 'Cached?', type: 'private', permissions: ['token:create', 'token:read'] } })
+    const token = await service.request('POST', '/tokens', { key: created.body.key, body: { type: 'token', data: 'plaintext' } })
+    const responses = [
+      created,
+      token,
+      await service.request('GET', `/tokens/${token.body.id}`, { key: created.body.key }),
+      await service.request('GET', '/health', { key: null }),
+      await service.request('GET', '/logs', { key: null }),
+      await service.request('GET', '/nope'),
+      await service.request('DELETE', '/health'),
+      await service.request('POST', '/applications', { rawBody: 'x', contentType: 'text/plain' }),
+      await service.request('POST', '/applications', { body: { name: 'x'.repeat(2000) } }),
+      await service.request('GET', '/invitations/accept?token=inv_unknown', { key: null })
+    ]
+    expect(new Set(responses.map((response) => response.status)).size).toBeGreaterThan(6)
+    for (const response of responses) expect(response.headers.get('cache-control'), String(response.status)).toBe('no-store')
+    const misdirected = await new Promise<string | undefined>((resolve, reject) => {
+      const url = new URL(service.url)
+      httpRequest({ host: url.hostname, port: url.port, path: '/health', headers: { host: 'evil.example' } }, (res) => {
+        res.resume()
+        resolve(res.headers['cache-control'])
+      })
+        .on('error', reject)
+        .end()
+    })
+    expect(misdirected).toBe('no-store')
   })
 
   it('answers a wrong method on an open route with a 405 problem document', async () => {

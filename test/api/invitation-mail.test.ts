@@ -35,7 +35,7 @@ describe('invitation e-mail over SMTP', () => {
 
   it('delivers the invitation; the link in the message leads to the page and accepting makes an ADMIN member', async () => {
     smtp = await startSmtpServer()
-    service = await startTestService({ mail: { host: '127.0.0.1', port: smtp.port, from: 'Tessera <vault@example.com>' } })
+    service = await startTestService({ mail: { host: '127.0.0.1', port: smtp.port, requireTLS: false, from: 'Tessera <vault@example.com>' } })
     const invitation = await service.request('POST', '/tenants/self/invitations', { body: { email: 'hedy@example.com' } })
     expect(invitation.status).toBe(201)
     await service.host.vault.services.mail.idle()
@@ -62,10 +62,22 @@ describe('invitation e-mail over SMTP', () => {
     expect(sent).toMatchObject({ status: 'SENT', attempts: 1, last_error: null, sent_at: service.clock.now() })
   })
 
+  it('refuses by default to send over a connection the server does not upgrade with STARTTLS, keeping the mail', async () => {
+    smtp = await startSmtpServer()
+    service = await startTestService({ mail: { host: '127.0.0.1', port: smtp.port, from: 'vault@example.com' } })
+    const invitation = await service.request('POST', '/tenants/self/invitations', { body: { email: 'whitfield@example.com' } })
+    expect(invitation.status).toBe(201)
+    await service.host.vault.services.mail.idle()
+    expect(smtp.received).toHaveLength(0)
+    const [waiting] = await service.host.vault.services.mail.listOutbox()
+    expect(waiting).toMatchObject({ status: 'PENDING', attempts: 1 })
+    expect(waiting.last_error).toMatch(/TLS/)
+  })
+
   it('keeps the mail while SMTP is down, retries with backoff, and delivers it exactly once when the server is back', async () => {
     const port = await reservePort()
     const { logger, lines } = capturingLogger()
-    service = await startTestService({ mail: { host: '127.0.0.1', port, from: 'vault@example.com' }, logger })
+    service = await startTestService({ mail: { host: '127.0.0.1', port, requireTLS: false, from: 'vault@example.com' }, logger })
     const { mail, jobs } = service.host.vault.services
     const invitation = await service.request('POST', '/tenants/self/invitations', { body: { email: 'radia@example.com' } })
     expect(invitation.status).toBe(201)
@@ -113,7 +125,7 @@ describe('invitation e-mail over SMTP', () => {
 
   it('never delivers a link that a resend replaced while SMTP was down', async () => {
     const port = await reservePort()
-    service = await startTestService({ mail: { host: '127.0.0.1', port } })
+    service = await startTestService({ mail: { host: '127.0.0.1', port, requireTLS: false } })
     const { mail, jobs } = service.host.vault.services
     const invitation = await service.request('POST', '/tenants/self/invitations', { body: { email: 'barbara@example.com' } })
     await mail.idle()

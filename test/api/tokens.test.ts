@@ -732,6 +732,24 @@ describe('tokens', () => {
       expect(response.body.data.map((token: Body) => token.id)).toEqual([tokens[0].id])
     })
 
+    it('matches only tokens holding a metadata key named like an Object.prototype member', async () => {
+      const { batch, tokens } = await batchOf([
+        { type: 'token', data: 1, metadata: { constructor: 'x', toString: 'x' } },
+        { type: 'token', data: 2, metadata: {} }
+      ])
+      for (const key of ['__proto__', 'hasOwnProperty', 'valueOf', 'prototype', '__defineGetter__']) {
+        const response = await list(`metadata.batch=${batch}&metadata.${key}=x`)
+        expect(response.status, key).toBe(200)
+        expect(response.body.data, key).toEqual([])
+        expect(response.body.pagination.total_items, key).toBe(0)
+      }
+      for (const key of ['constructor', 'toString']) {
+        expect((await list(`metadata.batch=${batch}&metadata.${key}=X`)).body.data.map((token: Body) => token.id), key).toEqual([tokens[0].id])
+      }
+      expect((await list('metadata.__proto__=x')).body.data).toEqual([])
+      expect((await list('__proto__=x')).body.errors).toHaveProperty(['__proto__'])
+    })
+
     it('pages through the results and answers past the end with an empty page', async () => {
       const { batch, ids } = await batchOf([1, 2, 3, 4, 5].map((data) => ({ type: 'token', data })))
       const first = await list(`metadata.batch=${batch}&size=2`)
@@ -1122,7 +1140,11 @@ describe('tokens', () => {
       ['an unknown field named toString', { toString: 0 }, 'toString'],
       ['an unknown field named hasOwnProperty', { hasOwnProperty: 0 }, 'hasOwnProperty'],
       ['a body that is an array', [{ data: 'y' }], '(body)'],
-      ['a body that is a string', 'y', '(body)']
+      ['a body that is a string', 'y', '(body)'],
+      ['a body that is null', null, '(body)'],
+      ['a body that is a number', 42, '(body)'],
+      ['a body that is true', true, '(body)'],
+      ['a body that is an empty string', '', '(body)']
     ])('rejects %s with 400 and changes nothing', async (_label, body, field) => {
       const token = await create({ type: 'token', data: 'x', metadata: { keep: 'me' } })
       const response = await patch(token.id, body)

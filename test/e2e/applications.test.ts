@@ -39,7 +39,9 @@ describe.skipIf(!chromiumAvailable)('Applications workflow', () => {
     const table = app.page.getByTestId('logs-table')
     await expect.poll(() => table.textContent()).toContain('Token created')
     const application = (await app.harness.desktop.requireVault().services.applications.list(app.harness.desktop.actor(), { type: 'private' })).data[0]
-    expect(await table.textContent()).toContain(application.id)
+    // The actor column shows the application's type and short id, and the whole id on hover.
+    await expect.poll(() => table.textContent()).toContain(`application ${application.id.slice(0, 8)}`)
+    expect(await table.locator(`[title="application ${application.id}"]`).count()).toBeGreaterThan(0)
   })
 
   it('regenerates the key: the new one works and the old one is refused at once', async () => {

@@ -7,7 +7,7 @@ import { seedVault } from './support/seed'
 describe.skipIf(!chromiumAvailable)('Sessions workflow', () => {
   const app = useDesktopApp({ view: 'Sessions', prepare: seedVault })
 
-  it('creates a session as a public application, authorizes it as a private one, and its key then works', async () => {
+  it('creates a session as a public application, authorizes it as a private one, its key then works until it is revoked', async () => {
     await chooseOption(app.page, app.page.getByTestId('public-application'), 'Payment form')
     await app.page.getByTestId('create-session').click()
     const row = app.page.getByTestId('sessions-table').locator('tbody tr').first()
@@ -25,6 +25,11 @@ describe.skipIf(!chromiumAvailable)('Sessions workflow', () => {
 
     expect((await callRest(base, 'POST', '/tokens', sessionKey, { type: 'token', data: 'collected-in-browser' })).status).toBe(201)
     expect((await callRest(base, 'GET', '/tokens', sessionKey)).status).toBe(403)
+
+    await row.getByTestId('revoke-session').click()
+    await app.page.locator('.n-dialog').getByRole('button', { name: 'Revoke' }).click()
+    await expect.poll(async () => (await callRest(base, 'POST', '/tokens', sessionKey, { type: 'token', data: 'after revocation' })).status).toBe(401)
+    await expect.poll(() => app.page.getByTestId('sessions-table').textContent()).toContain('No active sessions')
     expect(errorsOf(app.page)).toEqual([])
   })
 })

@@ -50,7 +50,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger } = {}
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number } = {}
 ): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
@@ -67,6 +67,7 @@ export async function startTestService(
       clock,
       bodyLimitBytes: options.bodyLimitBytes,
       mail: options.mail,
+      sessionMaxTtlMs: options.sessionMaxTtlMs,
       // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
       jobTickMs: 0
     })

@@ -4,16 +4,15 @@
  * can follow an invitation without a mail server. Reads only; safe while
  * `tessera serve` runs on the same data dir.
  */
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
-import { CannotUnlockError, loadMasterKey } from '../crypto/keys'
 import { readySodium } from '../crypto/sodium'
 import { openDatabase } from '../db/database'
-import { resolveDataDir } from '../paths'
 import { unlockKeyring } from '../services/keyring'
 import { readOutbox, type OutboxEntry } from '../services/mail.service'
 import { DATABASE_FILE } from '../services/vault'
+import type { CommandInput } from './commands'
+import { requireDataDir } from './data-dir'
+import { requireMasterKey, requireVault } from './vault-access'
 
 function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString()
@@ -50,25 +49,17 @@ function toText(entries: OutboxEntry[]): string {
   return lines.join('\n') + '\n'
 }
 
-export async function outbox(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'data-dir': { type: 'string' },
-      json: { type: 'boolean', default: false }
-    }
-  })
-  const dataDir = resolveDataDir(values['data-dir'])
-  const masterKey = await loadMasterKey(dataDir)
-  if (!masterKey) throw new CannotUnlockError(`no master key: set TESSERA_MASTER_KEY or run \`tessera init --data-dir ${dataDir}\`.`)
+export async function outbox({ options }: CommandInput): Promise<void> {
+  const dataDir = options['data-dir'] as string
+  await requireDataDir(dataDir, 'write')
+  requireVault(dataDir)
+  const masterKey = await requireMasterKey(dataDir)
   await readySodium()
-  const file = join(dataDir, DATABASE_FILE)
-  if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${dataDir} (run \`tessera init\` first).`)
   // Not openVault: that takes the vault's lock, and this read must work while `tessera serve` runs.
-  const db = await openDatabase(file, { readers: 1 })
+  const db = await openDatabase(join(dataDir, DATABASE_FILE), { readers: 1 })
   try {
     const entries = await readOutbox(db.reader, await unlockKeyring(db.reader, masterKey))
-    process.stdout.write(values.json ? JSON.stringify({ mails: entries.map(toJson) }) + '\n' : toText(entries))
+    process.stdout.write(options.json ? JSON.stringify({ mails: entries.map(toJson) }) + '\n' : toText(entries))
   } finally {
     await db.close()
   }

@@ -3,7 +3,7 @@
  * secret-hash key and each tenant's data and fingerprint keys. Only wrapped
  * keys are stored; the master key itself lives outside the database.
  */
-import { chmod, readFile, stat, writeFile } from 'node:fs/promises'
+import { link, open as openFile, readFile, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DecryptionError, open, seal } from './aead'
 import { randomBytes } from './random'
@@ -11,9 +11,13 @@ import { KEY_BYTES, type MasterKey } from './types'
 
 export const MASTER_KEY_FILE = 'master.key'
 
-/** Why the vault cannot be opened; the message is safe to print. */
+/** Why the vault cannot be opened; the message and the hint are safe to print. */
 export class CannotUnlockError extends Error {
-  constructor(reason: string) {
+  constructor(
+    reason: string,
+    /** How to fix it, when the reason does not say. */
+    readonly hint?: string
+  ) {
     super(`Cannot unlock vault: ${reason}`)
     this.name = 'CannotUnlockError'
   }
@@ -28,17 +32,33 @@ export function generateMasterKey(): MasterKey {
 export function decodeMasterKey(encoded: string, source: string): MasterKey {
   const bytes = Buffer.from(encoded.trim(), 'base64')
   if (bytes.length !== KEY_BYTES) {
-    throw new CannotUnlockError(`${source} must be the base64 encoding of ${KEY_BYTES} bytes.`)
+    throw new CannotUnlockError(`${source} must be the base64 encoding of ${KEY_BYTES} bytes.`, 'use the key this vault was created with (restore it from a backup if it was damaged).')
   }
   return new Uint8Array(bytes) as MasterKey
 }
 
-/** Writes a new master key file readable only by its owner (mode 0600); never overwrites. */
+/**
+ * Writes a new master key file readable only by its owner (mode 0600); never
+ * overwrites. The key is written aside, flushed to disk, then linked into
+ * place, so a crash or power cut never leaves a partial key file behind.
+ */
 export async function createMasterKeyFile(dataDir: string): Promise<MasterKey> {
   const key = generateMasterKey()
   const path = join(dataDir, MASTER_KEY_FILE)
-  await writeFile(path, Buffer.from(key).toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
-  await chmod(path, 0o600)
+  const temporary = `${path}.${process.pid}.tmp`
+  const file = await openFile(temporary, 'w', 0o600)
+  try {
+    await file.chmod(0o600)
+    await file.writeFile(Buffer.from(key).toString('base64') + '\n')
+    await file.sync()
+  } finally {
+    await file.close()
+  }
+  try {
+    await link(temporary, path)
+  } finally {
+    await unlink(temporary)
+  }
   return key
 }
 
@@ -71,7 +91,7 @@ export function unwrapKey(master: MasterKey, wrapped: Uint8Array, label: string)
     return open(master, wrapped, `tessera:key:${label}`)
   } catch (error) {
     if (error instanceof DecryptionError) {
-      throw new CannotUnlockError('the master key does not match this vault.')
+      throw new CannotUnlockError('the master key does not match this vault.', 'use the key this vault was created with: TESSERA_MASTER_KEY, else master.key in the data directory.')
     }
     throw error
   }

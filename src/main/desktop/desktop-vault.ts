@@ -15,6 +15,7 @@ import type { Actor, Clock } from '../services/context'
 import { AppError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
 import type { LogInput } from '../services/logs.service'
 import { initVault, vaultExists, type Vault } from '../services/vault'
+import { VaultInUseError } from '../services/vault-lock'
 import type { MasterKeyStore } from './key-store'
 import type { SettingsStore } from './settings'
 
@@ -39,7 +40,7 @@ export class VaultNotOpenError extends AppError {
 }
 
 function describeStartFailure(error: unknown, port: number): string {
-  if (error instanceof CannotUnlockError) return error.message
+  if (error instanceof CannotUnlockError || error instanceof VaultInUseError) return error.message
   if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return `Port ${port} is already in use; choose another port.`
   if ((error as NodeJS.ErrnoException).code === 'EACCES') return `Port ${port} cannot be used; choose another port.`
   return 'The vault could not be opened.'
@@ -49,8 +50,8 @@ function vaultAction(operation: 'lock' | 'unlock', message: string): LogInput {
   return { entityType: 'vault', entityId: 'desktop', operation, message }
 }
 
-function settingsAction(changed: string): LogInput {
-  return { entityType: 'settings', entityId: 'desktop', operation: 'update', message: `Desktop settings changed: ${changed}` }
+function settingsAction(message: string): LogInput {
+  return { entityType: 'settings', entityId: 'desktop', operation: 'update', message }
 }
 
 export class DesktopVault {
@@ -145,10 +146,7 @@ export class DesktopVault {
         const masterKey = await this.loadKey()
         await this.open(masterKey)
         await this.recordAction(vaultAction('unlock', 'Vault unlocked in the desktop app'))
-        if (this.changedWhileLocked.length) {
-          await this.recordAction(settingsAction(`${this.changedWhileLocked.join(', ')} (while the vault was locked)`))
-          this.changedWhileLocked = []
-        }
+        for (const change of this.changedWhileLocked.splice(0)) await this.recordAction(settingsAction(`${change} (while the vault was locked)`))
       }
       return this.status()
     })
@@ -166,16 +164,18 @@ export class DesktopVault {
 
   /**
    * Saves and applies a settings change (a new port or SMTP configuration
-   * restarts the service), logged by the names of the settings it changes.
-   * Locked, only the port can usefully change (to unlock on a free one); the
-   * change is logged when the vault is next unlocked.
+   * restarts the service), logged with the desktop user as actor before it is
+   * saved. Locked, only the port may change (to unlock on a free one; logged
+   * when the vault is next unlocked): anything else would go unaudited, so it
+   * is refused (503) and nothing is saved.
    */
   async updateSettings(patch: unknown): Promise<DesktopSettings> {
-    const changed = this.settings.changes(patch)
     const previousPort = this.settings.port
-    if (!this.host) this.changedWhileLocked.push(...changed)
-    else if (changed.length) await this.recordAction(settingsAction(changed.join(', ')))
-    await this.settings.update(patch, this.masterKey)
+    await this.settings.update(patch, this.masterKey, async (change) => {
+      if (this.host) await this.recordAction(settingsAction(change.message))
+      else if (change.portOnly) this.changedWhileLocked.push(change.message)
+      else throw new VaultNotOpenError()
+    })
     await this.restartService(previousPort)
     return this.settings.view()
   }
@@ -197,7 +197,7 @@ export class DesktopVault {
         if (port === previousPort) throw error
         await this.options.settings.setPort(previousPort)
         await this.open(masterKey)
-        await this.recordAction(settingsAction(`port (back to ${previousPort}: port ${port} is in use)`))
+        await this.recordAction(settingsAction(`Service port changed back to ${previousPort} (port ${port} is in use)`))
         throw new ConflictError(`Port ${port} is already in use; the service stays on port ${previousPort}.`)
       }
     })
@@ -223,7 +223,7 @@ export class DesktopVault {
     const { dataDir, settings, logger, clock } = this.options
     const port = settings.port
     try {
-      this.host = await startServiceHost({ dataDir, masterKey, host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
+      this.host = await startServiceHost({ dataDir, masterKey, kind: 'desktop', host: SERVICE_HOST, port, logger, clock, mail: settings.mailConfig(masterKey) })
       this.masterKey = masterKey
       this.error = undefined
     } catch (error) {

@@ -11,10 +11,12 @@ import type { MethodOf, Namespace, OutboxMail, TesseraApi } from '../../shared/i
 import type { Actor } from '../services/context'
 import { toIsoString } from '../services/dates'
 import type { OutboxEntry } from '../services/mail.service'
+import { tenantNameSchema } from '../services/fields'
 import { toPage } from '../services/pagination'
 import { BusinessRuleError } from '../services/errors'
 import { parseOrThrow } from '../services/validation'
 import type { DesktopVault } from './desktop-vault'
+import { memoryClipboard, SecretClipboard } from './secret-clipboard'
 
 /** The handler of each channel: untrusted arguments in, the contract's result out. */
 export type DesktopHandlers = {
@@ -26,11 +28,24 @@ const body = z.record(z.string(), z.unknown())
 const page = { page: z.number().int().min(1).optional(), size: z.number().int().min(1).optional() }
 const strings = z.array(z.string().max(400)).max(100)
 
+/**
+ * Metadata filters, passed on as given: zod's record would drop a `__proto__`
+ * key, and the list would then match tokens that do not hold it.
+ */
+const metadataFilters = z.custom<Record<string, string>>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.entries(value).every(([key, item]) => key.length <= 200 && typeof item === 'string' && item.length <= 400),
+  'must map metadata keys (at most 200 characters) to strings (at most 400)'
+)
+
 const tokenListQuery = z.strictObject({
   ...page,
   id: strings.optional(),
   type: strings.optional(),
-  metadata: z.record(z.string().max(200), z.string().max(400)).optional()
+  metadata: metadataFilters.optional()
 })
 const logFilters = {
   entity_type: z.string().max(50).optional(),
@@ -43,13 +58,14 @@ const logFilterQuery = z.strictObject(logFilters)
 const periods = z.array(z.tuple([z.number(), z.number()])).max(100)
 const applicationListQuery = z.strictObject({ ...page, id: strings.optional(), type: strings.optional() })
 const memberListQuery = z.strictObject({ ...page, user_id: strings.optional() })
+const pageQuery = z.strictObject(page)
 const invitationListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'EXPIRED']).optional() })
 const outboxListQuery = z.strictObject({ ...page, status: z.enum(['PENDING', 'SENT']).optional() })
 
 /** The outbox keeps every waiting mail; the GUI pages through the newest ones. */
 const OUTBOX_LIMIT = 500
 const createVaultRequest = z.strictObject({
-  tenantName: z.string().trim().min(1, 'is required').max(200),
+  tenantName: tenantNameSchema,
   ownerEmail: z.string().trim().max(320).optional(),
   keyStorage: z.enum(['keychain', 'key-file'])
 })
@@ -98,7 +114,13 @@ function toOutboxMail(entry: OutboxEntry): OutboxMail {
   return mail
 }
 
-export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
+export interface DesktopHandlerOptions {
+  /** The system clipboard for copied secrets; an in-memory one without it (tests, the browser harness). */
+  clipboard?: SecretClipboard
+}
+
+export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHandlerOptions = {}): DesktopHandlers {
+  const clipboard = options.clipboard ?? new SecretClipboard(memoryClipboard())
   const services = () => desktop.requireVault().services
   const owner = () => desktop.actor()
 
@@ -159,7 +181,9 @@ export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
       create: method(z.tuple([id]), async ([applicationId]) => services().sessions.create(await asApplication(applicationId, 'public'), undefined, owner())),
       authorize: method(z.tuple([id, body]), async ([applicationId, request]) =>
         services().sessions.authorize(await asApplication(applicationId, 'private'), request, owner())
-      )
+      ),
+      list: method(z.tuple([pageQuery]), ([query]) => services().sessions.list(owner(), toServiceQuery(query))),
+      revoke: method(z.tuple([id]), ([sessionId]) => services().sessions.revoke(owner(), sessionId))
     },
     members: {
       list: method(z.tuple([memberListQuery]), ([query]) => services().members.list(owner(), toServiceQuery(query))),
@@ -178,6 +202,9 @@ export function createDesktopHandlers(desktop: DesktopVault): DesktopHandlers {
         const pageNumber = query.page ?? 1
         return toPage(mails.slice((pageNumber - 1) * size, pageNumber * size).map(toOutboxMail), mails.length, { page: pageNumber, size })
       })
+    },
+    clipboard: {
+      copySecret: method(z.tuple([z.string().min(1, 'is required').max(10_000, 'is too long')]), async ([text]) => clipboard.copy(text))
     }
   }
 }

@@ -60,7 +60,39 @@ const storedSchema = z.object({
 })
 
 type StoredSettings = z.infer<typeof storedSchema>
+type StoredSmtp = NonNullable<StoredSettings['smtp']>
 
+/** Whether mail to this server must be encrypted: implicit TLS, or STARTTLS unless turned off explicitly. */
+function tlsRequired(smtp: StoredSmtp): boolean {
+  return smtp.secure || smtp.requireTLS !== false
+}
+
+/**
+ * The audit log's account of an SMTP change, or undefined when nothing
+ * changed. Names the host (not secret), never the user or the password.
+ */
+function describeSmtpChange(before: StoredSmtp | undefined, after: StoredSmtp | undefined): string | undefined {
+  if (!before && !after) return undefined
+  if (!after) return 'SMTP settings removed'
+  if (!before) return `SMTP settings added (host ${after.host})`
+  const notes: string[] = []
+  if (before.host !== after.host || before.user !== after.user) notes.push(`host or user changed (host ${after.host})`)
+  if (before.sealedPassword !== undefined && after.sealedPassword === undefined) notes.push('stored password dropped')
+  else if (after.sealedPassword !== before.sealedPassword) notes.push(before.sealedPassword === undefined ? 'password set' : 'password replaced')
+  if (tlsRequired(before) !== tlsRequired(after)) notes.push(tlsRequired(after) ? 'TLS now required' : 'TLS no longer required')
+  const otherChange = before.port !== after.port || before.secure !== after.secure || before.from !== after.from
+  if (!notes.length && !otherChange) return undefined
+  return `SMTP settings changed${notes.length ? `: ${notes.join('; ')}` : ''}`
+}
+
+
+/** A settings change, for the audit log. */
+export interface SettingsChange {
+  /** What changed: names, the port, the link URL and the SMTP host; never the SMTP user or password. */
+  message: string
+  /** Only the port changed: accepted while the vault is locked (to unlock on a free port), and logged when it opens. */
+  portOnly: boolean
+}
 
 export class SettingsStore {
   private stored: StoredSettings = { port: DEFAULT_PORT }
@@ -85,12 +117,12 @@ export class SettingsStore {
     return this.stored.port
   }
 
-  /** The settings as the renderer sees them: no password, only whether one is set. */
+  /** The settings as the renderer sees them: no password, only whether one is set; `requireTLS` as it applies. */
   view(): DesktopSettings {
     const { smtp, ...rest } = this.stored
     if (!smtp) return { ...rest }
     const { sealedPassword, ...visible } = smtp
-    return { ...rest, smtp: { ...visible, hasPassword: sealedPassword !== undefined } }
+    return { ...rest, smtp: { ...visible, requireTLS: smtp.requireTLS !== false, hasPassword: sealedPassword !== undefined } }
   }
 
   /** The mail service's configuration, the SMTP password opened under the master key. */
@@ -111,33 +143,17 @@ export class SettingsStore {
   }
 
   /**
-   * The names of the settings `patch` would change (validating it first), for
-   * the audit log: names only, never values (an SMTP password above all).
-   */
-  changes(patch: unknown): string[] {
-    const input = parseOrThrow(settingsPatchSchema, patch)
-    const changed: string[] = []
-    if (input.port !== undefined && input.port !== this.stored.port) changed.push('port')
-    if (input.publicBaseUrl !== undefined && (input.publicBaseUrl ?? undefined) !== this.stored.publicBaseUrl) changed.push('publicBaseUrl')
-    const smtp = this.stored.smtp
-    if (input.smtp === null) {
-      if (smtp) changed.push('smtp (removed)')
-    } else if (input.smtp !== undefined) {
-      const { password, hasPassword, ...fields } = input.smtp
-      for (const [name, value] of Object.entries(fields)) {
-        if (value !== smtp?.[name as keyof typeof fields]) changed.push(`smtp.${name}`)
-      }
-      const keepsPassword = (password === undefined || password === '') && hasPassword && smtp?.sealedPassword !== undefined
-      if ((password !== undefined && password !== '') || (smtp?.sealedPassword !== undefined && !keepsPassword)) changed.push('smtp.password')
-    }
-    return changed
-  }
-
-  /**
    * Validates and saves a patch. A new SMTP password needs the master key to
-   * seal it; `hasPassword: true` without a password keeps the stored one.
+   * seal it; `hasPassword: true` without a password keeps the stored one, but
+   * only for the same host and user: a password is never sent to another
+   * server or account than the one it was entered for. A change is handed to
+   * `audit` before the file is written (a failed audit changes nothing).
    */
-  async update(patch: unknown, masterKey: MasterKey | undefined): Promise<DesktopSettings> {
+  async update(
+    patch: unknown,
+    masterKey: MasterKey | undefined,
+    audit: (change: SettingsChange) => Promise<void> = async () => undefined
+  ): Promise<DesktopSettings> {
     const input = parseOrThrow(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port
@@ -146,15 +162,21 @@ export class SettingsStore {
     if (input.smtp === null) delete next.smtp
     else if (input.smtp !== undefined) {
       const { password, hasPassword, ...smtp } = input.smtp
+      const previous = this.stored.smtp
+      const sameAccount = previous !== undefined && previous.host === smtp.host && previous.user === smtp.user
       let sealedPassword: string | undefined
       if (password !== undefined && password !== '') {
         if (!masterKey) throw ValidationError.field('smtp.password', 'can only be saved while the vault is unlocked')
         sealedPassword = Buffer.from(sealJson(masterKey, password, SMTP_PASSWORD_CONTEXT)).toString('base64')
-      } else if (hasPassword) {
-        sealedPassword = this.stored.smtp?.sealedPassword
+      } else if (hasPassword && sameAccount) {
+        sealedPassword = previous.sealedPassword
       }
       next.smtp = { ...smtp, ...(sealedPassword !== undefined ? { sealedPassword } : {}) }
     }
+    const port = next.port !== this.stored.port ? `Service port changed from ${this.stored.port} to ${next.port}` : undefined
+    const link = next.publicBaseUrl !== this.stored.publicBaseUrl ? `Invitation link URL ${next.publicBaseUrl ? `set to ${next.publicBaseUrl}` : 'removed'}` : undefined
+    const changes = [port, link, describeSmtpChange(this.stored.smtp, next.smtp)].filter((change) => change !== undefined)
+    if (changes.length) await audit({ message: changes.join('; '), portOnly: changes.length === 1 && port !== undefined })
     await this.write(next)
     this.stored = next
     return this.view()

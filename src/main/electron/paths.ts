@@ -15,8 +15,12 @@ export function preloadPath(): string {
   return join(__dirname, '../preload/index.cjs')
 }
 
-/** What the window loads: the dev server under `electron-vite dev`, else the built file. */
-export function rendererEntry(env: NodeJS.ProcessEnv = process.env): { url: string } | { file: string } {
-  if (!app.isPackaged && env.ELECTRON_RENDERER_URL) return { url: env.ELECTRON_RENDERER_URL }
-  return { file: join(__dirname, '../renderer/index.html') }
+/** The dev server's URL under `electron-vite dev` (never in a packaged app); undefined otherwise. */
+export function devServerUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return !app.isPackaged && env.ELECTRON_RENDERER_URL ? env.ELECTRON_RENDERER_URL : undefined
+}
+
+/** The built renderer (next to the main bundle in `out/`), served on app://. */
+export function rendererDir(): string {
+  return join(__dirname, '../renderer')
 }

@@ -3,8 +3,17 @@
  * sandboxed renderer without Node, a strict Content-Security-Policy (as a
  * response header here and as a <meta> in index.html), no remote content,
  * no navigation, no new windows, no permissions beyond writing the clipboard.
+ * The built pages come from the app's own origin, `app://tessera` (see
+ * protocol.ts), never from file://.
  */
 import { BrowserWindow, nativeTheme, type Session, type WebContents } from 'electron'
+
+/** The privileged custom scheme and origin the renderer's pages are served from. */
+export const APP_SCHEME = 'app'
+export const APP_HOST = 'tessera'
+export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`
+/** What the window loads outside `electron-vite dev`. */
+export const APP_ENTRY_URL = `${APP_ORIGIN}/index.html`
 
 /** Same policy as the <meta> in src/renderer/index.html; naive-ui injects <style> elements, hence inline styles. */
 export const CONTENT_SECURITY_POLICY = [
@@ -26,9 +35,9 @@ export const WINDOW_SIZE = { width: 1280, height: 820, minWidth: 960, minHeight:
 /** Permissions the renderer may use: only the copy buttons need one. */
 const ALLOWED_PERMISSIONS = new Set(['clipboard-sanitized-write'])
 
-/** Whether a request stays inside the app: its own files, or the dev server under `electron-vite dev`. */
+/** Whether a request stays inside the app: its own origin, or the dev server under `electron-vite dev`. */
 export function isAppUrl(url: string, devServerUrl?: string): boolean {
-  if (/^(file|devtools|data|blob):/.test(url)) return true
+  if (url.startsWith(`${APP_ORIGIN}/`) || /^(devtools|data|blob):/.test(url)) return true
   if (!devServerUrl) return false
   try {
     const target = new URL(url)
@@ -60,7 +69,8 @@ export function lockDownContents(contents: WebContents): void {
 
 export interface MainWindowOptions {
   preload: string
-  entry: { url: string } | { file: string }
+  /** `APP_ENTRY_URL`, or the dev server's URL under `electron-vite dev`. */
+  url: string
 }
 
 export function createMainWindow(options: MainWindowOptions): BrowserWindow {
@@ -86,7 +96,6 @@ export function createMainWindow(options: MainWindowOptions): BrowserWindow {
   })
   lockDownContents(window.webContents)
   window.once('ready-to-show', () => window.show())
-  if ('url' in options.entry) void window.loadURL(options.entry.url)
-  else void window.loadFile(options.entry.file)
+  void window.loadURL(options.url)
   return window
 }

@@ -39,6 +39,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     // Only the name and code: a database error's message can contain statement values.
     options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
   })
+  app.use(noStore)
   const routers: Router<AppState>[] = []
   app.use(errorHandler(auditRefusals(services, routers)))
   app.use(hostCheck(options.allowedHosts))
@@ -52,6 +53,15 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   app.use(authenticate(services.auth))
   routers.push(...keyless, ...mountRoutes(app, deps))
   return app
+}
+
+/**
+ * Responses carry keys, plaintext and one-time links: no cache (browser,
+ * proxy or HTTP library) may keep any of them. Set first, so errors carry it too.
+ */
+const noStore: Koa.Middleware = (ctx, next) => {
+  ctx.set('Cache-Control', 'no-store')
+  return next()
 }
 
 /**
@@ -96,14 +106,35 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-/** Listens on host:port (port 0 picks a free one). */
+/** The server could not listen; `code` is the system error (EADDRINUSE, EACCES, EADDRNOTAVAIL, ENOTFOUND…). */
+export class ListenError extends Error {
+  constructor(
+    readonly code: string | undefined,
+    readonly host: string,
+    readonly port: number
+  ) {
+    super(`Cannot listen on ${host}, port ${port} (${code ?? 'unknown error'}).`)
+    this.name = 'ListenError'
+  }
+
+  /** `127.0.0.1:4390`, `[::1]:4390`. */
+  get address(): string {
+    return `${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.port}`
+  }
+}
+
+/**
+ * Listens on host:port (port 0 picks a free one).
+ * @throws ListenError
+ */
 export async function listen(app: Koa<AppState>, host: string, port: number): Promise<RunningServer> {
   const server = createHttpServer(app.callback())
   server.keepAliveTimeout = 5_000
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    const fail = (error: NodeJS.ErrnoException) => reject(new ListenError(error.code, host, port))
+    server.once('error', fail)
     server.listen(port, host, () => {
-      server.off('error', reject)
+      server.off('error', fail)
       resolve()
     })
   })

@@ -19,6 +19,7 @@
  *   `application:update` alone cannot escalate to the full management set.
  * - `expires_at` takes the same formats as a token's (ISO 8601 among them).
  */
+import type { Knex } from 'knex'
 import { z } from 'zod'
 import { APPLICATION_TYPES, MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
 import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
@@ -35,9 +36,9 @@ import {
   updateApplication,
   type ApplicationRow
 } from '../repositories/applications.repository'
-import { deleteSessionsOfApplication } from '../repositories/sessions.repository'
+import { listSessionsAuthorizedBy, listSessionsOfApplication } from '../repositories/sessions.repository'
 import { requirePermission } from './access'
-import type { AuthService } from './auth.service'
+import { applicationActor, type AuthService } from './auth.service'
 import type { Actor } from './context'
 import { parseExpiresAt, toIsoString } from './dates'
 import { ForbiddenError, NotFoundError } from './errors'
@@ -45,6 +46,7 @@ import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } f
 import type { ServiceContext } from './index'
 import { logRow, recordLogs, type LogOperation } from './logs.service'
 import { offsetOf, paginationSchema, toPage } from './pagination'
+import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
 import { parseOrThrow, queryList } from './validation'
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -232,8 +234,13 @@ export class ApplicationsService {
       modified_by: actor.id,
       modified_at: now
     }
-    await this.writeChange(actor, existing, changes, 'update', 'Application updated', now)
-    return toApplication({ ...existing, ...changes })
+    const updated = { ...existing, ...changes }
+    await this.writeChange(actor, existing, changes, 'update', 'Application updated', now, async (trx) => {
+      // Sessions it authorized live on only while it still holds what it granted them.
+      const beyond = sessionsBeyondGrant(applicationActor(updated), await listSessionsAuthorizedBy(trx, existing.id))
+      return revokeSessions(trx, actor, beyond, 'Session revoked: its authorizing application no longer holds what it granted', now)
+    })
+    return toApplication(updated)
   }
 
   /** `POST /applications/{id}/regenerate`: a new key; the previous one stops working at once. */
@@ -244,7 +251,9 @@ export class ApplicationsService {
     const key = generateSecret(`key_${existing.type}`)
     const now = this.context.clock.now()
     const changes = { key_hash: hashSecret(this.context.keyring.secretHashKey, key), modified_by: actor.id, modified_at: now }
-    await this.writeChange(actor, existing, changes, 'regenerate', 'Application key regenerated', now)
+    await this.writeChange(actor, existing, changes, 'regenerate', 'Application key regenerated', now, async (trx) =>
+      revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application got a new key', now)
+    )
     return toApplication({ ...existing, ...changes }, key)
   }
 
@@ -256,7 +265,7 @@ export class ApplicationsService {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
       await recordLogs(trx, [this.logEntry(actor, existing.id, 'delete', 'Application deleted', now)])
-      return deleteSessionsOfApplication(trx, existing.id)
+      return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application was deleted', now)
     })
     this.forget([existing.id, ...sessionIds])
   }
@@ -286,7 +295,8 @@ export class ApplicationsService {
       const sessionIds: string[] = []
       for (const row of rows) {
         await deleteApplication(trx, row.tenant_id, row.id)
-        sessionIds.push(...(await deleteSessionsOfApplication(trx, row.id)))
+        const sessions = await listSessionsOfApplication(trx, row.id)
+        sessionIds.push(...(await revokeSessions(trx, null, sessions, 'Session revoked: its application expired', now)))
       }
       await recordLogs(
         trx,
@@ -307,20 +317,26 @@ export class ApplicationsService {
     return row
   }
 
-  /** Applies `changes` with its log entry in one transaction, then drops the cached actor of the old key or grants. */
+  /**
+   * Applies `changes` with its log entry and the revocation of the sessions
+   * that must end with it, in one transaction; then drops the cached actors of
+   * the old key or grants and of those sessions.
+   */
   private async writeChange(
     actor: Actor,
     existing: ApplicationRow,
     changes: Partial<ApplicationRow>,
     operation: LogOperation,
     message: string,
-    now: number
+    now: number,
+    revokeDependentSessions: (trx: Knex.Transaction) => Promise<string[]>
   ): Promise<void> {
-    await this.context.writes.run(async (trx) => {
+    const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')
       await recordLogs(trx, [this.logEntry(actor, existing.id, operation, message, now)])
+      return revokeDependentSessions(trx)
     })
-    this.auth.evict(existing.id)
+    this.forget([existing.id, ...sessionIds])
   }
 
   private async logRead(actor: Actor, id: string): Promise<void> {

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex'
 import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
 import { hashSecret } from '../crypto/secrets'
-import { findApplicationByKeyHash } from '../repositories/applications.repository'
+import { findApplicationByKeyHash, type ApplicationRow } from '../repositories/applications.repository'
 import type { Actor, Clock } from './context'
 import { UnauthenticatedError } from './errors'
 import type { Keyring } from './keyring'
@@ -29,8 +29,20 @@ export interface CachedActor {
 
 const MAX_CACHED = 10_000
 
+/** The actor an application's key stands for, from its row. */
+export function applicationActor(row: ApplicationRow): Actor {
+  return {
+    type: 'application',
+    id: row.id,
+    tenantId: row.tenant_id,
+    applicationType: row.type as ApplicationType,
+    permissions: JSON.parse(row.permissions) as Permission[],
+    rules: JSON.parse(row.rules) as AccessRule[]
+  }
+}
+
 /** The type of a presented key (`key_private`), or "unrecognised": never any of its random part. */
-function keyType(key: string): string {
+export function keyType(key: string): string {
   return /^(key_(?:private|public|management|sess))_/.exec(key)?.[1] ?? 'unrecognised'
 }
 
@@ -69,7 +81,7 @@ export class AuthService {
     return this.cache.load(key, () => this.load(key, now)).then((loaded) => actorUnlessExpired(key, loaded, now))
   }
 
-  /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize). */
+  /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize, revoke). */
   evict(actorId: string): void {
     this.cache.deleteWhere((entry) => entry.actor.id === actorId)
   }
@@ -83,14 +95,7 @@ export class AuthService {
     const row = await findApplicationByKeyHash(this.deps.reader, keyHash)
     if (!row) return undefined
     return {
-      actor: {
-        type: 'application',
-        id: row.id,
-        tenantId: row.tenant_id,
-        applicationType: row.type as ApplicationType,
-        permissions: JSON.parse(row.permissions) as Permission[],
-        rules: JSON.parse(row.rules) as AccessRule[]
-      },
+      actor: applicationActor(row),
       expiresAt: row.expires_at === null ? null : Number(row.expires_at)
     }
   }

@@ -31,6 +31,8 @@ export interface ServiceDeps {
   tenantId: string
   /** SMTP and link settings; without SMTP, mail waits in the outbox. */
   mail?: MailConfig
+  /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
+  sessionMaxTtlMs?: number
 }
 
 /** What every service may use: readers, the single writer queue, keys, time and logs. */
@@ -55,7 +57,7 @@ export function createServices(deps: ServiceDeps) {
   const logs = new LogsService({ ...context, chain: deps.chain })
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
-  const sessions = new SessionsService(context, auth)
+  const sessions = new SessionsService(context, auth, { maxTtlMs: deps.sessionMaxTtlMs })
   const invitations = new InvitationsService(context, mail)
   return {
     context,

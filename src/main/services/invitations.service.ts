@@ -11,7 +11,6 @@
  * `EXPIRED` is derived from `expires_at` on every read; the expiry job also
  * persists it (and cancels waiting mail).
  */
-import { parseOneAddress } from 'email-addresses'
 import type { Knex } from 'knex'
 import { z } from 'zod'
 import type { Page, TenantInvitation, TenantMember } from '../../shared/types'
@@ -36,6 +35,7 @@ import { findMemberByUser, findTenant, findUserByEmail, insertMember, insertUser
 import { requirePermission } from './access'
 import type { Actor } from './context'
 import { toIsoString } from './dates'
+import { emailSchema } from './fields'
 import { AppError, ConflictError, NotFoundError } from './errors'
 import { escapeHtml } from './html'
 import type { ServiceContext } from './index'
@@ -52,21 +52,6 @@ export const INVITATION_LIFETIME_MS = 72 * 60 * 60_000
 export const ACCEPT_PATH = '/invitations/accept'
 
 const LINK_SECRET_PREFIX = 'inv'
-
-/**
- * A single RFC 5322 addr-spec (`local@domain`): no display name, comments or
- * surrounding whitespace, and within the SMTP length limits (RFC 5321).
- */
-export function isEmailAddress(value: string): boolean {
-  const parsed = parseOneAddress({ input: value, rfc6532: true })
-  if (!parsed || parsed.type !== 'mailbox' || parsed.name !== null || parsed.address !== value) return false
-  return parsed.local.length <= 64 && parsed.domain.length <= 255 && value.length <= 254
-}
-
-const emailSchema = z
-  .string()
-  .max(254, 'must be at most 254 characters')
-  .refine(isEmailAddress, 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com')
 
 const createBody = z.strictObject({ email: emailSchema })
 

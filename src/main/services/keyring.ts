@@ -133,7 +133,7 @@ export async function createKeyring(db: Knex | Knex.Transaction, master: MasterK
 /** Opens an existing vault's keys; a wrong master key fails here, before any data is touched. */
 export async function unlockKeyring(db: Knex, master: MasterKey): Promise<Keyring> {
   const vault = await findVault(db)
-  if (!vault) throw new CannotUnlockError('this data directory holds no initialised vault (run `tessera init`).')
+  if (!vault) throw new CannotUnlockError('this data directory holds no initialised vault.', 'create it with `tessera init` (an interrupted init can simply be run again).')
   const secretHashKey = unwrapKey(master, vault.wrapped_secret_hash_key, SECRET_HASH_LABEL) as SecretHashKey
   const keyring = new Keyring(master, secretHashKey)
   keyring.loadAuditKeys(vault)

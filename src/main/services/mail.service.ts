@@ -33,7 +33,11 @@ export interface MailConfig {
   port?: number
   /** TLS from the first byte (SMTPS, usually port 465). */
   secure?: boolean
-  /** Refuse to send unless the server upgrades the connection with STARTTLS. */
+  /**
+   * Without `secure`: refuse to send unless the server upgrades the connection
+   * with STARTTLS (the default), or, when false, send in the clear to a server
+   * that does not offer it. Mail carries one-time links; plain text is an opt-in.
+   */
   requireTLS?: boolean
   user?: string
   password?: string
@@ -41,51 +45,6 @@ export interface MailConfig {
   from?: string
   /** Base URL of links in mail; by default the service's own URL. */
   publicBaseUrl?: string
-}
-
-/** Environment variables read by `mailConfigFromEnv`. */
-export const MAIL_ENV_VARS = [
-  'TESSERA_SMTP_HOST',
-  'TESSERA_SMTP_PORT',
-  'TESSERA_SMTP_SECURE',
-  'TESSERA_SMTP_REQUIRE_TLS',
-  'TESSERA_SMTP_USER',
-  'TESSERA_SMTP_PASSWORD',
-  'TESSERA_SMTP_FROM',
-  'TESSERA_PUBLIC_URL'
-] as const
-
-function envFlag(name: string, value: string | undefined): boolean | undefined {
-  if (value === undefined || value === '') return undefined
-  if (/^(1|true|yes|on)$/i.test(value)) return true
-  if (/^(0|false|no|off)$/i.test(value)) return false
-  throw new Error(`${name} must be true or false.`)
-}
-
-/**
- * Mail settings from `TESSERA_SMTP_*` and `TESSERA_PUBLIC_URL`.
- * @throws Error with a message fit for the user when a value is malformed
- */
-export function mailConfigFromEnv(env: NodeJS.ProcessEnv): MailConfig {
-  const config: MailConfig = {}
-  if (env.TESSERA_SMTP_HOST) config.host = env.TESSERA_SMTP_HOST
-  if (env.TESSERA_SMTP_PORT) {
-    const port = Number(env.TESSERA_SMTP_PORT)
-    if (!/^\d+$/.test(env.TESSERA_SMTP_PORT) || port < 1 || port > 65535) throw new Error('TESSERA_SMTP_PORT must be a number from 1 to 65535.')
-    config.port = port
-  }
-  config.secure = envFlag('TESSERA_SMTP_SECURE', env.TESSERA_SMTP_SECURE)
-  config.requireTLS = envFlag('TESSERA_SMTP_REQUIRE_TLS', env.TESSERA_SMTP_REQUIRE_TLS)
-  if (env.TESSERA_SMTP_USER) config.user = env.TESSERA_SMTP_USER
-  if (env.TESSERA_SMTP_PASSWORD) config.password = env.TESSERA_SMTP_PASSWORD
-  if (env.TESSERA_SMTP_FROM) config.from = env.TESSERA_SMTP_FROM
-  if (env.TESSERA_PUBLIC_URL) {
-    if (!URL.canParse(env.TESSERA_PUBLIC_URL) || !/^https?:$/.test(new URL(env.TESSERA_PUBLIC_URL).protocol)) {
-      throw new Error('TESSERA_PUBLIC_URL must be an http or https URL.')
-    }
-    config.publicBaseUrl = env.TESSERA_PUBLIC_URL
-  }
-  return config
 }
 
 /** What the body of an outbox mail holds (sealed). */
@@ -187,7 +146,7 @@ export class MailService {
         host: config.host,
         port: config.port ?? (config.secure ? 465 : 587),
         secure: config.secure ?? false,
-        requireTLS: config.requireTLS ?? false,
+        requireTLS: !config.secure && config.requireTLS !== false,
         auth: config.user ? { user: config.user, pass: config.password ?? '' } : undefined,
         connectionTimeout: 10_000,
         greetingTimeout: 10_000,

@@ -3,31 +3,58 @@
  * creates one and hands its key to a browser or phone; a private application
  * authorizes it through the nonce with exactly the access the client needs.
  * Until then, and after `expires_at`, the session key is a 401.
+ *
+ * A session never outlives the authority behind it: `expires_at` is capped
+ * (24 hours by default), the key stops working as soon as the application
+ * that created or authorized it is deleted, expires or gets a new key, or the
+ * authorizing application is changed so it no longer holds what it granted.
+ * Management keys list active sessions and revoke them.
  */
+import type { Knex } from 'knex'
 import { z } from 'zod'
-import type { AccessRule, ApplicationType, Permission, SessionCreated } from '../../shared/types'
+import type { AccessRule, ApplicationType, Page, Permission, Session, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
+import { findApplication } from '../repositories/applications.repository'
 import {
   authorizeSession,
+  countActiveSessions,
   deleteSessions,
-  findSessionByKeyHash,
+  findSession,
   findSessionByNonceHash,
+  findSessionCredential,
   insertSession,
-  listExpiredSessions
+  listActiveSessions,
+  listExpiredSessions,
+  type SessionSummaryRow
 } from '../repositories/sessions.repository'
-import { grantBeyond } from './access'
-import { SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
+import { grantBeyond, requirePermission } from './access'
+import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from './context'
 import { parseIsoExpiresAt, toIsoString } from './dates'
-import { ConflictError, ForbiddenError, NotFoundError } from './errors'
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from './errors'
 import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
-import { logRow, recordLogs, type LogActor } from './logs.service'
+import { appendLogs, logRow, recordLogs, type LogActor } from './logs.service'
+import { offsetOf, paginationSchema, toPage } from './pagination'
 import { parseOrThrow } from './validation'
 
 /** Default lifetime of a session (spec "Limits"). */
 export const SESSION_LIFETIME_MS = 3 * 60_000
+
+const HOUR_MS = 3_600_000
+/** How far ahead an authorization may set `expires_at`, unless configured otherwise (`TESSERA_SESSION_MAX_TTL`). */
+export const DEFAULT_SESSION_MAX_TTL_MS = 24 * HOUR_MS
+
+/** The cap as a 400 names it: `24 hours`, `7 days`, `90 minutes`. */
+function describeDuration(ms: number): string {
+  const units = [['day', 24 * HOUR_MS], ['hour', HOUR_MS], ['minute', 60_000], ['second', 1000]] as const
+  // A single day reads better as 24 hours.
+  const [unit, size] = units.find(([name, length]) => ms % length === 0 && (name !== 'day' || ms > length)) ?? units[3]
+  return `${Math.floor(ms / size)} ${unit}${ms === size ? '' : 's'}`
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const createBody = z.strictObject({}).optional()
 
@@ -36,6 +63,28 @@ const authorizeBody = z.strictObject({
   ...grantFields('private', { session: true }),
   expires_at: z.string().max(100).optional()
 })
+
+const listQuery = z.strictObject(paginationSchema(100))
+
+/** A session's grant as access rules read it. */
+function grantOf(row: Pick<SessionSummaryRow, 'permissions' | 'rules'>): { permissions: Permission[]; rules: AccessRule[] } {
+  return { permissions: JSON.parse(row.permissions) as Permission[], rules: JSON.parse(row.rules) as AccessRule[] }
+}
+
+function toSession(row: SessionSummaryRow): Session {
+  const authorized = row.authorized_at !== null
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    application_id: row.application_id,
+    status: authorized ? 'AUTHORIZED' : 'PENDING',
+    ...(row.authorized_by ? { authorized_by: row.authorized_by } : {}),
+    ...(authorized ? { authorized_at: toIsoString(Number(row.authorized_at)) } : {}),
+    ...grantOf(row),
+    expires_at: toIsoString(Number(row.expires_at)),
+    created_at: toIsoString(Number(row.created_at))
+  }
+}
 
 /**
  * A private application may hand a session only what it holds itself: each
@@ -58,20 +107,52 @@ function sessionMessage(what: string, application: Actor, person: LogActor | und
   return person ? `${what} through application ${application.id}` : what
 }
 
+/** The authorized sessions among `sessions` that grant more than `application` (as it is now) holds. */
+export function sessionsBeyondGrant(application: Actor, sessions: readonly SessionSummaryRow[]): SessionSummaryRow[] {
+  return sessions.filter((session) => session.authorized_at !== null && grantBeyond(application, grantOf(session)).length > 0)
+}
+
+/**
+ * Deletes sessions inside the caller's transaction, with one log entry each
+ * (`actor` null for the expiry sweep). Returns their ids: the caller evicts
+ * them from the key cache once the transaction has committed.
+ */
+export async function revokeSessions(
+  trx: Knex.Transaction,
+  actor: Actor | null,
+  sessions: readonly Pick<SessionSummaryRow, 'id' | 'tenant_id'>[],
+  message: string,
+  now: number
+): Promise<string[]> {
+  const ids = sessions.map((session) => session.id)
+  await deleteSessions(trx, ids)
+  await recordLogs(
+    trx,
+    sessions.map((session) => logRow(actor, session.tenant_id, { entityType: 'session', entityId: session.id, operation: 'delete', message }, now))
+  )
+  return ids
+}
+
 export class SessionsService {
+  private readonly maxTtlMs: number
+
   constructor(
     private readonly context: ServiceContext,
-    private readonly auth: AuthService
+    private readonly auth: AuthService,
+    options: { maxTtlMs?: number } = {}
   ) {
-    auth.setSessionResolver((keyHash) => this.resolve(keyHash))
+    this.maxTtlMs = options.maxTtlMs ?? DEFAULT_SESSION_MAX_TTL_MS
+    auth.setSessionResolver((keyHash, now) => this.resolve(keyHash, now))
   }
 
   /**
    * `POST /sessions`: a new, unauthorized session of the calling public
-   * application. `person`: who acts through the application (the desktop
-   * user), named in the log instead of it.
+   * application. Also returns its `id`, which the REST response leaves out
+   * (the spec's create response has none) and the desktop uses to list it.
+   * `person`: who acts through the application (the desktop user), named in
+   * the log instead of it.
    */
-  async create(actor: Actor, body: unknown, person?: LogActor): Promise<SessionCreated> {
+  async create(actor: Actor, body: unknown, person?: LogActor): Promise<SessionCreated & { id: string }> {
     requireApplicationType(actor, 'public', 'create a session')
     parseOrThrow(createBody, body)
     const { keyring, clock, writes } = this.context
@@ -79,7 +160,7 @@ export class SessionsService {
     const id = newId()
     const sessionKey = generateSecret(SESSION_KEY_PREFIX)
     const nonce = generateSecret('nonce')
-    const expiresAt = now + SESSION_LIFETIME_MS
+    const expiresAt = now + Math.min(SESSION_LIFETIME_MS, this.maxTtlMs)
     const row = {
       id,
       tenant_id: actor.tenantId,
@@ -99,7 +180,7 @@ export class SessionsService {
         logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }, now)
       ])
     })
-    return { session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
+    return { id, session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
   }
 
   /**
@@ -113,13 +194,15 @@ export class SessionsService {
     requireSomeGrant(input)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
-    const expiresAt = input.expires_at === undefined ? undefined : parseIsoExpiresAt(input.expires_at, 'expires_at', new Date(now)).getTime()
+    const expiresAt = input.expires_at === undefined ? undefined : this.parseExpiresAt(input.expires_at, now)
     const nonceHash = hashSecret(keyring.secretHashKey, input.nonce)
     const permissions = normalisePermissions(input.permissions)
     const rules = normaliseRules(input.rules)
-    requireHeldPermissions(actor, { permissions, rules })
     const grant = { permissions: JSON.stringify(permissions), rules: JSON.stringify(rules) }
     const sessionId = await writes.run(async (trx) => {
+      // Checked against the application as it is in this transaction, not as its
+      // key was cached: an update committed meanwhile must not be bypassed.
+      requireHeldPermissions(await this.currentApplication(trx, actor, now), { permissions, rules })
       const session = await findSessionByNonceHash(trx, actor.tenantId, nonceHash)
       if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
       if (session.authorized_at !== null) throw new ConflictError('This nonce has already been used.')
@@ -136,6 +219,43 @@ export class SessionsService {
       return session.id
     })
     this.auth.evict(sessionId)
+  }
+
+  /**
+   * `GET /sessions`: the tenant's sessions that have not expired, authorized or
+   * not, newest first. Never their keys or nonces (only hashes are stored).
+   * Each listed session gets a "Session listed" log entry.
+   */
+  async list(actor: Actor, query: unknown): Promise<Page<Session>> {
+    requirePermission(actor, 'application:read')
+    const q = parseOrThrow(listQuery, query)
+    const now = this.context.clock.now()
+    const { reader, writes } = this.context
+    const [total, rows] = await Promise.all([
+      countActiveSessions(reader, actor.tenantId, now),
+      listActiveSessions(reader, actor.tenantId, now, q.size, offsetOf(q))
+    ])
+    if (rows.length > 0) {
+      await writes.append((buffer) =>
+        appendLogs(
+          buffer,
+          rows.map((row) => logRow(actor, actor.tenantId, { entityType: 'session', entityId: row.id, operation: 'read', message: 'Session listed' }, now))
+        )
+      )
+    }
+    return toPage(rows.map(toSession), total, q)
+  }
+
+  /** `DELETE /sessions/{id}`: the session's key is refused from now on. An unknown or expired session is a 404. */
+  async revoke(actor: Actor, id: string): Promise<void> {
+    requirePermission(actor, 'application:delete')
+    const now = this.context.clock.now()
+    await this.context.writes.run(async (trx) => {
+      const session = UUID_PATTERN.test(id) ? await findSession(trx, actor.tenantId, id.toLowerCase()) : undefined
+      if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
+      await revokeSessions(trx, actor, [session], 'Session revoked', now)
+    })
+    this.auth.evict(id.toLowerCase())
   }
 
   /** Deletes sessions past `expires_at` (the expiry job); returns how many. */
@@ -158,20 +278,37 @@ export class SessionsService {
     return deleted.length
   }
 
-  /** The actor of an authorized session; undefined for unknown or not yet authorized keys (401). */
-  private async resolve(keyHash: string): Promise<CachedActor | undefined> {
-    const row = await findSessionByKeyHash(this.context.reader, keyHash)
-    if (!row || row.authorized_at === null) return undefined
+  /** `expires_at` of an authorization: ISO 8601, in the future, and no further ahead than the cap. */
+  private parseExpiresAt(value: string, now: number): number {
+    const expiresAt = parseIsoExpiresAt(value, 'expires_at', new Date(now)).getTime()
+    if (expiresAt > now + this.maxTtlMs) {
+      throw ValidationError.field('expires_at', `must be at most ${describeDuration(this.maxTtlMs)} from now`)
+    }
+    return expiresAt
+  }
+
+  /** The authorizing application's current grant; its key is refused (401) if it is gone or expired meanwhile. */
+  private async currentApplication(trx: Knex.Transaction, actor: Actor, now: number): Promise<Actor> {
+    const row = await findApplication(trx, actor.tenantId, actor.id)
+    if (!row || (row.expires_at !== null && Number(row.expires_at) <= now)) throw new UnauthenticatedError('The API key is invalid or has expired.', 'unknown or expired key (type key_private)')
+    return applicationActor(row)
+  }
+
+  /**
+   * The actor of an authorized session, valid until the earliest expiry of the
+   * session and the applications that created and authorized it; undefined
+   * (401) for unknown or expired keys and for sessions whose application is gone.
+   * @throws UnauthenticatedError with its own message for a session not authorized yet
+   */
+  private async resolve(keyHash: string, now: number): Promise<CachedActor | undefined> {
+    const row = await findSessionCredential(this.context.reader, keyHash)
+    if (!row || Number(row.expires_at) <= now || row.creator_id === null) return undefined
+    if (row.authorized_at === null) throw new UnauthenticatedError('This session has not been authorized yet.', 'session not authorized yet (type key_sess)')
+    if (row.authorizer_id === null) return undefined
+    const expiries = [row.expires_at, row.creator_expires_at, row.authorizer_expires_at].filter((value) => value !== null).map(Number)
     return {
-      actor: {
-        type: 'session',
-        id: row.id,
-        tenantId: row.tenant_id,
-        applicationType: 'public',
-        permissions: JSON.parse(row.permissions) as Permission[],
-        rules: JSON.parse(row.rules) as AccessRule[]
-      },
-      expiresAt: Number(row.expires_at)
+      actor: { type: 'session', id: row.id, tenantId: row.tenant_id, applicationType: 'public', ...grantOf(row) },
+      expiresAt: Math.min(...expiries)
     }
   }
 }

@@ -95,14 +95,17 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return Object.fromEntries(merged)
 }
 
-/** Splits `metadata.<key>` query parameters off; a repeated key is ignored (spec). */
+/**
+ * Splits `metadata.<key>` query parameters off; a repeated key is ignored (spec).
+ * Built with `Object.fromEntries`, so every key is an own property, `__proto__`
+ * included: an assignment would set the prototype instead and drop the filter.
+ */
 function metadataFilters(query: Record<string, unknown>): { metadata: Record<string, string>; rest: Record<string, unknown> } {
-  const metadata: Record<string, string> = {}
-  const rest: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(query)) {
-    if (!name.startsWith('metadata.')) rest[name] = value
-    else if (typeof value === 'string') metadata[name.slice('metadata.'.length)] = value
-  }
+  const entries = Object.entries(query)
+  const metadata: Record<string, string> = Object.fromEntries(
+    entries.flatMap(([name, value]) => (name.startsWith('metadata.') && typeof value === 'string' ? [[name.slice('metadata.'.length), value]] : []))
+  )
+  const rest = Object.fromEntries(entries.filter(([name]) => !name.startsWith('metadata.')))
   parseOrThrow(metadataSchema, metadata, 'metadata')
   return { metadata, rest }
 }

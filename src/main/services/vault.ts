@@ -3,7 +3,6 @@
  * tenant. Used by the CLI, the desktop app and the tests alike.
  */
 import { existsSync } from 'node:fs'
-import lockfile from 'proper-lockfile'
 import { join } from 'node:path'
 import { MANAGEMENT_PERMISSIONS } from '../../shared/permissions'
 import type { Application } from '../../shared/types'
@@ -24,11 +23,12 @@ import { logRow } from './logs.service'
 import { insertLogs } from '../repositories/logs.repository'
 import type { MailConfig } from './mail.service'
 import { readySodium } from '../crypto/sodium'
+import { acquireVaultLock, type LockKind } from './vault-lock'
 
 export const DATABASE_FILE = 'tessera.db'
 
 export class VaultAlreadyInitialisedError extends Error {
-  constructor(dataDir: string) {
+  constructor(readonly dataDir: string) {
     super(`A vault already exists in ${dataDir}; refusing to overwrite it.`)
     this.name = 'VaultAlreadyInitialisedError'
   }
@@ -36,7 +36,12 @@ export class VaultAlreadyInitialisedError extends Error {
 
 export interface InitOptions {
   dataDir: string
-  masterKey: MasterKey
+  /**
+   * The vault's master key, or a function making it: that one runs under the
+   * vault's lock once no vault was found, so a key is created only for a vault
+   * that will use it.
+   */
+  masterKey: MasterKey | (() => Promise<MasterKey>)
   tenantName: string
   ownerEmail?: string
   clock?: Clock
@@ -63,11 +68,25 @@ export async function vaultExists(dataDir: string): Promise<boolean> {
 /**
  * Creates the vault in `dataDir`: keys, the tenant, its OWNER user and a
  * management application holding every management permission, whose key is
- * returned once.
+ * returned once. Everything is written in one transaction under the vault's
+ * lock, so an interrupted init leaves no vault and can simply be run again.
+ * @throws VaultAlreadyInitialisedError, VaultInUseError
  */
 export async function initVault(options: InitOptions): Promise<InitResult> {
   await readySodium()
+  // Checked before taking the lock too, so an existing vault in use is reported as existing.
   if (await vaultExists(options.dataDir)) throw new VaultAlreadyInitialisedError(options.dataDir)
+  const lock = await acquireVaultLock(options.dataDir, 'init')
+  try {
+    if (await vaultExists(options.dataDir)) throw new VaultAlreadyInitialisedError(options.dataDir)
+    const masterKey = typeof options.masterKey === 'function' ? await options.masterKey() : options.masterKey
+    return await createVault({ ...options, masterKey })
+  } finally {
+    await lock.release()
+  }
+}
+
+async function createVault(options: InitOptions & { masterKey: MasterKey }): Promise<InitResult> {
   const clock = options.clock ?? systemClock
   const db = await openDatabase(join(options.dataDir, DATABASE_FILE), { readers: 1 })
   try {
@@ -112,6 +131,10 @@ export interface OpenOptions {
   logger: Logger
   /** SMTP and link settings (see mail.service.ts). */
   mail?: MailConfig
+  /** Who holds the vault, as `tessera status` reports it; `serve` by default. */
+  kind?: Exclude<LockKind, 'init'>
+  /** Cap on a session's `expires_at` (see sessions.service.ts). */
+  sessionMaxTtlMs?: number
 }
 
 /** An open vault: its services and how to close it. */
@@ -121,17 +144,23 @@ export interface Vault {
   /** The tenant this vault serves (a vault holds one tenant today). */
   tenantId: string
   ownerUserId: string
+  /** Records where the vault is served, for `tessera status`. */
+  recordUrl(url: string): Promise<void>
   close(): Promise<void>
 }
 
-/** Opens an initialised vault; a wrong master key fails with CannotUnlockError before any data is touched. */
+/**
+ * Opens an initialised vault and holds its lock until closed; a wrong master
+ * key fails with CannotUnlockError before any data is touched.
+ * @throws CannotUnlockError, VaultInUseError
+ */
 export async function openVault(options: OpenOptions): Promise<Vault> {
   await readySodium()
   const file = join(options.dataDir, DATABASE_FILE)
-  if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir} (run \`tessera init\` first).`)
-  const release = await lockVault(file, options.logger)
+  if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir}.`, `create one with \`tessera init --data-dir ${options.dataDir}\`.`)
+  const lock = await acquireVaultLock(options.dataDir, options.kind ?? 'serve')
   const db = await openDatabase(file).catch(async (error) => {
-    await release()
+    await lock.release()
     throw error
   })
   try {
@@ -139,12 +168,14 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
     const chain = await openAuditChain(db.writer, keyring)
-    const services = createServices({ db, keyring, chain, tenantId: tenant.id, clock: options.clock ?? systemClock, logger: options.logger, mail: options.mail })
+    const { logger, mail, sessionMaxTtlMs } = options
+    const services = createServices({ db, keyring, chain, tenantId: tenant.id, clock: options.clock ?? systemClock, logger, mail, sessionMaxTtlMs })
     return {
       services,
       db,
       tenantId: tenant.id,
       ownerUserId: tenant.owner_user_id ?? '',
+      recordUrl: (url) => lock.recordUrl(url),
       async close() {
         try {
           // Refused requests counted so far, and the chain's checkpoint, are written before the database closes.
@@ -153,33 +184,13 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
         } finally {
           await services.context.writes.idle()
           await db.close()
-          await release()
+          await lock.release()
         }
       }
     }
   } catch (error) {
     await db.close()
-    await release()
-    throw error
-  }
-}
-
-/**
- * One process at a time serves a vault (the desktop app or `tessera serve`):
- * the services keep in-memory caches that only their own writes keep exact.
- */
-async function lockVault(file: string, logger: Logger): Promise<() => Promise<void>> {
-  try {
-    return await lockfile.lock(file, {
-      stale: 15_000,
-      update: 5_000,
-      realpath: false,
-      onCompromised: (error) => logger.error({ err: { name: error.name } }, 'vault lock lost')
-    })
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ELOCKED') {
-      throw new CannotUnlockError('the vault is in use by another Tessera process (desktop app or `tessera serve`).')
-    }
+    await lock.release()
     throw error
   }
 }

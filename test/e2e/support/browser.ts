@@ -4,16 +4,31 @@
  * in the app), and helpers for screenshots.
  */
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { copyFile, mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { chromium, selectors, type Browser, type Page } from 'playwright-core'
 import { IPC_METHODS } from '../../../src/shared/ipc'
 import type { DesktopHarness } from './desktop-harness'
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-/** Without Debian's chromium the browser tests skip locally; in CI (which installs it) they must run. */
-export const chromiumAvailable = existsSync(CHROMIUM_PATH) || process.env.CI === 'true'
+const DEBIAN_CHROMIUM = '/usr/bin/chromium'
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? DEBIAN_CHROMIUM
+
+/**
+ * Why the browser tests will be skipped, as one line, or undefined when they
+ * run: without Chromium they skip locally; in CI (which installs it) they must
+ * run, and fail if it is missing.
+ */
+export function chromiumMissingNotice(env: NodeJS.ProcessEnv = process.env, exists: (path: string) => boolean = existsSync): string | undefined {
+  const path = env.CHROMIUM_PATH ?? DEBIAN_CHROMIUM
+  if (env.CI === 'true' || exists(path)) return undefined
+  return `Browser tests skipped: Chromium was not found at ${path}. Install it with \`sudo apt-get install chromium\`, or set CHROMIUM_PATH to a Chromium or Chrome binary.`
+}
+
+export const chromiumAvailable = chromiumMissingNotice() === undefined
 export const SCREENSHOT_DIR = resolve(__dirname, '../../../test-results/screenshots')
+/** The pictures of the docs, rewritten only when the run asks for it (`npm run docs:screenshots`). */
+export const DOCS_IMAGES_DIR = resolve(__dirname, '../../../docs/images')
+export const UPDATE_DOCS_IMAGES = process.env.UPDATE_SCREENSHOTS === '1'
 
 // The components mark what tests look for with data-test="…".
 selectors.setTestIdAttribute('data-test')
@@ -25,10 +40,11 @@ export function launchBrowser(): Promise<Browser> {
   })
 }
 
-/** Same window size as the app's default (WINDOW_SIZE in electron/window.ts). */
-export const VIEWPORT = { width: 1280, height: 820 }
+/** A 1280×800 screen: the app's default window (WINDOW_SIZE in electron/window.ts) less its title bar. */
+export const VIEWPORT = { width: 1280, height: 800 }
 
-export async function openApp(browser: Browser, harness: DesktopHarness, theme: 'light' | 'dark' = 'light'): Promise<Page> {
+/** Opens the app in a fresh browser context, on `path` (a route such as `/logs`) or the default view. */
+export async function openApp(browser: Browser, harness: DesktopHarness, theme: 'light' | 'dark' = 'light', path = '/'): Promise<Page> {
   const context = await browser.newContext({ viewport: VIEWPORT, colorScheme: theme, acceptDownloads: true })
   const page = await context.newPage()
   page.setDefaultTimeout(10_000)
@@ -46,7 +62,7 @@ export async function openApp(browser: Browser, harness: DesktopHarness, theme: 
   const errors: Error[] = []
   page.on('pageerror', (error) => errors.push(error))
   pageErrors.set(page, errors)
-  await page.goto(harness.url)
+  await page.goto(`${harness.url}#${path}`)
   return page
 }
 
@@ -61,6 +77,12 @@ export function errorsOf(page: Page): string[] {
 export async function screenshot(page: Page, name: string, theme: 'light' | 'dark'): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true })
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}-${theme}.png`), animations: 'disabled' })
+}
+
+/** A documented picture: saved like `screenshot`, and as `docs/images/desktop-<name>-<theme>.png` when the run updates the docs. */
+export async function docsScreenshot(page: Page, name: string, theme: 'light' | 'dark'): Promise<void> {
+  await screenshot(page, name, theme)
+  if (UPDATE_DOCS_IMAGES) await copyFile(join(SCREENSHOT_DIR, `${name}-${theme}.png`), join(DOCS_IMAGES_DIR, `desktop-${name}-${theme}.png`))
 }
 
 /** Goes to a view through the sidebar, as a user would. */

@@ -17,6 +17,7 @@ import { keyFileStore } from '../../../src/main/desktop/key-store'
 import { SettingsStore, SETTINGS_FILE } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/logger'
 import type { Clock } from '../../../src/main/services/context'
+import { version as PACKAGE_VERSION } from '../../../package.json'
 import { E2E_RENDERER_DIR } from '../global-setup'
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -55,16 +56,16 @@ async function readBody(request: import('node:http').IncomingMessage): Promise<s
  * Starts the harness. With `vault: 'open'` the vault is created and unlocked
  * first; with `vault: 'none'` the GUI starts on its first-run screen.
  */
-export async function startDesktopHarness(options: { vault?: 'open' | 'none'; clock?: Clock } = {}): Promise<DesktopHarness> {
+export async function startDesktopHarness(options: { vault?: 'open' | 'none'; clock?: Clock; tenantName?: string } = {}): Promise<DesktopHarness> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-e2e-'))
   await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: await freePort() }))
   const settings = new SettingsStore(dataDir)
   await settings.load()
   const logger = silentLogger()
-  const desktop = new DesktopVault({ dataDir, keyStore: keyFileStore(dataDir, {}), settings, logger, version: '0.0.0-e2e', clock: options.clock })
+  const desktop = new DesktopVault({ dataDir, keyStore: keyFileStore(dataDir, {}), settings, logger, version: PACKAGE_VERSION, clock: options.clock })
   if ((options.vault ?? 'open') === 'open') {
-    await desktop.create({ tenantName: 'E2E tenant', ownerEmail: 'owner@example.com', keyStorage: 'key-file' })
+    await desktop.create({ tenantName: options.tenantName ?? 'E2E tenant', ownerEmail: 'owner@example.com', keyStorage: 'key-file' })
   }
   const handlers = createDesktopHandlers(desktop)
 

@@ -50,12 +50,12 @@ describe('tessera outbox', () => {
     expect(stdout).toMatch(/Link: +http:\/\/127\.0\.0\.1:\d+\/invitations\/accept\?token=inv_/)
   })
 
-  it('fails with exit code 1 and a clear message where there is no vault', async () => {
+  it('fails with exit code 3 and a clear message where there is no vault', async () => {
     const empty = await mkdtemp(join(tmpdir(), 'tessera-empty-'))
     try {
       const failure = await run(process.execPath, [BIN, 'outbox', '--data-dir', empty], { env }).catch((error) => error)
-      expect(failure.code).toBe(1)
-      expect(failure.stderr).toMatch(/tessera outbox: .*no vault/)
+      expect(failure.code).toBe(3)
+      expect(failure.stderr).toMatch(/^tessera outbox: No vault in .*\nhint: create one with `tessera init/)
     } finally {
       await rm(empty, { recursive: true, force: true })
     }

@@ -9,6 +9,7 @@ import { DesktopVault } from '../../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../../src/main/desktop/dispatch'
 import { createDesktopHandlers, toServiceQuery } from '../../../src/main/desktop/handlers'
 import { keyFileStore } from '../../../src/main/desktop/key-store'
+import { memoryClipboard, SecretClipboard } from '../../../src/main/desktop/secret-clipboard'
 import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/logger'
 import type { LogEntry } from '../../../src/shared/types'
@@ -83,6 +84,12 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(page.value.data[0].data).toBeUndefined()
   })
 
+  it('matches a metadata filter named __proto__ only on tokens holding that key (none)', async () => {
+    const page = (await call('app:tokens.list', { metadata: JSON.parse('{"__proto__": "risk"}') })) as { ok: true; value: { data: unknown[] } }
+    expect(page.value.data).toEqual([])
+    expect(await call('app:tokens.list', { metadata: { team: 1 } })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].metadata': [expect.any(String)] } } })
+  })
+
   it('passes the service problem through, field errors included', async () => {
     const result = await call('app:tokens.create', { type: 'card', data: { number: '4242424242424241' } })
     expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { 'data.number': ['fails the Luhn check'] } } })
@@ -121,6 +128,34 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(await call('app:logs.activity', {}, [[5, 1]])).toMatchObject({ ok: false, problem: { status: 400 } })
   })
 
+  it('lists the active sessions and revokes one, whose key REST then refuses; both logged under the OWNER', async () => {
+    const publicApp = (await call('app:applications.create', { name: 'Form 2', type: 'public', permissions: ['token:create'] })) as { value: { id: string } }
+    const privateApp = (await call('app:applications.create', { name: 'Backend 2', type: 'private', permissions: ['token:create'] })) as { value: { id: string } }
+    clock.advance(1000) // newest first: after the sessions of earlier tests
+    const session = (await call('app:sessions.create', publicApp.value.id)) as { value: { id: string; nonce: string; session_key: string } }
+    await call('app:sessions.authorize', privateApp.value.id, { nonce: session.value.nonce, permissions: ['token:create'] })
+    const url = (await desktop.status()).service.url!
+    const createToken = () =>
+      fetch(`${url}/tokens`, { method: 'POST', headers: { 'svc-api-key': session.value.session_key, 'content-type': 'application/json' }, body: '{"type":"token","data":"x"}' })
+    expect((await createToken()).status).toBe(201)
+
+    const listed = (await call('app:sessions.list', { size: 1 })) as { ok: true; value: { data: { id: string; status: string; authorized_by: string }[] } }
+    expect(listed.value.data).toEqual([expect.objectContaining({ status: 'AUTHORIZED', application_id: publicApp.value.id, authorized_by: privateApp.value.id })])
+    expect(JSON.stringify(listed)).not.toContain(session.value.session_key)
+    const id = listed.value.data[0].id
+    expect(id).toBe(session.value.id)
+    expect(await call('app:sessions.revoke', id)).toEqual({ ok: true })
+    expect((await createToken()).status).toBe(401)
+    expect(await call('app:sessions.revoke', id)).toMatchObject({ ok: false, problem: { status: 404 } })
+    expect(await call('app:sessions.list', { size: 1, session: 'x' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].session': [expect.any(String)] } } })
+
+    const logs = (await call('app:logs.list', { entity_id: id })) as { value: { data: { actor_id: string; message: string }[] } }
+    expect(logs.value.data.slice(0, 2)).toEqual([
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'Session revoked' }),
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'Session listed' })
+    ])
+  })
+
   it('invites a member and shows the mail in the outbox without its body', async () => {
     await call('app:invitations.create', { email: 'grace@example.com' })
     const outbox = (await call('app:outbox.list', { status: 'PENDING' })) as { ok: true; value: any }
@@ -131,11 +166,12 @@ describe('desktop IPC handlers over a real vault', () => {
 
   it('moves the service to a free port, and stays on the old one (409) when the new one is taken', async () => {
     const before = (await desktop.status()).service.url!
+    const previous = desktop.settings.port
     const port = await freePort()
     expect(await call('app:settings.update', { port })).toMatchObject({ ok: true, value: { port } })
     expect((await desktop.status()).service.url).toBe(`http://127.0.0.1:${port}`)
     expect(before).not.toBe(`http://127.0.0.1:${port}`)
-    expect(await newestEntry('settings')).toMatchObject({ actor_id: desktop.actor().id, actor_type: 'user', operation: 'update', message: 'Desktop settings changed: port' })
+    expect(await newestEntry('settings')).toMatchObject({ actor_id: desktop.actor().id, actor_type: 'user', operation: 'update', message: `Service port changed from ${previous} to ${port}` })
 
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
@@ -144,38 +180,54 @@ describe('desktop IPC handlers over a real vault', () => {
       expect(await call('app:settings.update', { port: taken })).toMatchObject({ ok: false, problem: { status: 409 } })
       expect((await desktop.status()).service.url).toBe(`http://127.0.0.1:${port}`)
       expect(desktop.settings.port).toBe(port)
-      expect(await newestEntry('settings')).toMatchObject({ message: `Desktop settings changed: port (back to ${port}: port ${taken} is in use)` })
+      expect(await newestEntry('settings')).toMatchObject({ message: `Service port changed back to ${port} (port ${taken} is in use)` })
     } finally {
       await new Promise((resolve) => blocker.close(resolve))
     }
   })
 
-  it('logs SMTP changes by setting name, never the password', async () => {
-    const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', password: 'hunter2-secret', from: 'vault@example.com' }
-    expect(await call('app:settings.update', { smtp })).toMatchObject({ ok: true })
-    const entry = await newestEntry('settings')
-    expect(entry.message).toBe('Desktop settings changed: smtp.host, smtp.port, smtp.secure, smtp.user, smtp.from, smtp.password')
-    expect(await call('app:settings.update', { smtp: { ...smtp, password: undefined, hasPassword: true, host: 'mail.example.com' } })).toMatchObject({ ok: true })
-    expect((await newestEntry('settings')).message).toBe('Desktop settings changed: smtp.host')
-    const everything = (await call('app:logs.export', {})) as { value: LogEntry[] }
-    expect(JSON.stringify(everything.value)).not.toContain('hunter2')
-    await call('app:settings.update', { smtp: null })
+  it('drops the SMTP password when the host changes and writes the change to the audit log under the OWNER', async () => {
+    const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
+    expect(await call('app:settings.update', { smtp: { ...smtp, password: 'hunter2' } })).toMatchObject({ ok: true, value: { smtp: { hasPassword: true, requireTLS: true } } })
+    const moved = await call('app:settings.update', { smtp: { ...smtp, host: 'smtp.elsewhere.example', hasPassword: true } })
+    expect(moved).toMatchObject({ ok: true, value: { smtp: { host: 'smtp.elsewhere.example', hasPassword: false } } })
+    const logs = (await call('app:logs.list', { entity_type: 'settings' })) as { value: { data: { actor_id: string; operation: string; message: string }[] } }
+    expect(logs.value.data.slice(0, 2)).toEqual([
+      expect.objectContaining({ actor_id: desktop.actor().id, operation: 'update', message: expect.stringContaining('stored password dropped') }),
+      expect.objectContaining({ actor_id: desktop.actor().id, message: 'SMTP settings added (host smtp.example.com)' })
+    ])
+    expect(JSON.stringify(logs)).not.toContain('hunter2')
   })
 
   it('locks (service stopped, keys dropped) and unlocks with the stored key, logging both as the OWNER', async () => {
     const owner = desktop.actor().id
     expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked', service: { running: false } } })
     expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503 } })
-    // Locked, the port can still change (to unlock on a free one); the change is logged at the next unlock.
+    // Unaudited while locked, so refused, and nothing is saved.
+    expect(await call('app:settings.update', { smtp: null })).toMatchObject({ ok: false, problem: { status: 503 } })
+    // The port can still change (to unlock on a free one); the change is logged at the next unlock.
+    const previous = desktop.settings.port
     const port = await freePort()
     expect(await call('app:settings.update', { port })).toMatchObject({ ok: true, value: { port } })
     expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked', service: { url: `http://127.0.0.1:${port}` } } })
+    expect(desktop.settings.view().smtp).toMatchObject({ host: 'smtp.elsewhere.example' })
     const entries = ((await call('app:logs.list', { size: 3 })) as { value: { data: LogEntry[] } }).value.data
     expect(entries.map((entry) => [entry.entity_type, entry.operation, entry.actor_id, entry.message])).toEqual([
-      ['settings', 'update', owner, 'Desktop settings changed: port (while the vault was locked)'],
+      ['settings', 'update', owner, `Service port changed from ${previous} to ${port} (while the vault was locked)`],
       ['vault', 'unlock', owner, 'Vault unlocked in the desktop app'],
       ['vault', 'lock', owner, 'Vault locked in the desktop app']
     ])
+  })
+
+  it('copies a secret to the clipboard it was given, refusing anything but a non-empty string', async () => {
+    const clipboard = memoryClipboard()
+    const handlers = createDesktopHandlers(desktop, { clipboard: new SecretClipboard(clipboard) })
+    expect(await dispatch(handlers, 'app:clipboard.copySecret', ['key_private_copied'], logger)).toEqual({ ok: true })
+    expect(await clipboard.readText()).toBe('key_private_copied')
+    for (const bad of [[''], [42], []]) {
+      expect(await dispatch(handlers, 'app:clipboard.copySecret', bad, logger)).toMatchObject({ ok: false, problem: { status: 400 } })
+    }
+    expect(await clipboard.readText()).toBe('key_private_copied')
   })
 
   it('answers an unknown channel with a 404 problem', async () => {

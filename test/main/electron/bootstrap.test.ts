@@ -7,7 +7,10 @@ import { IPC_CHANNELS } from '../../../src/shared/ipc'
 
 const state = vi.hoisted(() => ({
   handlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<any>>(),
-  windows: [] as { options: any; loaded?: string; webContents: any }[]
+  windows: [] as { options: any; loaded?: string; webContents: any }[],
+  /** What happened, in order: the app:// scheme must be privileged before the app is ready. */
+  steps: [] as string[],
+  protocols: new Map<string, (request: Request) => Promise<Response>>()
 }))
 
 vi.mock('electron', async () => {
@@ -15,7 +18,7 @@ vi.mock('electron', async () => {
   class App extends EventEmitter {
     isPackaged = false
     requestSingleInstanceLock = vi.fn(() => true)
-    whenReady = vi.fn(async () => undefined)
+    whenReady = vi.fn(async () => void state.steps.push('ready'))
     getVersion = () => '9.9.9'
     getPath = () => '/nonexistent'
     quit = vi.fn(() => {
@@ -23,12 +26,11 @@ vi.mock('electron', async () => {
       this.emit('before-quit', event)
     })
   }
-  const mainFrame = { processId: 1, routingId: 1, parent: null, url: 'file:///app/out/renderer/index.html' }
+  const mainFrame = { processId: 1, routingId: 1, parent: null, url: 'app://tessera/index.html' }
   class BrowserWindow extends EventEmitter {
     webContents = { mainFrame, setWindowOpenHandler: vi.fn(), on: vi.fn() }
     show = vi.fn()
-    loadFile = vi.fn(async (file: string) => (state.windows.at(-1)!.loaded = file))
-    loadURL = vi.fn()
+    loadURL = vi.fn(async (url: string) => (state.windows.at(-1)!.loaded = url))
     constructor(options: unknown) {
       super()
       state.windows.push({ options, webContents: this.webContents })
@@ -40,6 +42,11 @@ vi.mock('electron', async () => {
     BrowserWindow,
     nativeTheme: { shouldUseDarkColors: false },
     session: { defaultSession: { webRequest, setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() } },
+    clipboard: { readText: vi.fn(async () => ''), writeText: vi.fn(async () => undefined), clear: vi.fn() },
+    protocol: {
+      registerSchemesAsPrivileged: vi.fn(() => void state.steps.push('privileged')),
+      handle: vi.fn((scheme: string, handler: (request: Request) => Promise<Response>) => state.protocols.set(scheme, handler))
+    },
     safeStorage: { isAsyncEncryptionAvailable: vi.fn(async () => false), getSelectedStorageBackend: () => 'basic_text' },
     ipcMain: { handle: vi.fn((channel: string, listener: any) => state.handlers.set(channel, listener)), removeHandler: vi.fn() }
   }
@@ -69,8 +76,14 @@ describe('src/main/index.ts (bootstrap)', () => {
     expect([...state.handlers.keys()].sort()).toEqual([...IPC_CHANNELS].sort())
     const [window] = state.windows
     expect(window.options.webPreferences.preload).toMatch(/preload[/\\]index\.cjs$/)
-    expect(window.loaded).toMatch(/renderer[/\\]index\.html$/)
+    expect(window.loaded).toBe('app://tessera/index.html')
     expect(electron.session.defaultSession.webRequest.onHeadersReceived).toHaveBeenCalled()
+  })
+
+  it('serves the page on app://, a scheme made privileged before the app was ready, never from file://', () => {
+    expect(state.steps.slice(0, 2)).toEqual(['privileged', 'ready'])
+    expect([...state.protocols.keys()]).toEqual(['app'])
+    expect(state.windows.every((window) => !window.loaded?.startsWith('file:'))).toBe(true)
   })
 
   it('answers the window over IPC: first run in the data folder, no keychain here', async () => {

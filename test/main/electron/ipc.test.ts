@@ -22,7 +22,7 @@ const { keyFileStore } = await import('../../../src/main/desktop/key-store')
 const { SettingsStore } = await import('../../../src/main/desktop/settings')
 const { silentLogger } = await import('../../../src/main/logger')
 
-const APP_URL = 'file:///opt/Tessera/resources/app.asar/out/renderer/index.html#/tokens'
+const APP_URL = 'app://tessera/index.html#/tokens'
 const mainFrame = { processId: 4, routingId: 1, parent: null, url: APP_URL }
 
 function eventFrom(frame: Partial<typeof mainFrame> | null) {
@@ -104,6 +104,14 @@ describe('registerIpcHandlers', () => {
 describe('isTrustedSender', () => {
   it('trusts nothing while there is no main window', () => {
     expect(isTrustedSender(eventFrom({}) as never, undefined)).toBe(false)
+  })
+
+  it('trusts the main frame only while it shows the app origin, not a file:// page or another app:// host', () => {
+    for (const url of ['file:///opt/Tessera/resources/app.asar/out/renderer/index.html', 'app://evil/index.html', 'app://tessera.evil/index.html']) {
+      const frame = { ...mainFrame, url }
+      expect(isTrustedSender({ senderFrame: frame } as never, frame as never), url).toBe(false)
+    }
+    expect(isTrustedSender({ senderFrame: mainFrame } as never, mainFrame as never)).toBe(true)
   })
 
   it('trusts the dev server page only when it is the configured one', () => {

@@ -9,7 +9,6 @@ vi.mock('electron', () => {
     webContents = { setWindowOpenHandler: vi.fn(), on: vi.fn() }
     once = vi.fn((event: string, listener: () => void) => (created.at(-1)!.once[event] = listener))
     show = vi.fn()
-    loadFile = vi.fn(async (file: string) => (created.at(-1)!.loaded = file))
     loadURL = vi.fn(async (url: string) => (created.at(-1)!.loaded = url))
     constructor(options: unknown) {
       created.push({ options, webContents: this.webContents, once: {} })
@@ -18,7 +17,7 @@ vi.mock('electron', () => {
   return { BrowserWindow, nativeTheme: { shouldUseDarkColors: false } }
 })
 
-const { CONTENT_SECURITY_POLICY, WINDOW_SIZE, createMainWindow, installSessionPolicies, isAppUrl, lockDownContents } = await import(
+const { APP_ENTRY_URL, CONTENT_SECURITY_POLICY, WINDOW_SIZE, createMainWindow, installSessionPolicies, isAppUrl, lockDownContents } = await import(
   '../../../src/main/electron/window'
 )
 
@@ -41,7 +40,7 @@ describe('createMainWindow', () => {
   })
 
   it('isolates the renderer: context isolation, sandbox, no Node, web security on', () => {
-    createMainWindow({ preload: '/app/out/preload/index.cjs', entry: { file: '/app/out/renderer/index.html' } })
+    createMainWindow({ preload: '/app/out/preload/index.cjs', url: 'app://tessera/index.html' })
     const { webPreferences } = created[0].options
     expect(webPreferences).toMatchObject({
       preload: '/app/out/preload/index.cjs',
@@ -57,21 +56,21 @@ describe('createMainWindow', () => {
   })
 
   it('opens at a sensible default size with a minimum, hidden until ready', () => {
-    createMainWindow({ preload: 'p', entry: { file: 'f' } })
+    createMainWindow({ preload: 'p', url: 'app://tessera/index.html' })
     const { options } = created[0]
     expect(options).toMatchObject({ width: 1280, height: 820, minWidth: 960, minHeight: 600, show: false })
     expect(WINDOW_SIZE.minWidth).toBeLessThan(WINDOW_SIZE.width)
     expect(created[0].once['ready-to-show']).toBeTypeOf('function')
   })
 
-  it('loads the built file, or the dev server URL under electron-vite dev', () => {
-    createMainWindow({ preload: 'p', entry: { file: '/app/out/renderer/index.html' } })
-    createMainWindow({ preload: 'p', entry: { url: 'http://localhost:5173' } })
-    expect(created.map((window) => window.loaded)).toEqual(['/app/out/renderer/index.html', 'http://localhost:5173'])
+  it('loads the app origin, or the dev server URL under electron-vite dev', () => {
+    createMainWindow({ preload: 'p', url: APP_ENTRY_URL })
+    createMainWindow({ preload: 'p', url: 'http://localhost:5173' })
+    expect(created.map((window) => window.loaded)).toEqual(['app://tessera/index.html', 'http://localhost:5173'])
   })
 
   it('blocks new windows, navigation, redirects and webviews', () => {
-    createMainWindow({ preload: 'p', entry: { file: 'f' } })
+    createMainWindow({ preload: 'p', url: 'app://tessera/index.html' })
     const contents = created[0].webContents
     expect(contents.setWindowOpenHandler.mock.calls[0][0]({ url: 'https://example.com' })).toEqual({ action: 'deny' })
     const events = Object.fromEntries(contents.on.mock.calls.map(([name, listener]: [string, any]) => [name, listener]))
@@ -106,7 +105,7 @@ describe('installSessionPolicies', () => {
     expect(meta).toBe(CONTENT_SECURITY_POLICY.replace("; frame-ancestors 'none'", ''))
   })
 
-  it('cancels requests for remote content', () => {
+  it('cancels requests for remote content and for local files outside the app origin', () => {
     const session = fakeSession()
     installSessionPolicies(session as never)
     const decide = (url: string) => {
@@ -114,7 +113,10 @@ describe('installSessionPolicies', () => {
       session.hooks.request({ url }, callback)
       return callback.mock.calls[0][0].cancel
     }
-    expect(decide('file:///app/out/renderer/assets/index.js')).toBe(false)
+    expect(decide('app://tessera/assets/index.js')).toBe(false)
+    expect(decide('file:///app/out/renderer/assets/index.js')).toBe(true)
+    expect(decide('file:///etc/passwd')).toBe(true)
+    expect(decide('app://other/index.js')).toBe(true)
     expect(decide('https://cdn.example.com/lib.js')).toBe(true)
     expect(decide('http://127.0.0.1:4390/tokens')).toBe(true)
   })

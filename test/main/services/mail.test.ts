@@ -1,44 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { deliveryErrorCode, mailConfigFromEnv, retryDelayMs } from '../../../src/main/services/mail.service'
-import { isEmailAddress } from '../../../src/main/services/invitations.service'
-
-describe('mailConfigFromEnv', () => {
-  it('reads every TESSERA_SMTP_* variable and TESSERA_PUBLIC_URL', () => {
-    expect(
-      mailConfigFromEnv({
-        TESSERA_SMTP_HOST: 'smtp.example.com',
-        TESSERA_SMTP_PORT: '2525',
-        TESSERA_SMTP_SECURE: 'false',
-        TESSERA_SMTP_REQUIRE_TLS: 'true',
-        TESSERA_SMTP_USER: 'vault',
-        TESSERA_SMTP_PASSWORD: 'hunter2',
-        TESSERA_SMTP_FROM: 'Tessera <vault@example.com>',
-        TESSERA_PUBLIC_URL: 'https://vault.example.com'
-      })
-    ).toEqual({
-      host: 'smtp.example.com',
-      port: 2525,
-      secure: false,
-      requireTLS: true,
-      user: 'vault',
-      password: 'hunter2',
-      from: 'Tessera <vault@example.com>',
-      publicBaseUrl: 'https://vault.example.com'
-    })
-  })
-
-  it('leaves SMTP off when nothing is set', () => {
-    expect(mailConfigFromEnv({})).toEqual({ secure: undefined, requireTLS: undefined })
-  })
-
-  it('refuses malformed values with a message naming the variable', () => {
-    expect(() => mailConfigFromEnv({ TESSERA_SMTP_PORT: '25x' })).toThrow(/TESSERA_SMTP_PORT/)
-    expect(() => mailConfigFromEnv({ TESSERA_SMTP_PORT: '70000' })).toThrow(/TESSERA_SMTP_PORT/)
-    expect(() => mailConfigFromEnv({ TESSERA_SMTP_SECURE: 'maybe' })).toThrow(/TESSERA_SMTP_SECURE/)
-    expect(() => mailConfigFromEnv({ TESSERA_PUBLIC_URL: 'ftp://x' })).toThrow(/TESSERA_PUBLIC_URL/)
-    expect(() => mailConfigFromEnv({ TESSERA_PUBLIC_URL: 'not a url' })).toThrow(/TESSERA_PUBLIC_URL/)
-  })
-})
+import { deliveryErrorCode, retryDelayMs } from '../../../src/main/services/mail.service'
+import { isEmailAddress } from '../../../src/main/services/fields'
 
 describe('retryDelayMs', () => {
   it('doubles from 30 seconds and caps at one hour', () => {

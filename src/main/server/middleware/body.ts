@@ -2,16 +2,26 @@
  * JSON request bodies. Each route states the media type it takes; anything
  * else is a 415, a body over the limit a 413 and unparsable JSON a 400.
  * co-body (with bourne) refuses prototype-poisoning keys.
+ *
+ * Compressed bodies (gzip, deflate, br) are accepted; the size limit applies
+ * to the decompressed body. An unknown Content-Encoding or a charset other
+ * than UTF-8 is a 415, and a body that does not decode as its
+ * Content-Encoding says is a 400 naming `(body)`: never a 500.
  */
 import parse from 'co-body'
 import type { Middleware, Request } from 'koa'
-import { UnsupportedMediaTypeError, ValidationError } from '../../services/errors'
+import { AppError, UnsupportedMediaTypeError, ValidationError } from '../../services/errors'
+
+/** What co-body's inflation decodes; it would answer anything else with an unexposed (500) error. */
+const CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br'])
 
 export interface BodyOptions {
   /** The one media type accepted, e.g. `application/merge-patch+json`. */
   type?: string
   /** Whether an empty body is acceptable (it then reads as undefined). */
   optional?: boolean
+  /** Whether the body must be a JSON object (a merge patch: `null`, arrays and scalars are a 400). */
+  object?: boolean
 }
 
 function setBody(request: Request, value: unknown): void {
@@ -19,7 +29,7 @@ function setBody(request: Request, value: unknown): void {
 }
 
 export function bodyParser(limitBytes: number) {
-  return function jsonBody({ type = 'application/json', optional = false }: BodyOptions = {}): Middleware {
+  return function jsonBody({ type = 'application/json', optional = false, object = false }: BodyOptions = {}): Middleware {
     return async (ctx, next) => {
       const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== ''
       if (!hasBody) {
@@ -28,19 +38,36 @@ export function bodyParser(limitBytes: number) {
         return next()
       }
       if (!ctx.is(type)) throw new UnsupportedMediaTypeError(type)
+      requireDecodable(ctx.request)
       const { parsed, raw } = await parse.json(ctx, { limit: limitBytes, strict: false, returnRawBody: true }).catch((error: unknown) => {
         // co-body marks a JSON syntax error only with status 400 (no `expose`), which the error handler would treat as a 500.
         if (error instanceof SyntaxError) throw ValidationError.field('(body)', 'is not valid JSON')
-        throw error
+        // Exposed HTTP errors (413, an aborted request) keep their status; anything else while reading is a body zlib could not decode.
+        if ((error as { expose?: boolean }).expose) throw error
+        throw ValidationError.field('(body)', 'could not be decoded as its Content-Encoding says')
       })
       if (raw.trim() === '') {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
         setBody(ctx.request, undefined)
+      } else if (object && (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))) {
+        throw ValidationError.field('(body)', 'must be a JSON object')
       } else {
         setBody(ctx.request, parsed)
       }
       return next()
     }
+  }
+}
+
+/** 415 for a Content-Encoding co-body cannot decode, or a charset other than UTF-8 (JSON is UTF-8). */
+function requireDecodable(request: Request): void {
+  const encoding = request.get('content-encoding') || 'identity'
+  if (!CONTENT_ENCODINGS.has(encoding)) {
+    throw new AppError(415, 'unsupported_content_encoding', 'Content-Encoding must be one of gzip, deflate, br or identity.')
+  }
+  const charset = request.charset.toLowerCase()
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError(415, 'unsupported_charset', 'The body must be UTF-8: send charset=utf-8 or no charset.')
   }
 }
 

@@ -2,19 +2,32 @@
  * DNS-rebinding defence (DESIGN §7): a page on evil.example that resolves its
  * name to 127.0.0.1 must not reach the vault, so only loopback names and
  * explicitly configured hosts are accepted in the Host header.
+ *
+ * The raw header is parsed by its grammar (RFC 9110 §7.2: `uri-host [":" port]`),
+ * not through Koa's `ctx.host`, which strips userinfo and so would read
+ * `evil.example:4390@127.0.0.1` as 127.0.0.1. Anything that is not exactly an
+ * allowed name, optionally followed by a port of 1 to 5 digits up to 65535, is refused.
  */
 import type { Middleware } from 'koa'
 import { AppError } from '../../services/errors'
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
+/** A bracketed IPv6 literal or a reg-name / IPv4 address, then an optional port. No userinfo, no spaces, no lists. */
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/i
+
+/** The host part of a Host header value, lower-cased; undefined when the value is not a valid `host[:port]`. */
+export function hostOfHeader(value: string): string | undefined {
+  const match = HOST_HEADER.exec(value)
+  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined
+  return match[1].toLowerCase()
+}
+
 export function hostCheck(allowedHosts: readonly string[] = []): Middleware {
   const allowed = new Set([...LOOPBACK_HOSTS, ...allowedHosts.map((h) => h.toLowerCase())])
   return (ctx, next) => {
-    // Strip the port; IPv6 literals keep their brackets. (One read of ctx.host: each one parses the header again.)
-    const header = ctx.host
-    const host = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':', 1)[0]
-    if (!allowed.has(host.toLowerCase())) {
+    const host = hostOfHeader(ctx.get('host'))
+    if (host === undefined || !allowed.has(host)) {
       throw new AppError(421, 'host_not_allowed', 'The Host header names a host this service does not serve.')
     }
     return next()

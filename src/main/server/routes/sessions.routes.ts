@@ -5,11 +5,19 @@ export function sessionsRoutes({ services, json }: RouteDeps) {
   const router = new Router<AppState>({ prefix: '/sessions' })
   // The spec gives POST /sessions no body; an empty JSON object is tolerated, any field is a 400.
   router.post('/', json({ optional: true }), async (ctx) => {
-    ctx.body = await services.sessions.create(ctx.state.actor, ctx.request.body)
+    const { id: _id, ...created } = await services.sessions.create(ctx.state.actor, ctx.request.body)
+    ctx.body = created
     ctx.status = 201
   })
   router.post('/authorize', json(), async (ctx) => {
     await services.sessions.authorize(ctx.state.actor, ctx.request.body)
+    ctx.status = 204
+  })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.sessions.list(ctx.state.actor, ctx.query)
+  })
+  router.delete('/:id', async (ctx) => {
+    await services.sessions.revoke(ctx.state.actor, ctx.params.id)
     ctx.status = 204
   })
   return router

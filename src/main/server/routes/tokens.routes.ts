@@ -14,8 +14,9 @@ export function tokensRoutes({ services, json }: RouteDeps) {
   router.get('/:id', async (ctx) => {
     ctx.body = await services.tokens.get(ctx.state.actor, ctx.params.id)
   })
-  // Spec: updates are RFC 7386 merge patches; any other Content-Type is a 415.
-  router.patch('/:id', json({ type: 'application/merge-patch+json' }), async (ctx) => {
+  // Spec: updates are RFC 7386 merge patches; any other Content-Type is a 415. A patch that
+  // is not an object would replace the whole token (RFC 7386), which an update never does: 400.
+  router.patch('/:id', json({ type: 'application/merge-patch+json', object: true }), async (ctx) => {
     ctx.body = await services.tokens.update(ctx.state.actor, ctx.params.id, ctx.request.body)
   })
   router.delete('/:id', async (ctx) => {

@@ -1,0 +1,60 @@
+/**
+ * Turns whatever a command throws into a CliError: a one-line cause, the fix
+ * and an exit code. Raw error messages are never printed (a database error's
+ * message can quote stored values); only names and codes are.
+ */
+import { CannotUnlockError } from '../crypto/keys'
+import { VaultAlreadyInitialisedError } from '../services/vault'
+import { VaultInUseError } from '../services/vault-lock'
+import { CliError } from './exit-codes'
+
+function inUseHint({ dataDir, owner }: VaultInUseError): string {
+  const stop = `\`tessera stop --data-dir ${dataDir}\``
+  switch (owner?.kind) {
+    case 'desktop':
+      return `quit the desktop app, or run ${stop}.`
+    case 'serve':
+      return `use that server, or stop it with ${stop}.`
+    case 'init':
+      return 'wait until it has created the vault.'
+    default:
+      return `\`tessera status --data-dir ${dataDir}\` shows it once it has started; ${stop} stops it.`
+  }
+}
+
+const PERMISSION_HINT = 'the user running Tessera must be able to read and write the data directory and its files: run as their owner, or fix the owner or mode.'
+
+function systemError(error: NodeJS.ErrnoException): CliError | undefined {
+  const where = error.path ? ` on ${error.path}` : ''
+  switch (error.code) {
+    case 'EACCES':
+    case 'EPERM':
+    case 'SQLITE_CANTOPEN':
+    case 'SQLITE_READONLY':
+      return new CliError('PERMISSION_DENIED', `Permission denied${where}.`, PERMISSION_HINT)
+    case 'EROFS':
+      return new CliError('PERMISSION_DENIED', `The data directory is on a read-only file system${where}.`, 'use a data directory on a writable file system.')
+    case 'ENOSPC':
+      return new CliError('UNEXPECTED', `No space left on the device${where}.`, 'free some space on the disk of the data directory, then try again.')
+    case 'SQLITE_NOTADB':
+    case 'SQLITE_CORRUPT':
+      return new CliError('UNEXPECTED', 'The vault database is damaged or is not a Tessera database.', 'restore tessera.db from a backup, or point --data-dir at the right directory.')
+    default:
+      return undefined
+  }
+}
+
+/** What to tell the user about `error`. */
+export function toCliError(error: unknown): CliError {
+  if (error instanceof CliError) return error
+  if (error instanceof VaultAlreadyInitialisedError) {
+    return new CliError('ALREADY_INITIALISED', error.message, `choose another --data-dir, or serve this vault with \`tessera serve --data-dir ${error.dataDir}\`.`)
+  }
+  if (error instanceof VaultInUseError) return new CliError('IN_USE', error.message, inUseHint(error))
+  if (error instanceof CannotUnlockError) return new CliError('NOT_INITIALISED', error.message, error.hint)
+  const known = systemError(error as NodeJS.ErrnoException)
+  if (known) return known
+  const { name, code } = error as { name?: unknown; code?: unknown }
+  const label = [typeof name === 'string' ? name : 'Error', typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : undefined].filter(Boolean).join(' ')
+  return new CliError('UNEXPECTED', `Unexpected error (${label}).`, 'this is likely a bug in Tessera: report it with the command you ran and this message.')
+}

@@ -1,0 +1,32 @@
+/**
+ * `tessera init`: creates the vault, its tenant, the OWNER user and a
+ * management application, and prints that application's key once.
+ */
+import { initVault } from '../services/vault'
+import type { CommandInput } from './commands'
+import { prepareDataDir } from './data-dir'
+import { loadOrCreateMasterKey } from './vault-access'
+
+export async function init({ options }: CommandInput): Promise<void> {
+  const dataDir = options['data-dir'] as string
+  await prepareDataDir(dataDir)
+  const result = await initVault({
+    dataDir,
+    masterKey: () => loadOrCreateMasterKey(dataDir),
+    tenantName: options['tenant-name'] as string,
+    ownerEmail: options['owner-email'] as string | undefined
+  })
+  if (options.json) {
+    process.stdout.write(JSON.stringify({ tenant_id: result.tenant_id, data_dir: dataDir, application: result.application }) + '\n')
+    return
+  }
+  process.stdout.write(
+    [
+      `Vault created in ${dataDir}`,
+      `Tenant: ${result.tenant_id}`,
+      `Management application: ${result.application.id}`,
+      `API key (shown once, store it now): ${result.application.key}`,
+      ''
+    ].join('\n')
+  )
+}

@@ -1,0 +1,85 @@
+/**
+ * `tessera serve`: serves the REST interface until SIGTERM or SIGINT (or,
+ * when started through npm, until that npm process goes away).
+ */
+import { createLogger, type Logger } from '../logger'
+import { ListenError } from '../server/app'
+import { startServiceHost, type ServiceHost } from '../service-host'
+import type { CommandInput } from './commands'
+import { requireDataDir } from './data-dir'
+import { mailConfig } from './environment'
+import { CliError } from './exit-codes'
+import { npmAncestor, startedThroughNpm, watchProcess } from './parent-watch'
+import { requireMasterKey, requireVault } from './vault-access'
+
+/** A listen failure in the user's terms: which address, and what to change. */
+function listenFailure(error: ListenError, input: CommandInput): CliError {
+  const { address } = error
+  const host = input.sourceOf('host')
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new CliError(
+        'ADDRESS_IN_USE',
+        `Cannot listen on ${address}: the address is already in use.`,
+        'pass another --port (0 picks a free one), or stop what listens there; if it is another Tessera, `tessera status --data-dir <its data directory>` shows it and `tessera stop` stops it.'
+      )
+    case 'EACCES':
+      return new CliError('PERMISSION_DENIED', `Not allowed to listen on ${address}.`, 'ports below 1024 need privileges: use a port from 1024 up with --port (the default is 4390).')
+    case 'EADDRNOTAVAIL':
+      return new CliError('USAGE', `${host} ${error.host} is not an address of this machine.`, 'listen on 127.0.0.1 (the default) or on an address this machine has.')
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new CliError('USAGE', `${host} ${error.host} does not resolve to an address.`, 'use an IP address or a host name this machine can resolve.')
+    default:
+      return new CliError('UNEXPECTED', `Cannot listen on ${address} (${error.code ?? 'unknown error'}).`)
+  }
+}
+
+/**
+ * Shuts down gracefully on SIGTERM, SIGINT and, under npm, when npm exits;
+ * then exits 0. Signals while shutting down are ignored (`kill -9` forces it).
+ */
+function stopOnRequest(host: ServiceHost, logger: Logger): void {
+  let stopping = false
+  const shutdown = (reason: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ reason }, 'shutting down')
+    host.stop().then(
+      () => process.exit(0),
+      (error: Error) => {
+        process.stderr.write(`tessera serve: the vault did not close cleanly (${error.name}).\n`)
+        process.exit(1)
+      }
+    )
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+  if (startedThroughNpm(process.env)) watchProcess(npmAncestor(), () => shutdown('npm exited'))
+}
+
+export async function serve(input: CommandInput): Promise<void> {
+  const { options, env } = input
+  const dataDir = options['data-dir'] as string
+  await requireDataDir(dataDir, 'write')
+  requireVault(dataDir)
+  const masterKey = await requireMasterKey(dataDir)
+  const logger = createLogger({ level: env.TESSERA_LOG_LEVEL ?? 'info' })
+  const host = await startServiceHost({
+    dataDir,
+    masterKey,
+    host: options.host as string,
+    port: options.port as number,
+    logger,
+    allowedHosts: env.TESSERA_ALLOWED_HOSTS,
+    corsOrigins: env.TESSERA_CORS_ORIGINS,
+    bodyLimitBytes: env.TESSERA_BODY_LIMIT,
+    mail: mailConfig(env),
+    sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL
+  }).catch((error) => {
+    throw error instanceof ListenError ? listenFailure(error, input) : error
+  })
+  // Handlers first: whoever reads the line may signal at once.
+  stopOnRequest(host, logger)
+  process.stdout.write(`Tessera listening on ${host.url}\n`)
+}

@@ -1,0 +1,42 @@
+/**
+ * `tessera stop`: asks the Tessera process holding the vault to shut down
+ * (SIGTERM: it stops accepting connections, finishes its requests, closes the
+ * vault) and waits until it has exited.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { isProcessRunning } from '../processes'
+import { describeOwner, runningOwner } from '../services/vault-lock'
+import type { CommandInput } from './commands'
+import { requireDataDir } from './data-dir'
+import { CliError } from './exit-codes'
+
+const POLL_MS = 100
+
+export async function stop({ options }: CommandInput): Promise<void> {
+  const dataDir = options['data-dir'] as string
+  const timeoutSeconds = options.timeout as number
+  await requireDataDir(dataDir, 'read')
+  // The lock's record names the process and its start time: a process that merely reuses the id is never signalled.
+  const owner = await runningOwner(dataDir)
+  if (!owner) throw new CliError('NOT_RUNNING', `No Tessera process holds ${dataDir}; nothing to stop.`)
+  try {
+    process.kill(owner.pid, 'SIGTERM')
+  } catch (error) {
+    // ESRCH: it exited on its own meanwhile.
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return void process.stdout.write(`${describeOwner(owner)} has exited.\n`)
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error
+    throw new CliError('PERMISSION_DENIED', `Not allowed to stop process ${owner.pid}: it belongs to another user.`, 'run `tessera stop` as the user that started it.')
+  }
+  const deadline = Date.now() + timeoutSeconds * 1000
+  while (isProcessRunning(owner.pid, owner.process_start)) {
+    if (Date.now() >= deadline) {
+      throw new CliError(
+        'STOP_TIMEOUT',
+        `${describeOwner(owner)} did not exit within ${timeoutSeconds} s; it may still be finishing requests.`,
+        `run \`tessera stop\` again to keep waiting (or pass a longer --timeout); \`kill -9 ${owner.pid}\` ends it at once, and the vault's lock is released when it exits.`
+      )
+    }
+    await sleep(POLL_MS)
+  }
+  process.stdout.write(`Stopped ${describeOwner(owner)}.\n`)
+}

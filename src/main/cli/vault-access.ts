@@ -1,0 +1,33 @@
+/**
+ * What `serve` and `outbox` need before they open a vault: its database and
+ * its master key, each missing one reported with the way to fix it.
+ */
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { createMasterKeyFile, loadMasterKey } from '../crypto/keys'
+import type { MasterKey } from '../crypto/types'
+import { DATABASE_FILE } from '../services/vault'
+import { CliError } from './exit-codes'
+
+/** @throws CliError (NOT_INITIALISED) when `dir` holds no vault database */
+export function requireVault(dir: string): void {
+  if (!existsSync(join(dir, DATABASE_FILE))) {
+    throw new CliError('NOT_INITIALISED', `No vault in ${dir}.`, `create one with \`tessera init --data-dir ${dir}\`, or point --data-dir (or TESSERA_DATA_DIR) at the right directory.`)
+  }
+}
+
+/** The vault's master key: TESSERA_MASTER_KEY, else `<dir>/master.key`. */
+export async function requireMasterKey(dir: string): Promise<MasterKey> {
+  const key = await loadMasterKey(dir)
+  if (key) return key
+  throw new CliError(
+    'NOT_INITIALISED',
+    `Cannot unlock vault: no master key for the vault in ${dir}.`,
+    `set TESSERA_MASTER_KEY to the vault's key (base64 of 32 bytes), or put its master.key file back in ${dir}.`
+  )
+}
+
+/** `init`: the existing key (from a previous, interrupted init or TESSERA_MASTER_KEY), else a new master.key. */
+export async function loadOrCreateMasterKey(dir: string): Promise<MasterKey> {
+  return (await loadMasterKey(dir)) ?? (await createMasterKeyFile(dir))
+}

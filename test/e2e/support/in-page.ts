@@ -1,0 +1,99 @@
+/**
+ * Functions the browser tests run inside the page with `page.evaluate(fn)`:
+ * each must stand alone (no imports, no outer variables).
+ */
+
+// The little of the DOM they use, declared for this file only: the tests' TypeScript project has no DOM library.
+interface PageElement {
+  readonly tagName: string
+  readonly textContent: string | null
+  readonly scrollWidth: number
+  readonly clientWidth: number
+  getBoundingClientRect(): { left: number; right: number; width: number }
+  getAttribute(name: string): string | null
+  closest(selector: string): PageElement | null
+  querySelector(selector: string): PageElement | null
+  querySelectorAll(selector: string): Iterable<PageElement>
+}
+declare const document: Pick<PageElement, 'querySelector' | 'querySelectorAll'> & {
+  readonly scrollingElement: PageElement
+  createRange(): { selectNodeContents(node: PageElement): void; getBoundingClientRect(): { right: number } }
+}
+declare function getComputedStyle(element: PageElement): { paddingRight: string; textOverflow: string }
+declare function requestAnimationFrame(callback: () => void): number
+
+/**
+ * What is cut off or scrolls sideways in the current view, one line each (an
+ * empty list when everything fits): the window, the view and every table's
+ * scroll containers wider than their box, column headers whose text does not
+ * fit their cell or the table, cell content spilling out of its cell (other
+ * than behind an ellipsis), and controls past the view's edges.
+ */
+export function horizontalOverflows(): string[] {
+  const problems: string[] = []
+  const visible = (element: PageElement) => element.getBoundingClientRect().width > 0
+  const label = (element: PageElement) => element.closest('[data-test]')?.getAttribute('data-test') ?? element.tagName.toLowerCase()
+  const checkScroll = (element: PageElement, what: string) => {
+    // One pixel of slack for sub-pixel rounding.
+    if (visible(element) && element.scrollWidth > element.clientWidth + 1) {
+      problems.push(`${what} scrolls sideways: ${element.scrollWidth}px of content in ${element.clientWidth}px`)
+    }
+  }
+
+  const main = document.querySelector('main')!
+  checkScroll(document.scrollingElement, 'the window')
+  checkScroll(main, 'the view')
+  const view = main.getBoundingClientRect()
+
+  for (const table of main.querySelectorAll('.n-data-table')) {
+    if (!visible(table)) continue
+    const name = label(table)
+    for (const container of table.querySelectorAll('.n-data-table-base-table-header, .n-data-table-base-table-body, .n-scrollbar-container')) {
+      checkScroll(container, `table ${name}`)
+    }
+    const box = table.querySelector('.n-data-table-base-table')!.getBoundingClientRect()
+    for (const th of table.querySelectorAll('thead th')) {
+      const title = th.textContent?.trim()
+      if (!title) continue
+      const text = document.createRange()
+      text.selectNodeContents(th)
+      // The text's own box is as wide as the text, even where an ellipsis hides the rest.
+      const right = Math.min(th.getBoundingClientRect().right - parseFloat(getComputedStyle(th).paddingRight), box.right)
+      if (text.getBoundingClientRect().right > right + 0.5) problems.push(`table ${name}: the header "${title}" is cut off`)
+    }
+    // A cell may end its text in an ellipsis (the whole value is in a tooltip), but nothing may spill out of it.
+    for (const td of table.querySelectorAll('tbody td')) {
+      if ([td, ...td.querySelectorAll('*')].some((element) => getComputedStyle(element).textOverflow === 'ellipsis')) continue
+      const content = document.createRange()
+      content.selectNodeContents(td)
+      if (content.getBoundingClientRect().right > td.getBoundingClientRect().right - parseFloat(getComputedStyle(td).paddingRight) + 0.5) {
+        problems.push(`table ${name}: "${td.textContent?.trim()}" spills out of its cell`)
+      }
+    }
+  }
+
+  for (const control of main.querySelectorAll('button, input, textarea, .n-base-selection, .n-tabs-tab, .n-upload-dragger')) {
+    const rect = control.getBoundingClientRect()
+    if (rect.width > 0 && (rect.right > view.right + 0.5 || rect.left < view.left - 0.5)) {
+      problems.push(`${label(control)}: ${control.tagName.toLowerCase()} "${control.textContent?.trim() ?? ''}" sticks out of the view`)
+    }
+  }
+  return problems
+}
+
+/** True once nothing loads or spins in the view, and no toast or menu is open over it. */
+export function settled(): boolean {
+  const busy = document.querySelectorAll('main .n-data-table-loading-wrapper, main .n-button--loading, main .activity--loading, .n-notification, .n-base-select-menu')
+  for (const element of busy) if (element.getBoundingClientRect().width > 0) return false
+  return true
+}
+
+/** The number of entries the audit log's activity chart shows (0 until it has loaded). */
+export function activityChartTotal(): number {
+  return Number(/: (\d+) in total$/.exec(document.querySelector('.chart')?.getAttribute('aria-label') ?? '')?.[1] ?? 0)
+}
+
+/** Resolves after the next frame is painted. */
+export function nextFrame(): Promise<void> {
+  return new Promise((resolve) => requestAnimationFrame(() => resolve()))
+}
