@@ -61,6 +61,22 @@ export default tseslint.config(
     }
   },
   {
+    // The renderer will import the contracts too: zod and src/shared only.
+    files: ['src/shared/contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          ...electronOnlyInGlue,
+          patterns: [
+            { regex: '^(?!zod$|\\.{1,2}/)', message: 'Contracts import only zod and src/shared modules.' },
+            { regex: '^\\.\\./\\.\\./', message: 'Contracts import only zod and src/shared modules.' }
+          ]
+        }
+      ]
+    }
+  },
+  {
     files: ['db/migrations/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'Migrations are self-contained (DESIGN §1).' }] }]

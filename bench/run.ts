@@ -8,12 +8,17 @@
  * Environment: BENCH_ROUNDS (default 5; figures are medians), BENCH_SECONDS
  * (per HTTP measurement, default 5),
  * BENCH_CONNECTIONS (default 64: enough concurrent requests for group commit to batch).
+ *
+ * After the rounds, once: the p99 latency of GET /health and GET /tokens/{id} while
+ * hostile expression bodies arrive continuously (bench/hostile-expressions.ts), next to
+ * the same p99 without them.
  */
 import autocannon from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { hostileRequests, type HostileRequest } from './hostile-expressions'
 import { RawInsertCeiling } from './raw-insert'
 
 const ROOT = resolve(__dirname, '..')
@@ -21,6 +26,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const TOKENIZE_VALUES = 1000
+/** Connections sending hostile bodies back to back, and connections measuring latency (per endpoint). */
+const HOSTILE_CONNECTIONS = 4
+const LATENCY_CONNECTIONS = 2
 
 interface HttpFigure {
   requestsPerSecond: number
@@ -94,6 +102,36 @@ interface Round {
   rawTokensPerSecond: number
 }
 
+interface LatencyFigures {
+  health: HttpFigure
+  get: HttpFigure
+  /** Hostile responses by status, when hostile bodies were sent. */
+  hostile?: Record<string, number>
+}
+
+/**
+ * The p99 of GET /health and GET /tokens/{id}, measured together on a few connections,
+ * optionally while `hostile` bodies arrive back to back on HOSTILE_CONNECTIONS more.
+ */
+async function latency(url: string, headers: Record<string, string>, cardIds: string[], hostile?: HostileRequest[]): Promise<LatencyFigures> {
+  const flood = hostile
+    ? autocannon({
+        url,
+        headers,
+        connections: HOSTILE_CONNECTIONS,
+        duration: SECONDS + 1,
+        requests: hostile.map(({ method, path, body }) => ({ method, path, body }))
+      })
+    : undefined
+  const [health, get] = await Promise.all([
+    load({ url: url + '/health', connections: LATENCY_CONNECTIONS }),
+    load({ url, headers, connections: LATENCY_CONNECTIONS, requests: cardIds.map((id) => ({ method: 'GET', path: `/tokens/${id}` })) })
+  ])
+  if (!flood) return { health, get }
+  const result = await flood
+  return { health, get, hostile: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0])) }
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)]
@@ -154,6 +192,12 @@ async function main(): Promise<void> {
     }
     await raw.close()
     report(rounds)
+
+    process.stderr.write('expression cost under hostile load\n')
+    const hostile = hostileRequests()
+    const quiet = await latency(service.url, headers, cards.map((card) => card.id))
+    const loaded = await latency(service.url, headers, cards.map((card) => card.id), hostile)
+    reportHostile(hostile, quiet, loaded)
   } finally {
     await Promise.all(children.map(stopChild))
     await rm(dir, { recursive: true, force: true })
@@ -191,6 +235,18 @@ function report(rounds: Round[]): void {
   console.log(['figure', 'measured', 'ceiling (same round)', 'ratio', 'target'].join(' | '))
   for (const row of rows) console.log(row.join(' | '))
   if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx responses during the run`)
+}
+
+function reportHostile(hostile: HostileRequest[], quiet: LatencyFigures, loaded: LatencyFigures): void {
+  console.log(`\nExpression cost — p99 latency, ${SECONDS}s, ${LATENCY_CONNECTIONS} connections per endpoint; hostile bodies back to back on ${HOSTILE_CONNECTIONS} more\n`)
+  console.log(['request', 'quiet', 'with hostile bodies'].join(' | '))
+  console.log(['GET /health', `${quiet.health.p99} ms`, `${loaded.health.p99} ms`].join(' | '))
+  console.log(['GET /tokens/{id}', `${quiet.get.p99} ms`, `${loaded.get.p99} ms`].join(' | '))
+  const answered = Object.entries(loaded.hostile ?? {}).map(([status, count]) => `${format(count)} × ${status}`)
+  console.log(`\nHostile responses: ${answered.join(', ')}. Bodies, in turn:`)
+  for (const request of hostile) console.log(`- ${request.label} (${format(request.body.length)} bytes; expected ${request.expected.join(' or ')})`)
+  const errors = quiet.health.errors + quiet.get.errors + loaded.health.errors + loaded.get.errors
+  if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx latency probes`)
 }
 
 function percent(fraction: number): string {

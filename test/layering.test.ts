@@ -34,6 +34,13 @@ describe('layering', () => {
     expect(offenders).toEqual([])
   })
 
+  it('keeps the REST contracts to zod and src/shared, so the renderer can import them', () => {
+    const offenders = sourceFiles(join(ROOT, 'src/shared/contracts')).filter((file) =>
+      importsOf(file).some((source) => source !== 'zod' && !source.startsWith('./') && !/^\.\.\/[^.]/.test(source))
+    )
+    expect(offenders).toEqual([])
+  })
+
   it('keeps migrations self-contained', () => {
     const offenders = sourceFiles(join(ROOT, 'db/migrations')).filter((file) => importsOf(file).some((source) => source.includes('src/')))
     expect(offenders).toEqual([])

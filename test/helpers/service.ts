@@ -1,6 +1,7 @@
 /**
  * Starts the real service (same start path as `tessera serve`) on an ephemeral
- * port over a fresh temporary vault, and gives tests a small fetch wrapper.
+ * port over a fresh temporary vault, and gives tests a small fetch wrapper that
+ * fails the test when a response does not match the OpenAPI document.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,6 +14,7 @@ import { startServiceHost, type ServiceHost } from '../../src/main/service-host'
 import type { MailConfig } from '../../src/main/services/mail.service'
 import { initVault } from '../../src/main/services/vault'
 import { TestClock } from './clock'
+import { undocumentedResponse } from './openapi'
 
 export interface ApiResponse<T = any> {
   status: number
@@ -89,6 +91,8 @@ export async function startTestService(
     } catch {
       // leave as text
     }
+    const mismatch = undocumentedResponse({ method, url: path, status: response.status, contentType: response.headers.get('content-type'), text, body: parsed })
+    if (mismatch) throw new Error(`The response does not match the OpenAPI document: ${mismatch}`)
     return { status: response.status, headers: response.headers, body: parsed as T }
   }
 

@@ -96,7 +96,9 @@ function onlyWhenRouted(routers: Router<AppState>[]): Koa.Middleware<AppState> {
   const dispatch = compose(routers.flatMap((router) => [router.routes(), router.allowedMethods({ throw: false })])) as Koa.Middleware<AppState>
   // `match(…).path` lists the layers matching the path whatever the method; a wrong method still reaches allowedMethods (405).
   const routes = (path: string) => routers.some((router) => router.match(path, 'GET').path.length > 0)
-  return (ctx, next) => (routes(ctx.path) ? dispatch(ctx, next) : next())
+  const middleware: Koa.Middleware<AppState> = (ctx, next) => (routes(ctx.path) ? dispatch(ctx, next) : next())
+  // Like a router's own middleware (`.router`), it names what it dispatches to: a test lists every mounted route.
+  return Object.assign(middleware, { routers })
 }
 
 export interface RunningServer {

@@ -20,8 +20,8 @@
  * - `expires_at` takes the same formats as a token's (ISO 8601 among them).
  */
 import type { Knex } from 'knex'
-import { z } from 'zod'
-import { APPLICATION_TYPES, MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
+import { applicationType, createApplicationBody, listApplicationsQuery, permissionsQuery, updateApplicationBody } from '../../shared/contracts'
+import { MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
 import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
@@ -42,52 +42,14 @@ import { applicationActor, type AuthService } from './auth.service'
 import type { Actor } from './context'
 import { parseExpiresAt, toIsoString } from './dates'
 import { ForbiddenError, NotFoundError } from './errors'
-import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import { normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
 import { logRow, recordLogs, type LogOperation } from './logs.service'
-import { offsetOf, paginationSchema, toPage } from './pagination'
+import { offsetOf, toPage } from './pagination'
 import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
-import { parseOrThrow, queryList } from './validation'
+import { parseOrThrow } from './validation'
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-const nameSchema = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')
-const typeSchema = z.enum(APPLICATION_TYPES, { error: `must be one of ${APPLICATION_TYPES.join(', ')}` })
-
-/**
- * The create body. Which permissions are valid depends on `type`, so the grant
- * fields are checked against it when it is valid, and only for shape otherwise
- * (the `type` error is then reported alongside any other field's).
- */
-function createSchema(type: ApplicationType | undefined) {
-  const grants = type ? grantFields(type) : { permissions: z.array(z.string()).optional(), rules: z.array(z.unknown()).optional() }
-  return z.strictObject({
-    name: nameSchema,
-    type: typeSchema,
-    permissions: grants.permissions,
-    rules: grants.rules,
-    expires_at: z.string().optional()
-  })
-}
-
-function updateSchema(type: ApplicationType) {
-  const grants = grantFields(type)
-  return z.strictObject({
-    name: nameSchema,
-    // Spec: "A non-empty array when used".
-    permissions: grants.permissions.unwrap().min(1, 'must not be empty when given').optional(),
-    rules: grants.rules,
-    type: z.never({ error: 'cannot be changed; create a new application instead' }).optional()
-  })
-}
-
-const listQuery = z.strictObject({
-  id: queryList(z.string().regex(UUID_PATTERN, 'must be a UUID').transform((id) => id.toLowerCase())),
-  type: queryList(typeSchema),
-  ...paginationSchema(100)
-})
-
-const permissionsQuery = z.strictObject({ application_type: typeSchema.optional() })
 
 function toApplication(row: ApplicationRow, key?: string): Application {
   const application: Application = {
@@ -166,12 +128,12 @@ export class ApplicationsService {
   /** `POST /applications`: the new application, with its key (shown only here and on regenerate). */
   async create(actor: Actor, body: unknown): Promise<Application> {
     requirePermission(actor, 'application:create')
-    const declaredType = typeSchema.safeParse((body as { type?: unknown } | null)?.type)
-    const input = parseOrThrow(createSchema(declaredType.success ? declaredType.data : undefined), body)
+    const declaredType = applicationType.safeParse((body as { type?: unknown } | null)?.type)
+    const input = parseOrThrow(createApplicationBody(declaredType.success ? declaredType.data : undefined), body)
     const now = this.context.clock.now()
     const expiresAt = input.expires_at === undefined ? null : parseExpiresAt(input.expires_at, 'expires_at', new Date(now)).getTime()
     requireSomeGrant(input)
-    const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules as Parameters<typeof normaliseRules>[0]) }
+    const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules) }
     requireHeldManagementPermissions(actor, grant)
     const { row, key } = newApplicationRow(
       { tenantId: actor.tenantId, name: input.name, type: input.type, ...grant, expiresAt, createdBy: actor.id },
@@ -188,7 +150,7 @@ export class ApplicationsService {
   /** `GET /applications`: newest first, filtered by `id` and `type` (both repeatable); expired ones are left out. */
   async list(actor: Actor, query: unknown): Promise<Page<Application>> {
     requirePermission(actor, 'application:read')
-    const q = parseOrThrow(listQuery, query)
+    const q = parseOrThrow(listApplicationsQuery, query)
     const filter = { tenantId: actor.tenantId, ids: q.id, types: q.type, activeAt: this.context.clock.now() }
     const [total, rows] = await Promise.all([
       countApplications(this.context.reader, filter),
@@ -222,7 +184,7 @@ export class ApplicationsService {
   async update(actor: Actor, id: string, body: unknown): Promise<Application> {
     requirePermission(actor, 'application:update')
     const existing = await this.findLive(actor.tenantId, id)
-    const input = parseOrThrow(updateSchema(existing.type as ApplicationType), body)
+    const input = parseOrThrow(updateApplicationBody(existing.type as ApplicationType), body)
     requireSomeGrant(input)
     const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules) }
     requireHeldManagementPermissions(actor, grant)

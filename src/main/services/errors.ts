@@ -73,6 +73,18 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/**
+ * 413: the request's expressions need more time than one request may spend on them;
+ * `errors` names the field where the budget ran out.
+ */
+export class ExpressionBudgetError extends AppError {
+  constructor(field: string, budgetMs: number) {
+    super(413, 'expression_budget_exceeded', `The request's expressions need more than the ${budgetMs} ms one request may spend on them.`, {
+      [field]: [`the request's ${budgetMs} ms expression budget ran out here`]
+    })
+  }
+}
+
 /** 415: the request's Content-Type is not the one the endpoint takes. */
 export class UnsupportedMediaTypeError extends AppError {
   constructor(expected: string) {

@@ -1,14 +1,35 @@
 /**
  * Liquid expressions (DESIGN §4): one sandboxed liquidjs engine with Tessera's filters,
- * a bounded cache of parsed templates, and type-preserving evaluation of single outputs.
+ * a bounded cache of parsed templates, type-preserving evaluation of single outputs,
+ * and the limits that bound what expressions cost, per evaluation and per request.
  */
 import { randomInt } from 'node:crypto'
-import { Context, Liquid, LiquidError, Output, TokenKind, Value, toValue, toValueSync, type Template } from 'liquidjs'
-import { ValidationError, type FieldErrors } from './errors'
+import { setImmediate } from 'node:timers/promises'
+import { Context, Liquid, LiquidError, Output, TokenKind, Value, toValue, toValueSync, type Filter as LiquidFilter, type Template } from 'liquidjs'
+import { ExpressionBudgetError, ValidationError, type FieldErrors } from './errors'
 import { luhnValid } from './token-types'
 
 /** A filter misuse; its message is safe to return (names the filter, never the value). */
 class FilterError extends Error {}
+
+/** How liquidjs calls a filter: `context` is the evaluation's, with its memory limiter. */
+type FilterThis = { context: Context }
+
+/** Charges the characters a filter reads or writes to the evaluation's memory limit, so big data cannot loop for free. */
+function charge(self: FilterThis, value: unknown): void {
+  if (typeof value === 'string') self.context.memoryLimit.use(value.length)
+}
+
+/**
+ * Liquid would print objects as "[object Object]" and join arrays, so distinct data could
+ * render (and fingerprint) alike; JSON keeps them distinct.
+ */
+function escapeOutput(this: FilterThis, value: unknown): string {
+  const v = toValue(value)
+  const text = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
+  charge(this, text)
+  return text
+}
 
 const engine = new Liquid({
   strictFilters: true,
@@ -16,16 +37,9 @@ const engine = new Liquid({
   // No file system: an empty in-memory template map, and the tags that load templates refuse to parse.
   templates: {},
   parseLimit: 20_000,
-  renderLimit: 100,
-  memoryLimit: 16_000_000,
   timezoneOffset: 0,
   locale: 'en-US',
-  // Liquid would print objects as "[object Object]" and join arrays, so distinct data could
-  // render (and fingerprint) alike; JSON keeps them distinct.
-  outputEscape: (value: unknown): string => {
-    const v = toValue(value)
-    return v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
-  }
+  outputEscape: escapeOutput
 })
 for (const tag of ['include', 'render', 'layout']) {
   engine.registerTag(tag, {
@@ -74,12 +88,16 @@ function cardInput(name: string, value: unknown): string {
 
 const isNil = (value: unknown): value is null | undefined => value === null || value === undefined
 
-/** Registers `impl` under `name`: arguments checked by `check`, null input passed through. */
+/** Registers `impl` under `name`: arguments checked by `check`, null input passed through, text charged. */
 function filter(name: string, check: (args: unknown[]) => void, impl: Filter): void {
-  engine.registerFilter(name, (value: unknown, ...args: unknown[]) => {
+  engine.registerFilter(name, function (this: FilterThis, value: unknown, ...args: unknown[]) {
     check(args)
     value = toValue(value)
-    return isNil(value) ? null : impl(value, ...args)
+    if (isNil(value)) return null
+    charge(this, value)
+    const result = impl(value, ...args)
+    charge(this, result)
+    return result
   })
 }
 
@@ -210,6 +228,139 @@ filter('to_boolean', noArgs('to_boolean'), (v) => {
 })
 
 // ---------------------------------------------------------------------------------------------
+// Limits. Each evaluation has its own step and memory limits, counted rather than timed, so
+// a loop cannot run long however loaded the machine is; every parse and evaluation of a
+// request draws on one ExpressionBudget of time, so many expressions cannot add up.
+
+/** What expressions may cost (docs/api-decisions.md, "Expression limits"). */
+export interface ExpressionLimits {
+  /** Expressions one token may carry: an id expression, a fingerprint_expression, search indexes and mask leaves. */
+  perToken: number
+  /** Expressions one request may carry (a whole /tokenize body). */
+  perRequest: number
+  /** Liquid steps (each output, tag and loop iteration) of one evaluation; the leaves of a mask are one evaluation. */
+  steps: number
+  /** Characters, array items and range sizes one evaluation may read or build (Liquid's memory accounting, and ours). */
+  memory: number
+  /** Milliseconds every parse and evaluation of one request may take together. */
+  requestMs: number
+}
+
+export const EXPRESSION_LIMITS: Readonly<ExpressionLimits> = Object.freeze({
+  perToken: 64,
+  perRequest: 10_000,
+  steps: 1_000,
+  memory: 1_000_000,
+  requestMs: 500
+})
+
+/** A request working through many expressions gives way to other requests this often (milliseconds). */
+const BREATHE_EVERY_MS = 5
+
+/** Passing the per-request count: it ends the request (the rest of a /tokenize body is not looked at). */
+export class ExpressionCountError extends ValidationError {}
+
+/** Thrown by the limiters of an Evaluation; liquidjs wraps it, `runtimeError` unwraps it. */
+class LimitError extends Error {}
+
+/** The message of a LimitError thrown when the request's time budget runs out. */
+const OUT_OF_TIME = 'out of time'
+
+/**
+ * The limits of one evaluation, as the render and memory limiters liquidjs's Context
+ * takes (it calls `renderLimit.check()` before each template it renders, and
+ * `memoryLimit.use(n)` where it allocates; our filters charge what they read and write).
+ */
+class Evaluation {
+  private steps = 0
+  private memory = 0
+
+  constructor(
+    private readonly limits: ExpressionLimits,
+    /** When the request's time budget runs out (performance.now()). */
+    private readonly deadline: number
+  ) {}
+
+  // liquidjs passes its own clock reading, which may be Date.now(): read ours.
+  private readonly renderLimit = {
+    check: (): void => {
+      if (++this.steps > this.limits.steps) throw new LimitError(`takes more than ${this.limits.steps} steps to evaluate`)
+      if (performance.now() > this.deadline) throw new LimitError(OUT_OF_TIME)
+    }
+  }
+
+  private readonly memoryLimit = {
+    use: (count: number): void => {
+      if (!(count > 0)) return
+      this.memory += count
+      if (this.memory > this.limits.memory) throw new LimitError(`uses more than the ${this.limits.memory} units of memory one evaluation may use`)
+    }
+  }
+
+  context(scope: Record<string, unknown>): Context {
+    const limiters = { liquid: engine, renderLimit: this.renderLimit, memoryLimit: this.memoryLimit }
+    return new Context(scope, engine.options, { sync: true }, limiters as unknown as ConstructorParameters<typeof Context>[3])
+  }
+}
+
+/**
+ * What one request may spend on expressions: a count of the expressions it carries and
+ * one time budget shared by all its parses and evaluations. Create one per request.
+ */
+export class ExpressionBudget {
+  private counted = 0
+  private spentMs = 0
+  private lastBreath = performance.now()
+
+  constructor(readonly limits: ExpressionLimits = EXPRESSION_LIMITS) {}
+
+  /**
+   * Counts the expressions of one token, given per field in the order they are evaluated.
+   * @throws ValidationError naming the field that passes the per-token limit
+   * @throws ExpressionCountError naming the field that passes the per-request limit
+   */
+  admit(fields: ReadonlyArray<readonly [field: string, count: number]>): void {
+    let token = 0
+    for (const [field, count] of fields) {
+      token += count
+      if (token > this.limits.perToken) {
+        throw ValidationError.field(field, `a token may carry at most ${this.limits.perToken} expressions (id, fingerprint_expression, search_indexes and mask leaves together)`)
+      }
+      if (this.counted + token > this.limits.perRequest) {
+        throw new ExpressionCountError({ [field]: [`a request may carry at most ${this.limits.perRequest} expressions`] })
+      }
+    }
+    this.counted += token
+  }
+
+  /**
+   * Gives way to other requests (a turn of the event loop) once this request has worked
+   * for a few milliseconds since it last did, so that its evaluations, each short, never
+   * hold the loop for long together. Await it between evaluations.
+   */
+  async breathe(): Promise<void> {
+    if (performance.now() - this.lastBreath < BREATHE_EVERY_MS) return
+    await setImmediate()
+    this.lastBreath = performance.now()
+  }
+
+  /**
+   * Runs one parse or evaluation with what is left of the time budget, and charges its time.
+   * @throws ExpressionBudgetError (413) naming `field` when nothing is left
+   */
+  spend<T>(field: string, work: (evaluation: Evaluation) => T): T {
+    const start = performance.now()
+    const left = this.limits.requestMs - this.spentMs
+    if (left <= 0) throw new ExpressionBudgetError(field, this.limits.requestMs)
+    try {
+      return work(new Evaluation(this.limits, start + left))
+    } finally {
+      this.spentMs += performance.now() - start
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Compilation and cache.
 
 interface Compiled {
@@ -227,7 +378,7 @@ function liquidMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
-function compile(source: string, field: string): Compiled {
+function compile(source: string, field: string, budget: ExpressionBudget): Compiled {
   const hit = cache.get(source)
   if (hit) {
     // Re-insert so the Map's insertion order tracks recency (least recently used first).
@@ -235,13 +386,14 @@ function compile(source: string, field: string): Compiled {
     cache.set(source, hit)
     return hit
   }
-  let templates: Template[]
-  try {
-    templates = engine.parse(source)
-  } catch (err) {
-    // Parse errors quote only the expression, which is not sensitive.
-    throw ValidationError.field(field, `is not a valid expression: ${liquidMessage(err)}`)
-  }
+  const templates = budget.spend(field, () => {
+    try {
+      return engine.parse(source)
+    } catch (err) {
+      // Parse errors quote only the expression, which is not sensitive.
+      throw ValidationError.field(field, `is not a valid expression: ${liquidMessage(err)}`)
+    }
+  })
   const parts = templates.filter((t) => !(t.token.kind === TokenKind.HTML && t.token.getText().trim() === ''))
   const compiled: Compiled = { templates }
   if (parts.length === 1 && parts[0] instanceof Output) {
@@ -253,32 +405,28 @@ function compile(source: string, field: string): Compiled {
   return compiled
 }
 
-/** A safe message for a render failure: ours and the limit errors pass, anything else may quote data. */
-function runtimeError(err: unknown, field: string): ValidationError {
+/** A safe error for a render failure: ours and the limits pass, anything else may quote data. */
+function runtimeError(err: unknown, field: string, budget: ExpressionBudget): Error {
   let cause = err
   while (LiquidError.is(cause) && (cause as { originalError?: unknown }).originalError) {
     cause = (cause as { originalError?: unknown }).originalError
   }
-  const message =
-    cause instanceof FilterError || (cause instanceof Error && /limit exceeded$/.test(cause.message))
-      ? (cause as Error).message
-      : 'the expression could not be evaluated'
-  return ValidationError.field(field, message)
+  if (cause instanceof LimitError && cause.message === OUT_OF_TIME) return new ExpressionBudgetError(field, budget.limits.requestMs)
+  const safe = cause instanceof FilterError || cause instanceof LimitError
+  return ValidationError.field(field, safe ? (cause as Error).message : 'the expression could not be evaluated')
 }
 
-/** A render context for `scope`, shared by the leaves of one mask (building one costs as much as evaluating). */
-function contextFor(scope: Record<string, unknown>): Context {
-  return new Context(scope, engine.options, { sync: true }, { liquid: engine })
-}
-
-function run(compiled: Compiled, scope: Record<string, unknown>, field: string, ctx?: Context): unknown {
+/** Evaluates one compiled expression; `shared` is a context that single outputs of one evaluation may share. */
+function run(compiled: Compiled, scope: Record<string, unknown>, field: string, budget: ExpressionBudget, evaluation: Evaluation, shared?: () => Context): unknown {
   try {
-    if (compiled.single) return toValue(toValueSync(compiled.single.value(ctx ?? contextFor(scope), false))) ?? null
-    return engine.renderSync(compiled.templates, scope)
+    if (compiled.single) return toValue(toValueSync(compiled.single.value(shared?.() ?? evaluation.context(scope), false))) ?? null
+    return engine.renderSync(compiled.templates, evaluation.context(scope))
   } catch (err) {
-    throw runtimeError(err, field)
+    throw runtimeError(err, field, budget)
   }
 }
+
+const DRY_RUN_SCOPE = { data: null, metadata: {} }
 
 // ---------------------------------------------------------------------------------------------
 // Public API.
@@ -288,12 +436,13 @@ function run(compiled: Compiled, scope: Record<string, unknown>, field: string, 
  * filters, and a dry run against null data succeeds (catching bad filter arguments and
  * runaway loops). Filter arguments must therefore be literals. Returns the source.
  * @throws ValidationError naming `field`
+ * @throws ExpressionBudgetError when the request's budget runs out
  */
-export function validateExpression(source: unknown, field: string): string {
+export function validateExpression(source: unknown, field: string, budget = new ExpressionBudget()): string {
   if (typeof source !== 'string') throw ValidationError.field(field, 'must be a string expression')
-  const compiled = compile(source, field)
+  const compiled = compile(source, field, budget)
   if (!compiled.validated) {
-    run(compiled, { data: null, metadata: {} }, field)
+    budget.spend(field, (evaluation) => run(compiled, DRY_RUN_SCOPE, field, budget, evaluation))
     compiled.validated = true
   }
   return source
@@ -303,14 +452,18 @@ export function validateExpression(source: unknown, field: string): string {
  * Evaluates `source` with `data` (and `metadata`) in scope. A template that is exactly one
  * `{{ … }}` output returns its value with its JSON type (undefined becomes null; objects are
  * the caller's own, not copies); any other template renders to a string.
- * @throws ValidationError naming `field` on a syntax error or a failing filter
+ * @throws ValidationError naming `field` on a syntax error, a failing filter or a limit
+ * @throws ExpressionBudgetError when the request's budget runs out
  */
 export function evaluateExpression(
   source: string,
   context: { data: unknown; metadata?: Record<string, string> },
-  field: string
+  field: string,
+  budget = new ExpressionBudget()
 ): unknown {
-  return run(compile(source, field), { data: context.data, metadata: context.metadata }, field)
+  const compiled = compile(source, field, budget)
+  const scope = { data: context.data, metadata: context.metadata }
+  return budget.spend(field, (evaluation) => run(compiled, scope, field, budget, evaluation))
 }
 
 const MAX_MASK_DEPTH = 32
@@ -345,36 +498,83 @@ function mapMask(mask: unknown, path: string, leaf: (source: string, path: strin
 }
 
 /**
+ * The expressions of a mask with their field paths (`mask.number`, `mask[0]`): its string
+ * leaves, or the mask itself when it is a string.
+ * @throws ValidationError when the mask is nested too deeply
+ */
+export function maskExpressions(mask: unknown, field: string): { source: string; path: string }[] {
+  const leaves: { source: string; path: string }[] = []
+  mapMask(mask, field, (source, path) => leaves.push({ source, path }))
+  return leaves
+}
+
+/** Compiles every leaf of a mask first, so that parsing never eats into an evaluation's time. */
+function compileMask(mask: unknown, field: string, budget: ExpressionBudget): Map<string, Compiled> {
+  const compiled = new Map<string, Compiled>()
+  mapMask(mask, field, (source, path) => compiled.set(source, compile(source, path, budget)))
+  return compiled
+}
+
+/**
  * Checks a mask: a string expression, or an object/array whose string leaves are expressions
- * (other leaves are kept as is). Errors name each leaf, e.g. `mask.number`, `mask[0]`.
+ * (other leaves are kept as is). Errors name each leaf, e.g. `mask.number`, `mask[0]`. The
+ * dry runs of all leaves are one evaluation.
  * @returns the mask unchanged
  * @throws ValidationError
  */
-export function validateMask(mask: unknown, field: string): unknown {
-  mapMask(mask, field, (source, path) => validateExpression(source, path))
+export function validateMask(mask: unknown, field: string, budget = new ExpressionBudget()): unknown {
+  const compiled = compileMask(mask, field, budget)
+  budget.spend(field, (evaluation) =>
+    mapMask(mask, field, (source, path) => {
+      const leaf = compiled.get(source)!
+      if (!leaf.validated) run(leaf, DRY_RUN_SCOPE, path, budget, evaluation)
+    })
+  )
+  for (const leaf of compiled.values()) leaf.validated = true
   return mask
 }
 
 /**
- * Evaluates every string leaf of `mask` against `data`, keeping the mask's shape.
+ * Evaluates every string leaf of `mask` against `data`, keeping the mask's shape. All
+ * leaves are one evaluation: together they get one evaluation's steps and memory.
  * @throws ValidationError with leaf paths under `field`
+ * @throws ExpressionBudgetError when the request's budget runs out
  */
-export function evaluateMask(mask: unknown, data: unknown, field = 'mask'): unknown {
+export function evaluateMask(mask: unknown, data: unknown, field = 'mask', budget = new ExpressionBudget()): unknown {
+  const compiled = compileMask(mask, field, budget)
   const scope = { data, metadata: undefined }
-  let ctx: Context | undefined
-  return mapMask(mask, field, (source, path) => {
-    const compiled = compile(source, path)
-    if (compiled.single) ctx ??= contextFor(scope)
-    return run(compiled, scope, path, ctx)
+  return budget.spend(field, (evaluation) => {
+    let ctx: Context | undefined
+    const shared = () => (ctx ??= evaluation.context(scope))
+    return mapMask(mask, field, (source, path) => run(compiled.get(source)!, scope, path, budget, evaluation, shared))
   })
 }
 
 /**
  * The string a fingerprint is computed over: the expression's value, JSON-encoded unless it
  * is a string (`null` for null). The caller hashes it.
- * @throws ValidationError naming `fingerprint_expression`
+ * @throws ValidationError naming `field`
  */
-export function renderFingerprintSource(expression: string, data: unknown, metadata?: Record<string, string>): string {
-  const value = evaluateExpression(expression, { data, metadata }, 'fingerprint_expression')
+export function renderFingerprintSource(
+  expression: string,
+  data: unknown,
+  metadata?: Record<string, string>,
+  budget = new ExpressionBudget(),
+  field = 'fingerprint_expression'
+): string {
+  const value = evaluateExpression(expression, { data, metadata }, field, budget)
   return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/**
+ * The parsed templates of `source`, for static analysis (see expression-rules.ts).
+ * @throws ValidationError naming `field` when it does not parse
+ */
+export function parseExpression(source: string, field: string, budget = new ExpressionBudget()): readonly Template[] {
+  return compile(source, field, budget).templates
+}
+
+/** Whether `filter` is the output escape liquidjs appends to every `{{ … }}` (not written by the caller). */
+export function isOutputEscape(filter: LiquidFilter): boolean {
+  return (filter as unknown as { handler: unknown }).handler === escapeOutput
 }

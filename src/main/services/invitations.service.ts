@@ -13,6 +13,7 @@
  */
 import type { Knex } from 'knex'
 import { z } from 'zod'
+import { acceptInvitationBody, createInvitationBody, invitationLinkToken, listInvitationsQuery } from '../../shared/contracts'
 import type { Page, TenantInvitation, TenantMember } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
@@ -35,14 +36,14 @@ import { findMemberByUser, findTenant, findUserByEmail, insertMember, insertUser
 import { requirePermission } from './access'
 import type { Actor } from './context'
 import { toIsoString } from './dates'
-import { emailSchema } from './fields'
+import { isEmailAddress } from './fields'
 import { AppError, ConflictError, NotFoundError } from './errors'
 import { escapeHtml } from './html'
 import type { ServiceContext } from './index'
 import { logRow, recordLogs } from './logs.service'
 import type { MailBody, MailService } from './mail.service'
 import { toMember } from './members.service'
-import { offsetOf, paginationSchema, toPage } from './pagination'
+import { offsetOf, toPage } from './pagination'
 import { parseOrThrow } from './validation'
 
 /** Lifetime of an invitation, and how far a resend extends it (spec "Limits"). */
@@ -53,18 +54,12 @@ export const ACCEPT_PATH = '/invitations/accept'
 
 const LINK_SECRET_PREFIX = 'inv'
 
-const createBody = z.strictObject({ email: emailSchema })
-
-const listQuery = z.strictObject({
-  status: z.enum(['PENDING', 'EXPIRED'], 'must be PENDING or EXPIRED').optional(),
-  ...paginationSchema(100)
+/** The create body, with the address also checked as a single RFC 5322 addr-spec. */
+const createBodyWithAddressCheck = createInvitationBody.superRefine((body, ctx) => {
+  if (typeof body.email === 'string' && !isEmailAddress(body.email)) {
+    ctx.addIssue({ code: 'custom', path: ['email'], message: 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com' })
+  }
 })
-
-const linkToken = z.string().min(1, 'is required').max(200, 'is not an invitation link token')
-
-const nameField = z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters')
-
-const acceptBody = z.strictObject({ token: linkToken, first_name: nameField, last_name: nameField })
 
 /** A path id as stored (lower case); a malformed one is simply not found (404). */
 function pathId(id: unknown, entity: string): string {
@@ -118,7 +113,7 @@ export class InvitationsService {
   /** `POST /tenants/self/invitations`: a PENDING invitation for 72 hours, and its mail. */
   async create(actor: Actor, body: unknown): Promise<TenantInvitation> {
     requirePermission(actor, 'tenant:invitation:create')
-    const { email } = parseOrThrow(createBody, body)
+    const { email } = parseOrThrow(createBodyWithAddressCheck, body)
     const now = this.context.clock.now()
     const link = this.newLink()
     const row: InvitationRow = {
@@ -181,7 +176,7 @@ export class InvitationsService {
   /** `GET /tenants/self/invitations`: newest first, optionally by derived status. */
   async list(actor: Actor, query: unknown): Promise<Page<TenantInvitation>> {
     requirePermission(actor, 'tenant:invitation:read')
-    const q = parseOrThrow(listQuery, query)
+    const q = parseOrThrow(listInvitationsQuery, query)
     const now = this.context.clock.now()
     const filter = { tenantId: actor.tenantId, status: q.status, now }
     const { reader } = this.context
@@ -221,7 +216,7 @@ export class InvitationsService {
 
   /** What the acceptance page shows for a link (404 invalid, 410 expired). No API key: the link's secret is the credential. */
   async describeLink(token: unknown): Promise<InvitationLinkInfo> {
-    const secret = parseOrThrow(linkToken, token, 'token')
+    const secret = parseOrThrow(invitationLinkToken, token, 'token')
     const invitation = this.checkLink(await findInvitationByLinkHash(this.context.reader, this.hashLink(secret)), this.context.clock.now())
     return { tenant_name: await this.tenantName(invitation.tenant_id), email: invitation.email, expires_at: toIsoString(Number(invitation.expires_at)) }
   }
@@ -232,7 +227,7 @@ export class InvitationsService {
    * The invitation is consumed. 404 invalid link, 410 expired, 409 already a member.
    */
   async accept(body: unknown): Promise<TenantMember> {
-    const input = parseOrThrow(acceptBody, body)
+    const input = parseOrThrow(acceptInvitationBody, body)
     const now = this.context.clock.now()
     const linkHash = this.hashLink(input.token)
     const newUserId = newId()

@@ -6,13 +6,14 @@
  */
 import type { Knex } from 'knex'
 import { z } from 'zod'
+import { listLogsQuery } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
 import { rowsOf, type RowBuffer, type WriteQueue } from '../db/write-queue'
 import { countLogs, foldLogEntities, listLogs, LOG_COLUMNS, type LogFilter, type LogRow } from '../repositories/logs.repository'
 import type { AuditChain } from './audit-chain'
 import type { Actor, Clock } from './context'
 import { requirePermission } from './access'
-import { offsetOf, paginationSchema, toPage } from './pagination'
+import { offsetOf, toPage } from './pagination'
 import { toIsoString } from './dates'
 import { parseOrThrow } from './validation'
 
@@ -86,24 +87,9 @@ export function appendLogs(buffer: RowBuffer, rows: LogRow[]): void {
   buffer.insert('logs', LOG_COLUMNS, rows)
 }
 
-const isoDate = (field: string) =>
-  z
-    .string()
-    .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), `${field} must be an ISO 8601 date`)
-    .transform((value) => Date.parse(value))
-    .optional()
+type ListQuery = z.infer<typeof listLogsQuery>
 
-const listQuery = z.object({
-  entity_type: z.string().max(50).optional(),
-  entity_id: z.string().max(400).optional(),
-  start_date: isoDate('start_date'),
-  end_date: isoDate('end_date'),
-  ...paginationSchema()
-})
-
-type ListQuery = z.infer<typeof listQuery>
-
-const filterQuery = listQuery.omit({ page: true, size: true }).strict()
+const filterQuery = listLogsQuery.omit({ page: true, size: true })
 
 /** The desktop's activity chart: at most this many periods per call. */
 const MAX_ACTIVITY_PERIODS = 62
@@ -181,7 +167,7 @@ export class LogsService {
   /** `GET /logs`: newest first, filtered by entity and a half-open date range; the read is logged. */
   async list(actor: Actor, query: unknown): Promise<Page<LogEntry>> {
     requirePermission(actor, 'log:read')
-    const q = parseOrThrow(listQuery.strict(), query)
+    const q = parseOrThrow(listLogsQuery, query)
     const filter = logFilter(actor, q)
     const [total, rows] = await Promise.all([countLogs(this.deps.reader, filter), listLogs(this.deps.reader, filter, q.size, offsetOf(q))])
     await this.recordRead(actor, 'read', `Audit log listed: page ${q.page}, ${rows.length} of ${total} entries${describeFilters(q)}`)

@@ -5,6 +5,7 @@
  * is checked against the member row (`isActiveMember`).
  */
 import { z } from 'zod'
+import { listMembersQuery } from '../../shared/contracts'
 import type { Page, TenantMember, User } from '../../shared/types'
 import { countMembers, deleteMember, listMembers, type MemberWithUserRow } from '../repositories/members.repository'
 import { findMember, findMemberByUser } from '../repositories/tenants.repository'
@@ -14,16 +15,8 @@ import { toIsoString } from './dates'
 import { BusinessRuleError, NotFoundError } from './errors'
 import type { ServiceContext } from './index'
 import { logRow, recordLogs } from './logs.service'
-import { offsetOf, paginationSchema, toPage } from './pagination'
-import { parseOrThrow, queryList } from './validation'
-
-/** Members page size: default 20, maximum 50 (spec "Limits"). */
-export const MEMBERS_MAX_PAGE_SIZE = 50
-
-const listQuery = z.strictObject({
-  user_id: queryList(z.uuid('must be a UUID')),
-  ...paginationSchema(MEMBERS_MAX_PAGE_SIZE)
-})
+import { offsetOf, toPage } from './pagination'
+import { parseOrThrow } from './validation'
 
 /** A path id as stored (lower case); a malformed one is simply not found (404). */
 function pathId(id: unknown, entity: string): string {
@@ -51,7 +44,7 @@ export class MembersService {
   /** `GET /tenants/self/members`: newest first, optionally only some users. */
   async list(actor: Actor, query: unknown): Promise<Page<TenantMember>> {
     requirePermission(actor, 'tenant:member:read')
-    const q = parseOrThrow(listQuery, query)
+    const q = parseOrThrow(listMembersQuery, query)
     const filter = { tenantId: actor.tenantId, userIds: q.user_id }
     const { reader } = this.context
     const [total, rows] = await Promise.all([countMembers(reader, filter), listMembers(reader, filter, q.size, offsetOf(q))])

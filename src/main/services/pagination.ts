@@ -1,11 +1,4 @@
-import { z } from 'zod'
 import type { Page } from '../../shared/types'
-import { queryInt } from './validation'
-
-/** `page` ≥ 1 (default 1) and `size` 1–max (default 20), DESIGN §7. */
-export function paginationSchema(maxSize = 100) {
-  return { page: queryInt(1, 1, 1_000_000), size: queryInt(20, 1, maxSize) }
-}
 
 export interface PageRequest {
   page: number
@@ -28,5 +21,3 @@ export function toPage<T>(items: T[], totalItems: number, { page, size }: PageRe
     data: items
   }
 }
-
-export const paginationQuery = z.object(paginationSchema())

@@ -11,7 +11,7 @@
  * Management keys list active sessions and revoke them.
  */
 import type { Knex } from 'knex'
-import { z } from 'zod'
+import { authorizeSessionBody, createSessionBody, listSessionsQuery } from '../../shared/contracts'
 import type { AccessRule, ApplicationType, Page, Permission, Session, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
@@ -33,10 +33,10 @@ import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActo
 import type { Actor } from './context'
 import { parseIsoExpiresAt, toIsoString } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from './errors'
-import { grantFields, normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import { normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
 import { appendLogs, logRow, recordLogs, type LogActor } from './logs.service'
-import { offsetOf, paginationSchema, toPage } from './pagination'
+import { offsetOf, toPage } from './pagination'
 import { parseOrThrow } from './validation'
 
 /** Default lifetime of a session (spec "Limits"). */
@@ -55,16 +55,6 @@ function describeDuration(ms: number): string {
 }
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-const createBody = z.strictObject({}).optional()
-
-const authorizeBody = z.strictObject({
-  nonce: z.string().min(1, 'is required').max(200, 'is not a nonce issued by this service'),
-  ...grantFields('private', { session: true }),
-  expires_at: z.string().max(100).optional()
-})
-
-const listQuery = z.strictObject(paginationSchema(100))
 
 /** A session's grant as access rules read it. */
 function grantOf(row: Pick<SessionSummaryRow, 'permissions' | 'rules'>): { permissions: Permission[]; rules: AccessRule[] } {
@@ -154,7 +144,7 @@ export class SessionsService {
    */
   async create(actor: Actor, body: unknown, person?: LogActor): Promise<SessionCreated & { id: string }> {
     requireApplicationType(actor, 'public', 'create a session')
-    parseOrThrow(createBody, body)
+    parseOrThrow(createSessionBody, body)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
     const id = newId()
@@ -190,7 +180,7 @@ export class SessionsService {
    */
   async authorize(actor: Actor, body: unknown, person?: LogActor): Promise<void> {
     requireApplicationType(actor, 'private', 'authorize a session')
-    const input = parseOrThrow(authorizeBody, body)
+    const input = parseOrThrow(authorizeSessionBody, body)
     requireSomeGrant(input)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
@@ -228,7 +218,7 @@ export class SessionsService {
    */
   async list(actor: Actor, query: unknown): Promise<Page<Session>> {
     requirePermission(actor, 'application:read')
-    const q = parseOrThrow(listQuery, query)
+    const q = parseOrThrow(listSessionsQuery, query)
     const now = this.context.clock.now()
     const { reader, writes } = this.context
     const [total, rows] = await Promise.all([

@@ -3,7 +3,7 @@
  * id and fingerprint expressions, access check on the destination containers,
  * and sealing. Pure CPU work, shared by POST /tokens and POST /tokenize.
  */
-import { z } from 'zod'
+import { createTokenBody, type CreateTokenInput } from '../../shared/contracts'
 import type { Transform } from '../../shared/types'
 import { sealJson } from '../crypto/aead'
 import { keyedHash } from '../crypto/hashing'
@@ -12,61 +12,24 @@ import type { SearchIndexRow, TokenRow } from '../repositories/tokens.repository
 import { requireTokenAccess } from './access'
 import type { Actor } from './context'
 import { ValidationError, type FieldErrors } from './errors'
-import { evaluateExpression, evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
-import { containerSchema } from './grants'
+import { checkIdExpression, checkMaskMaximum } from './expression-rules'
+import { evaluateExpression, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask, type ExpressionBudget } from './expressions'
 import type { Keyring } from './keyring'
 import { parseExpiresAt } from './dates'
-import { getTokenType, tokenTypeNames, type TokenTypeDefinition } from './token-types'
+import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
 
 /** Characters a token id may not contain (DESIGN §5): they break URLs and paths. */
 const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^]/
 const EXPRESSION_MARKER = /\{\{|\{%/
 
-const metadataSchema = z
-  .record(
-    z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters'),
-    z.string().max(500, 'must be at most 500 characters')
-  )
-  .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
-
-/** Data nested deeper than this is refused: sealing, fingerprints and expressions all recurse over it. */
-const MAX_DATA_DEPTH = 64
-
-function nestedWithin(value: unknown, levels: number): boolean {
-  if (typeof value !== 'object' || value === null) return true
-  return levels > 0 && Object.values(value).every((item) => nestedWithin(item, levels - 1))
-}
-
-/** Token data: any JSON value, nested at most MAX_DATA_DEPTH levels. */
-export const tokenDataSchema = z
-  .unknown()
-  .refine((value) => value !== undefined, 'is required')
-  .refine((value) => nestedWithin(value, MAX_DATA_DEPTH), `must not be nested more than ${MAX_DATA_DEPTH} levels deep`)
-
-/** Fields shared by create (and by token requests inside tokenize). */
-export const createTokenSchema = z.strictObject({
-  id: z.string().min(1).max(2000).optional(),
-  type: z.string().refine((type) => getTokenType(type) !== undefined, { message: `must be one of: ${tokenTypeNames().join(', ')}` }),
-  data: tokenDataSchema,
-  mask: z.unknown().optional(),
-  containers: z.array(containerSchema).min(1).max(20).optional(),
-  metadata: metadataSchema.optional(),
-  search_indexes: z.array(z.string().max(2000)).max(20).optional(),
-  fingerprint_expression: z.string().max(2000).optional(),
-  deduplicate_token: z.boolean().optional(),
-  expires_at: z.string().optional()
-})
-
-export type CreateTokenInput = z.infer<typeof createTokenSchema>
-
-export { metadataSchema }
-
 /** What the services need to prepare tokens. */
 export interface PrepareContext {
   actor: Actor
   keyring: Keyring
   now: number
+  /** The request's expression budget, shared by every token it prepares. */
+  budget: ExpressionBudget
 }
 
 /** A validated, sealed token waiting to be inserted. */
@@ -90,12 +53,23 @@ export function fingerprintOf(keyring: Keyring, tenantId: string, type: string, 
   return keyedHash(keyring.fingerprintKey(tenantId), `${type}\u0000${source}`)
 }
 
-export function searchIndexRows(keyring: Keyring, tenantId: string, tokenId: string, expressions: readonly string[], data: unknown, prefix: string): SearchIndexRow[] {
-  return expressions.map((expression, index) => {
-    const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix))
+export async function searchIndexRows(
+  keyring: Keyring,
+  tenantId: string,
+  tokenId: string,
+  expressions: readonly string[],
+  data: unknown,
+  prefix: string,
+  budget: ExpressionBudget
+): Promise<SearchIndexRow[]> {
+  const rows: SearchIndexRow[] = []
+  for (const [index, expression] of expressions.entries()) {
+    await budget.breathe()
+    const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix), budget)
     const source = typeof value === 'string' ? value : JSON.stringify(value ?? null)
-    return { tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) }
-  })
+    rows.push({ tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) })
+  }
+  return rows
 }
 
 /** Validates a token id after any expression has been rendered. */
@@ -123,11 +97,16 @@ export function assertFreeOfPlaintext(value: string, fragments: readonly string[
   if (fragments.some((fragment) => value.includes(fragment))) throw ValidationError.field(field, 'must not contain the token data')
 }
 
-function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string): string {
+function isIdExpression(id: string | undefined): id is string {
+  return id !== undefined && EXPRESSION_MARKER.test(id)
+}
+
+function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string, budget: ExpressionBudget): string {
   if (input.id === undefined) return newTimeOrderedId()
   let id = input.id
-  if (EXPRESSION_MARKER.test(id)) {
-    const value = evaluateExpression(validateExpression(id, field), { data }, field)
+  if (isIdExpression(id)) {
+    checkIdExpression(validateExpression(id, field, budget), field)
+    const value = evaluateExpression(id, { data }, field, budget)
     if (value === null || typeof value === 'object') throw ValidationError.field(field, 'the id expression must produce a string or number')
     id = String(value)
   }
@@ -138,50 +117,71 @@ function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly s
 
 /** Parses a raw request body into create-token input, with errors under `prefix`. */
 export function parseCreateToken(body: unknown, prefix = ''): CreateTokenInput {
-  const result = createTokenSchema.safeParse(body)
+  const result = createTokenBody.safeParse(body)
   if (!result.success) throw new ValidationError(zodFieldErrors(result.error, prefix))
   return result.data
 }
 
 /**
+ * Counts the expressions a request gives for one token against the request's budget (the
+ * type's defaults are evaluated natively and cost nothing), before any is evaluated.
+ * @throws ValidationError naming the field that passes the per-token limit
+ * @throws ExpressionCountError naming the field that passes the per-request limit
+ */
+export function admitExpressions(budget: ExpressionBudget, input: CreateTokenInput, prefix = ''): void {
+  const field = (name: string) => formatPath([name], prefix)
+  budget.admit([
+    [field('id'), isIdExpression(input.id) ? 1 : 0],
+    [field('fingerprint_expression'), input.fingerprint_expression === undefined ? 0 : 1],
+    [field('search_indexes'), input.search_indexes?.length ?? 0],
+    [field('mask'), input.mask === undefined ? 0 : maskExpressions(input.mask, field('mask')).length]
+  ])
+}
+
+/**
  * Validates everything that depends on the type and the data, evaluates the
  * id, fingerprint and search-index expressions, checks `token:create` on the
- * destination containers and seals the data.
+ * destination containers and seals the data. The caller has admitted its expressions
+ * (`admitExpressions`). Gives way to other requests between evaluations.
+ * @throws ExpressionBudgetError when the request's expression time budget runs out
  */
-export function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): PreparedToken {
+export async function prepareToken(context: PrepareContext, input: CreateTokenInput, prefix = ''): Promise<PreparedToken> {
   const field = (name: string) => formatPath([name], prefix)
+  const { budget } = context
   const type = getTokenType(input.type)!
   const now = new Date(context.now)
   const errors: FieldErrors = {}
-  const attempt = <T>(run: () => T): T | undefined => {
+  const attempt = async <T>(run: () => T | Promise<T>): Promise<T | undefined> => {
+    await budget.breathe()
     try {
-      return run()
+      return await run()
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
       for (const [path, messages] of Object.entries(error.errors ?? {})) messages.forEach((m) => addFieldError(errors, path, m))
       return undefined
     }
   }
-  const dataValid = attempt(() => {
+  const dataValid = await attempt(() => {
     type.validateData(input.data, field('data'), now)
     return true
   })
   const fragments = plaintextFragments(input.data)
-  const id = attempt(() => resolveId(input, input.data, fragments, field('id')))
-  for (const [key, value] of Object.entries(input.metadata ?? {})) attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
+  const id = await attempt(() => resolveId(input, input.data, fragments, field('id'), budget))
+  for (const [key, value] of Object.entries(input.metadata ?? {})) await attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
-  const fingerprintSource = attempt(() =>
+  const fingerprintSource = await attempt(() =>
     input.fingerprint_expression === undefined && dataValid
       ? type.defaultFingerprintSource(input.data)
-      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression')), input.data, input.metadata)
+      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression'), budget), input.data, input.metadata, budget, field('fingerprint_expression'))
   )
-  const mask = input.mask === undefined ? type.defaultMask : attempt(() => validateMask(input.mask, field('mask')))
+  const mask = input.mask === undefined ? type.defaultMask : await attempt(() => validateMask(input.mask, field('mask'), budget))
+  if (input.mask !== undefined && mask !== undefined) await attempt(() => checkMaskMaximum(mask, type, field('mask')))
   // A custom mask that fails on this data would fail every masked read of the token: refuse it now.
-  if (dataValid && input.mask !== undefined && mask !== undefined) attempt(() => evaluateMask(mask, input.data, field('mask')))
-  const expiresAt = input.expires_at === undefined ? undefined : attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
+  if (dataValid && input.mask !== undefined && mask !== undefined) await attempt(() => evaluateMask(mask, input.data, field('mask'), budget))
+  const expiresAt = input.expires_at === undefined ? undefined : await attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
   const indexExpressions = input.search_indexes ?? []
-  indexExpressions.forEach((expression, index) => attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix))))
-  const searchIndexes = id === undefined ? [] : attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix)) ?? []
+  for (const [index, expression] of indexExpressions.entries()) await attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget))
+  const searchIndexes = id === undefined ? [] : ((await attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget))) ?? [])
   if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
 
   const containers = input.containers ?? type.defaultContainers

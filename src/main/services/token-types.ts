@@ -11,6 +11,11 @@ export interface TokenTypeDefinition {
   defaultMask: unknown | undefined
   /** Spec: card's single-token responses show the evaluated mask in `mask`. */
   showsEvaluatedMask: boolean
+  /**
+   * Fields no mask may show more of than their first and last characters given here, whoever
+   * sets the mask (PCI DSS display maximum); `{ first: 0, last: 0 }` means not at all.
+   */
+  maskMaximum?: Readonly<Partial<Record<string, { first: number; last: number }>>>
   /** Throws a ValidationError with paths like `${path}.number`; messages never contain the data. */
   validateData(data: unknown, path: string, now: Date): void
   /**
@@ -166,6 +171,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
           expiration_year: '{{ data.expiration_year }}'
         },
         showsEvaluatedMask: true,
+        maskMaximum: { number: { first: 6, last: 4 }, cvc: { first: 0, last: 0 } },
         validateData: validateCard,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, CARD_MASK)
       },
@@ -182,6 +188,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
           account_number: '{{ data.account_number | reveal_last: 4 }}'
         },
         showsEvaluatedMask: false,
+        maskMaximum: { account_number: { first: 0, last: 4 } },
         validateData: validateBank,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, BANK_MASK)
       }

@@ -6,8 +6,9 @@
 import type { Token, Transform } from '../../shared/types'
 import type { TokenRow } from '../repositories/tokens.repository'
 import { toIsoString } from './dates'
-import { ValidationError } from './errors'
-import { evaluateMask } from './expressions'
+import { ExpressionBudgetError, ValidationError } from './errors'
+import { checkMaskMaximum } from './expression-rules'
+import { evaluateMask, type ExpressionBudget } from './expressions'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 
 export interface ViewOptions {
@@ -16,6 +17,8 @@ export interface ViewOptions {
    * evaluated mask in `mask`; tokenize and list responses show the expression.
    */
   single: boolean
+  /** The request's expression budget for evaluating custom masks (a list shares one); a fresh one when absent. */
+  budget?: ExpressionBudget
 }
 
 /** A row's JSON columns, parsed. Shared between reads of a cached row: never mutate. */
@@ -50,14 +53,41 @@ function maskOf(row: TokenRow): unknown {
 }
 
 /** The value of `data` under a transform; undefined means the field is left out. */
-export function transformData(row: TokenRow, data: unknown, transform: Transform): unknown {
+export function transformData(row: TokenRow, data: unknown, transform: Transform, budget?: ExpressionBudget): unknown {
   if (transform === 'reveal') return data
   if (transform === 'redact') return undefined
+  return maskedData(row, data, budget)
+}
+
+/**
+ * The masked view of `data` (undefined when the token has no mask): the type's default mask
+ * natively, or the stored mask evaluated — unless it shows more of a card or bank than the
+ * type allows (a mask stored before that rule existed), which reads as the default mask.
+ */
+function maskedData(row: TokenRow, data: unknown, budget?: ExpressionBudget): unknown {
   const mask = maskOf(row)
   if (mask === undefined) return undefined
   const type = getTokenType(row.type)
-  if (type?.applyDefaultMask && row.mask === defaultMaskJson(type)) return type.applyDefaultMask(data)
-  return maskedValue(mask, data)
+  if (type?.applyDefaultMask && (row.mask === defaultMaskJson(type) || !withinMaximum(row, type))) return type.applyDefaultMask(data)
+  return maskedValue(mask, data, budget)
+}
+
+const withinMaximumByRow = new WeakMap<TokenRow, boolean>()
+
+/** Whether a row's mask keeps within its type's maximum; remembered per row object, as hot rows are read again and again. */
+function withinMaximum(row: TokenRow, type: TokenTypeDefinition): boolean {
+  let within = withinMaximumByRow.get(row)
+  if (within === undefined) {
+    try {
+      checkMaskMaximum(maskOf(row), type, 'mask')
+      within = true
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error
+      within = false
+    }
+    withinMaximumByRow.set(row, within)
+  }
+  return within
 }
 
 const defaultMaskJsonByType = new WeakMap<TokenTypeDefinition, string>()
@@ -71,14 +101,14 @@ function defaultMaskJson(type: TokenTypeDefinition): string {
 
 /**
  * The mask evaluated on `data`, or undefined (data left out, never shown plain) when it
- * cannot be: create and update refuse such masks, but a time limit can still trip, and
- * one such token must not turn every list of a masking caller into an error.
+ * cannot be: create and update refuse such masks, but the request's expression budget can
+ * still run out, and one such token must not turn every list of a masking caller into an error.
  */
-function maskedValue(mask: unknown, data: unknown): unknown {
+function maskedValue(mask: unknown, data: unknown, budget?: ExpressionBudget): unknown {
   try {
-    return withoutNullFields(evaluateMask(mask, data))
+    return withoutNullFields(evaluateMask(mask, data, 'mask', budget))
   } catch (error) {
-    if (error instanceof ValidationError) return undefined
+    if (error instanceof ValidationError || error instanceof ExpressionBudgetError) return undefined
     throw error
   }
 }
@@ -102,13 +132,13 @@ export function toWireToken(row: TokenRow, data: unknown, transform: Transform, 
     fingerprint_expression: row.fingerprint_expression,
     created_at: columns.createdAt
   }
-  const shown = transformData(row, data, transform)
+  const shown = transformData(row, data, transform, options.budget)
   if (shown !== undefined) token.data = shown
   if (mask !== undefined) {
     if (!(options.single && getTokenType(row.type)?.showsEvaluatedMask)) token.mask = mask
     // Masked values are safe to show a masking or revealing caller; a redacting one sees none.
     else if (transform !== 'redact') {
-      const values = transform === 'mask' ? shown : maskedValue(mask, data)
+      const values = transform === 'mask' ? shown : maskedData(row, data, options.budget)
       if (values !== undefined) token.mask = values
     }
   }

@@ -8,8 +8,10 @@
 import type { Knex } from 'knex'
 import type { Actor } from './context'
 import { ConflictError, ValidationError, type FieldErrors } from './errors'
+import { ExpressionBudget, ExpressionCountError } from './expressions'
 import type { ServiceContext } from './index'
-import { parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from './token-request'
+import { admitExpressions, parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from './token-request'
+import type { CreateTokenInput } from '../../shared/contracts'
 import { toWireToken } from './token-view'
 import { appendPrepared, type TokensService } from './tokens.service'
 import { addFieldError, formatPath } from './validation'
@@ -19,11 +21,18 @@ const MAX_DEPTH = 32
 
 /** A token request found in the body, and what replaces it in the response. */
 interface Slot {
-  prepared: PreparedToken
+  request: unknown
+  /** Where the request sits in the body: the prefix of its field paths. */
+  prefix: string
   /** Plain values are answered with the id; token requests with the token object. */
   plain: boolean
+  input?: CreateTokenInput
+  prepared?: PreparedToken
   result?: unknown
 }
+
+/** A slot whose token is ready to insert. */
+type PreparedSlot = Slot & { prepared: PreparedToken }
 
 function isTokenRequest(value: object): value is { type: unknown; data: unknown } {
   return !Array.isArray(value) && 'type' in value && 'data' in value
@@ -37,49 +46,67 @@ export class TokenizeService {
 
   async tokenize(actor: Actor, body: unknown): Promise<unknown> {
     const now = this.ctx.clock.now()
-    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now }
-    const slots: Slot[] = []
+    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now, budget: new ExpressionBudget() }
+    const found: Slot[] = []
     const errors: FieldErrors = {}
-    // The body is walked once to validate and seal, and the response is built with placeholders.
-    const shape = this.walk(body, [], 0, context, slots, errors)
+    // The body is walked once to find the token requests, and the response is built with placeholders.
+    const shape = this.walk(body, [], 0, found, errors)
+    // Every request is parsed and its expressions counted before any is evaluated: an oversized body costs no evaluation.
+    for (const slot of found) {
+      await context.budget.breathe()
+      await this.attempt(slot, errors, () => (slot.input = this.admitted(context, slot)))
+    }
+    for (const slot of found) {
+      if (slot.input) await this.attempt(slot, errors, async () => (slot.prepared = await prepareToken(context, slot.input!, slot.prefix)))
+    }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+    const slots = found as PreparedSlot[]
     this.rejectDuplicateIds(slots)
     if (slots.some((slot) => slot.prepared.deduplicate)) await this.ctx.writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now))
     else await this.ctx.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize'))
     return this.fill(shape, slots)
   }
 
-  private walk(value: unknown, path: PropertyKey[], depth: number, context: PrepareContext, slots: Slot[], errors: FieldErrors): unknown {
+  private walk(value: unknown, path: PropertyKey[], depth: number, slots: Slot[], errors: FieldErrors): unknown {
     if (depth > MAX_DEPTH) {
       addFieldError(errors, formatPath(path), `nesting deeper than ${MAX_DEPTH} levels is not supported`)
       return null
     }
     if (value === null) return null
-    if (typeof value !== 'object') return this.slot({ type: 'token', data: value }, path, true, context, slots, errors)
-    if (isTokenRequest(value)) return this.slot(value, path, false, context, slots, errors)
-    if (Array.isArray(value)) return value.map((item, index) => this.walk(item, [...path, index], depth + 1, context, slots, errors))
+    if (typeof value !== 'object') return this.slot({ type: 'token', data: value }, path, true, slots)
+    if (isTokenRequest(value)) return this.slot(value, path, false, slots)
+    if (Array.isArray(value)) return value.map((item, index) => this.walk(item, [...path, index], depth + 1, slots, errors))
     const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) out[key] = this.walk(item, [...path, key], depth + 1, context, slots, errors)
+    for (const [key, item] of Object.entries(value)) out[key] = this.walk(item, [...path, key], depth + 1, slots, errors)
     return out
   }
 
-  /** Prepares one token; returns a placeholder holding its slot index. */
-  private slot(request: unknown, path: PropertyKey[], plain: boolean, context: PrepareContext, slots: Slot[], errors: FieldErrors): Placeholder | null {
-    const prefix = formatPath(path, '').replace(/^\(body\)$/, '')
+  /** Records one token request; returns a placeholder holding its slot index. */
+  private slot(request: unknown, path: PropertyKey[], plain: boolean, slots: Slot[]): Placeholder {
+    slots.push({ request, prefix: formatPath(path, '').replace(/^\(body\)$/, ''), plain })
+    return new Placeholder(slots.length - 1)
+  }
+
+  private admitted(context: PrepareContext, slot: Slot): CreateTokenInput {
+    const input = parseCreateToken(slot.request, slot.prefix)
+    admitExpressions(context.budget, input, slot.prefix)
+    return input
+  }
+
+  /** Runs one step for a slot, collecting its field errors; a plain value's errors name the value itself. */
+  private async attempt(slot: Slot, errors: FieldErrors, step: () => unknown): Promise<void> {
     try {
-      const prepared = prepareToken(context, parseCreateToken(request, prefix), prefix)
-      slots.push({ prepared, plain })
-      return new Placeholder(slots.length - 1)
+      await step()
     } catch (error) {
-      if (!(error instanceof ValidationError)) throw error
+      // Passing the request's expression count ends the request: the rest of the body is not looked at.
+      if (!(error instanceof ValidationError) || error instanceof ExpressionCountError) throw error
       for (const [field, messages] of Object.entries(error.errors ?? {})) {
-        messages.forEach((message) => addFieldError(errors, plain ? prefix || '(body)' : field, message))
+        messages.forEach((message) => addFieldError(errors, slot.plain ? slot.prefix || '(body)' : field, message))
       }
-      return null
     }
   }
 
-  private rejectDuplicateIds(slots: Slot[]): void {
+  private rejectDuplicateIds(slots: PreparedSlot[]): void {
     const seen = new Set<string>()
     for (const { prepared } of slots) {
       if (seen.has(prepared.row.id)) throw new ConflictError('The request names the same token id twice.')
@@ -88,7 +115,7 @@ export class TokenizeService {
   }
 
   /** The rare path: some elements ask for deduplication, which needs reads inside the transaction. */
-  private async insertDeduplicating(trx: Knex.Transaction, actor: Actor, slots: Slot[], now: number): Promise<void> {
+  private async insertDeduplicating(trx: Knex.Transaction, actor: Actor, slots: PreparedSlot[], now: number): Promise<void> {
     for (const slot of slots) {
       const { prepared } = slot
       slot.result = prepared.deduplicate ? (await this.tokens.insertPrepared(trx, actor, prepared, now, { single: false })).token : undefined
@@ -97,7 +124,7 @@ export class TokenizeService {
     await this.tokens.insertMany(trx, actor, fresh.map((slot) => slot.prepared), now, 'Token created by tokenize')
   }
 
-  private fill(shape: unknown, slots: Slot[]): unknown {
+  private fill(shape: unknown, slots: PreparedSlot[]): unknown {
     if (shape instanceof Placeholder) {
       const { prepared, plain, result } = slots[shape.index]
       if (plain) return prepared.row.id

@@ -4,7 +4,7 @@
  * writes its audit entry in the same transaction as its effect (reads too).
  */
 import type { Knex } from 'knex'
-import { z } from 'zod'
+import { listTokensQuery, revealReason, tokenMetadata, updateTokenBody, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
 import { openJson, sealJson } from '../crypto/aead'
 import {
@@ -26,37 +26,18 @@ import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, typ
 import type { Actor } from './context'
 import { parseExpiresAt } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from './errors'
-import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from './expressions'
-import { containerSchema } from './grants'
+import { checkMaskMaximum, leavesShowingData } from './expression-rules'
+import { ExpressionBudget, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask } from './expressions'
 import type { ServiceContext } from './index'
 import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
 import { isUniqueViolation } from '../db/sql'
 import type { RowBuffer } from '../db/write-queue'
-import { offsetOf, paginationSchema, toPage } from './pagination'
-import { assertFreeOfPlaintext, fingerprintOf, metadataSchema, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, tokenDataSchema, parseCreateToken, type PreparedToken } from './token-request'
+import { offsetOf, toPage } from './pagination'
+import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from './token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'
-import { getTokenType } from './token-types'
+import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { ReadThroughCache } from './read-through-cache'
-import { parseOrThrow, queryList } from './validation'
-
-const listQuerySchema = z.object({
-  id: queryList(z.string().max(400)),
-  type: queryList(z.string().max(50)),
-  ...paginationSchema()
-})
-
-const updateSchema = z.strictObject({
-  data: tokenDataSchema.optional(),
-  mask: z.unknown().optional(),
-  metadata: z.record(z.string(), z.string().max(500).nullable()).nullable().optional(),
-  containers: z.array(containerSchema).min(1).max(20).optional(),
-  search_indexes: z.array(z.string().max(2000)).max(20).optional(),
-  fingerprint_expression: z.string().max(2000).optional(),
-  deduplicate_token: z.boolean().optional(),
-  expires_at: z.string().nullable().optional()
-})
-
-const revealReasonSchema = z.string().trim().min(3, 'give a reason of at least 3 characters').max(200)
+import { parseOrThrow } from './validation'
 
 export interface CreateResult {
   token: Token
@@ -106,7 +87,7 @@ function metadataFilters(query: Record<string, unknown>): { metadata: Record<str
     entries.flatMap(([name, value]) => (name.startsWith('metadata.') && typeof value === 'string' ? [[name.slice('metadata.'.length), value]] : []))
   )
   const rest = Object.fromEntries(entries.filter(([name]) => !name.startsWith('metadata.')))
-  parseOrThrow(metadataSchema, metadata, 'metadata')
+  parseOrThrow(tokenMetadata, metadata, 'metadata')
   return { metadata, rest }
 }
 
@@ -118,6 +99,19 @@ export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: Prepared
   rows.insert('tokens', TOKEN_COLUMNS, prepared.map((p) => p.row), () => new ConflictError('A token with this id already exists.'))
   rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, prepared.flatMap((p) => p.searchIndexes))
   appendLogs(rows, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
+}
+
+/**
+ * Holds a patched token to the per-token expression limit, counted as at creation: the
+ * type's default fingerprint expression and mask are evaluated natively and do not count.
+ */
+function admitStoredExpressions(budget: ExpressionBudget, type: TokenTypeDefinition, row: TokenRow): void {
+  const mask = row.mask === null || row.mask === JSON.stringify(type.defaultMask) ? undefined : JSON.parse(row.mask)
+  budget.admit([
+    ['fingerprint_expression', row.fingerprint_expression === type.defaultFingerprintExpression ? 0 : 1],
+    ['search_indexes', row.search_indexes === null ? 0 : JSON.parse(row.search_indexes).length],
+    ['mask', mask === undefined ? 0 : maskExpressions(mask, 'mask').length]
+  ])
 }
 
 /** How many token rows (ciphertext, never plaintext) are kept in memory for repeated reads. */
@@ -132,7 +126,10 @@ export class TokensService {
   /** `POST /tokens`. */
   async create(actor: Actor, body: unknown): Promise<CreateResult> {
     const now = this.ctx.clock.now()
-    const prepared = prepareToken({ actor, keyring: this.ctx.keyring, now }, parseCreateToken(body))
+    const input = parseCreateToken(body)
+    const budget = new ExpressionBudget()
+    admitExpressions(budget, input)
+    const prepared = await prepareToken({ actor, keyring: this.ctx.keyring, now, budget }, input)
     if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.ctx.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
@@ -182,14 +179,20 @@ export class TokensService {
   /** `GET /tokens`: filtered, paginated, newest first; tokens the caller may not read are left out and not counted. */
   async list(actor: Actor, query: unknown): Promise<Page<Token>> {
     const { metadata, rest } = metadataFilters((query ?? {}) as Record<string, unknown>)
-    const q = parseOrThrow(listQuerySchema.strict(), rest)
+    const q = parseOrThrow(listTokensQuery, rest)
     // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const now = this.ctx.clock.now()
     const scope = visibilityScope(actor, 'token:read')
     const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: scope.all ? undefined : scope.rules }
     const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
-    const tokens = rows.map((row) => this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false }))
+    // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
+    const budget = new ExpressionBudget()
+    const tokens: Token[] = []
+    for (const row of rows) {
+      await budget.breathe()
+      tokens.push(this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false, budget }))
+    }
     if (rows.length > 0) {
       await this.ctx.writes.append((buffer) =>
         appendLogs(buffer, rows.map((row) => logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token listed'), now)))
@@ -198,25 +201,44 @@ export class TokensService {
     return toPage(tokens, total, q)
   }
 
-  /** `PATCH /tokens/{id}` with an RFC 7386 merge patch (data, mask, metadata) and replacements (the rest). */
+  /**
+   * `PATCH /tokens/{id}` with an RFC 7386 merge patch (data, mask, metadata) and replacements (the rest).
+   * A change that makes the token show data as is (see `revealingFields`) needs the right to reveal it.
+   */
   async update(actor: Actor, id: unknown, body: unknown): Promise<Token> {
-    const patch = parseOrThrow(updateSchema, body ?? {})
-    if (patch.mask !== undefined && patch.mask !== null) validateMask(patch.mask, 'mask')
-    if (patch.fingerprint_expression !== undefined) validateExpression(patch.fingerprint_expression, 'fingerprint_expression')
+    const patch = parseOrThrow(updateTokenBody, body ?? {})
+    const budget = new ExpressionBudget()
+    // Expressions are checked before the write transaction, which holds up every other write.
+    budget.admit([
+      ['fingerprint_expression', patch.fingerprint_expression === undefined ? 0 : 1],
+      ['search_indexes', patch.search_indexes?.length ?? 0],
+      ['mask', patch.mask === undefined || patch.mask === null ? 0 : maskExpressions(patch.mask, 'mask').length]
+    ])
+    if (patch.mask !== undefined && patch.mask !== null) validateMask(patch.mask, 'mask', budget)
+    if (patch.fingerprint_expression !== undefined) validateExpression(patch.fingerprint_expression, 'fingerprint_expression', budget)
+    patch.search_indexes?.forEach((expression, index) => validateExpression(expression, `search_indexes[${index}]`, budget))
     const now = this.ctx.clock.now()
     const updating = this.ctx.writes.run(async (trx) => {
       const row = await this.findOr404(trx, actor, id, now)
       requireTokenAccess(actor, 'token:update', targetOf(row))
-      const { changes, data } = this.applyPatch(actor, row, patch, now)
-      const transform = requireTokenAccess(actor, 'token:update', { id: row.id, containers: JSON.parse(changes.containers ?? row.containers) })
+      const target = { id: row.id, containers: patch.containers ?? columnsOf(row).containers }
+      const transform = requireTokenAccess(actor, 'token:update', target)
+      const revealing = this.revealingFields(row, patch)
+      if (revealing.length > 0 && !this.mayReveal(actor, target, transform)) {
+        throw new ForbiddenError(`Only a caller that may reveal this token can change what shows its data as is: ${revealing.join(', ')}.`)
+      }
+      const { changes, data } = this.applyPatch(actor, row, patch, now, budget)
       await updateToken(trx, actor.tenantId, row.id, changes)
       // New data must not stay findable by the index values of the old data.
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
         const expressions: string[] = patch.search_indexes ?? JSON.parse(row.search_indexes ?? '[]')
-        const indexes = searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '')
+        const indexes = await searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, data, '', budget)
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
-      await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'update', 'Token updated'), now)])
+      const logs = [tokenLog(row, 'update', 'Token updated')]
+      // The desktop user may reveal, but only as a logged act: such a change is logged like tokens.reveal.
+      if (actor.isMember && revealing.length > 0) logs.push(tokenLog(row, 'reveal', `Token revealed: ${revealing.join(', ')} changed to show the data as is`))
+      await recordLogs(trx, logs.map((log) => logRow(actor, actor.tenantId, log, now)))
       const updated = { ...row, ...changes }
       const token = toWireToken(updated, data, transform, { single: true })
       const duplicate = await findByFingerprint(trx, actor.tenantId, row.type, updated.fingerprint, now, row.id)
@@ -241,7 +263,7 @@ export class TokensService {
   /** Desktop only: plaintext of one token, on an explicit action with a reason, logged. */
   async reveal(actor: Actor, id: unknown, reason: unknown): Promise<Token> {
     if (!actor.isMember) throw new ForbiddenError('Only a tenant member can reveal a token.')
-    const why = parseOrThrow(revealReasonSchema, reason, 'reason')
+    const why = parseOrThrow(revealReason, reason, 'reason')
     const now = this.ctx.clock.now()
     const row = await this.findCachedOr404(actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
@@ -292,18 +314,41 @@ export class TokensService {
   }
 
   /** The wire token under `transform`; redacted tokens are never decrypted. */
-  private view(row: TokenRow, transform: Transform, options: { single: boolean }): Token {
+  private view(row: TokenRow, transform: Transform, options: ViewOptions): Token {
     const needsData = transform !== 'redact' || (options.single && getTokenType(row.type)?.showsEvaluatedMask === true)
     return toWireToken(row, needsData ? this.open(row) : undefined, transform, options)
   }
 
-  private viewForReader(actor: Actor, row: TokenRow, options: { single: boolean }): Token {
+  private viewForReader(actor: Actor, row: TokenRow, options: ViewOptions): Token {
     const transform = transformFor(actor, 'token:read', targetOf(row))
     return transform ? this.view(row, transform, options) : toMinimalToken(row)
   }
 
+  /**
+   * The fields of a patch that would make the token show its data as is: new or changed
+   * mask leaves showing data unmasked, and a new fingerprint expression (the fingerprint
+   * of a chosen part of the data, such as one digit, is an oracle on it).
+   */
+  private revealingFields(row: TokenRow, patch: UpdateTokenInput): string[] {
+    const fields: string[] = []
+    if (patch.mask !== undefined && patch.mask !== null) {
+      const before = row.mask === null ? null : JSON.parse(row.mask)
+      const leafKey = ({ source, path }: { source: string; path: string }) => `${path}\u0000${source}`
+      const kept = new Set(before === null ? [] : maskExpressions(before, 'mask').map(leafKey))
+      const changed = maskExpressions(mergePatch(before, patch.mask), 'mask').filter((leaf) => !kept.has(leafKey(leaf)))
+      fields.push(...leavesShowingData(changed, getTokenType(row.type)!))
+    }
+    if (patch.fingerprint_expression !== undefined && patch.fingerprint_expression !== row.fingerprint_expression) fields.push('fingerprint_expression')
+    return fields
+  }
+
+  /** Whether the caller may see the token's plaintext: the desktop user (by a logged act), or a reveal grant to update or read it. */
+  private mayReveal(actor: Actor, target: AccessTarget, updateTransform: Transform): boolean {
+    return actor.isMember === true || updateTransform === 'reveal' || transformFor(actor, 'token:read', target) === 'reveal'
+  }
+
   /** Applies a parsed patch to a row: returns the changed columns and the new plaintext. */
-  private applyPatch(actor: Actor, row: TokenRow, patch: z.infer<typeof updateSchema>, now: number) {
+  private applyPatch(actor: Actor, row: TokenRow, patch: UpdateTokenInput, now: number, budget: ExpressionBudget) {
     const type = getTokenType(row.type)!
     let data = this.open(row)
     if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
@@ -313,25 +358,30 @@ export class TokensService {
     }
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : (mergePatch(JSON.parse(row.metadata), patch.metadata) ?? {})
-    parseOrThrow(metadataSchema, metadata, 'metadata')
+    parseOrThrow(tokenMetadata, metadata, 'metadata')
     const fragments = plaintextFragments(data)
     for (const [key, value] of Object.entries(metadata as Record<string, string>)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
     const changes: Partial<TokenRow> = { modified_by: actor.id, modified_at: now, metadata: JSON.stringify(metadata) }
     if (patch.mask !== undefined) {
       const mask = mergePatch(row.mask === null ? null : JSON.parse(row.mask), patch.mask)
-      changes.mask = mask === null ? null : JSON.stringify(validateMask(mask, 'mask'))
+      if (mask !== null) {
+        validateMask(mask, 'mask', budget)
+        checkMaskMaximum(mask, type, 'mask')
+      }
+      changes.mask = mask === null ? null : JSON.stringify(mask)
     }
-    const mask = changes.mask !== undefined ? changes.mask : row.mask
-    // A mask that fails on the token's own data would fail every masked read of it: refuse it now.
-    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(JSON.parse(mask), data)
     if (patch.containers !== undefined) changes.containers = JSON.stringify(patch.containers)
     if (patch.search_indexes !== undefined) changes.search_indexes = JSON.stringify(patch.search_indexes)
     if (patch.fingerprint_expression !== undefined) changes.fingerprint_expression = patch.fingerprint_expression
+    admitStoredExpressions(budget, type, { ...row, ...changes })
+    const mask = changes.mask !== undefined ? changes.mask : row.mask
+    // A mask that fails on the token's own data would fail every masked read of it: refuse it now.
+    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(JSON.parse(mask), data, 'mask', budget)
     if (patch.expires_at !== undefined) {
       changes.expires_at = patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, 'expires_at', new Date(now)).getTime()
     }
     const expression = changes.fingerprint_expression ?? row.fingerprint_expression
-    changes.fingerprint = fingerprintOf(this.ctx.keyring, row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata))
+    changes.fingerprint = fingerprintOf(this.ctx.keyring, row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata, budget))
     if (patch.data !== undefined) {
       const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
       changes.key_version = version

@@ -41,22 +41,3 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, pre
   if (!result.success) throw new ValidationError(zodFieldErrors(result.error, prefix))
   return result.data
 }
-
-/** Query-string integer (`page`, `size`) within bounds. */
-export function queryInt(defaultValue: number, min: number, max: number) {
-  return z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
-    .optional()
-    .transform((value) => value ?? defaultValue)
-}
-
-/** A query parameter that may be given once or repeated; always an array. */
-export function queryList<T extends z.ZodType>(item: T) {
-  return z
-    .union([item, z.array(item)])
-    .optional()
-    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
-}

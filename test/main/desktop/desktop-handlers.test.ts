@@ -77,6 +77,26 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(logs.value.data.every((entry) => entry.actor_id === owner && entry.actor_type === 'user')).toBe(true)
   })
 
+  it('logs a GUI mask change that shows the data as is like a reveal, and refuses a card mask beyond the PCI maximum', async () => {
+    const created = (await call('app:tokens.create', { type: 'token', data: { pin: '8264' }, mask: { pin: '{{ data.pin | reveal_last: 1 }}' } })) as { value: { id: string } }
+    const id = created.value.id
+    expect(await call('app:tokens.update', id, { mask: { pin: '{{ data.pin | reveal: 0, 2 }}' } })).toMatchObject({ ok: true, value: { data: { pin: 'XX64' } } })
+    expect(await call('app:tokens.update', id, { mask: { pin: '{{ data.pin }}' } })).toMatchObject({ ok: true, value: { data: { pin: '8264' } } })
+    const logs = (await call('app:logs.list', { entity_id: id })) as { value: { data: { operation: string; message: string; actor_id: string }[] } }
+    expect(logs.value.data.map((entry) => [entry.operation, entry.message])).toEqual([
+      ['reveal', 'Token revealed: mask.pin changed to show the data as is'],
+      ['update', 'Token updated'],
+      ['update', 'Token updated'],
+      ['create', 'Token created']
+    ])
+    expect(logs.value.data[0].actor_id).toBe(desktop.actor().id)
+
+    const card = (await call('app:tokens.create', { type: 'card', data: { number: '4242424242424242', cvc: '123' } })) as { value: { id: string } }
+    const refused = await call('app:tokens.update', card.value.id, { mask: { n: '{{ data.number }}', c: '{{ data.cvc }}' } })
+    expect(refused).toMatchObject({ ok: false, problem: { status: 400, errors: { 'mask.n': [expect.any(String)], 'mask.c': [expect.any(String)] } } })
+    expect(JSON.stringify(refused)).not.toContain('4242424242424242')
+  })
+
   it('lists tokens masked, filtered by type and metadata', async () => {
     await call('app:tokens.create', { type: 'token', data: 'secret', metadata: { team: 'risk' } })
     const page = (await call('app:tokens.list', { metadata: { team: 'risk' }, type: ['token'], size: 5 })) as { ok: true; value: any }

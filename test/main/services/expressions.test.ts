@@ -2,6 +2,8 @@ import { describe, expect, it, vi } from 'vitest'
 import { Liquid } from 'liquidjs'
 import { ValidationError } from '../../../src/main/services/errors'
 import {
+  EXPRESSION_LIMITS,
+  ExpressionBudget,
   evaluateExpression,
   evaluateMask,
   renderFingerprintSource,
@@ -13,6 +15,9 @@ import { luhnValid } from '../../../src/main/services/token-types'
 const CARD = '4242424242424242'
 const evaluate = (source: string, data: unknown, metadata?: Record<string, string>) =>
   evaluateExpression(source, { data, metadata }, 'expr')
+
+/** A budget with the default counts, steps and memory but no time limits, for deterministic tests. */
+const untimed = () => new ExpressionBudget({ ...EXPRESSION_LIMITS, requestMs: Infinity })
 
 /** Runs `fn`, expecting a ValidationError; returns its field errors. */
 function fieldErrors(fn: () => unknown): Record<string, string[]> {
@@ -130,14 +135,16 @@ describe('validateExpression', () => {
     }
   })
 
-  it('stops a runaway loop at the render limit', () => {
+  it('stops nested loops at the step limit of one evaluation', () => {
     const source = '{% for i in (1..3000) %}{% for j in (1..3000) %}{% assign x = j %}{% endfor %}{% endfor %}'
-    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual(['template render limit exceeded'])
+    expect(fieldErrors(() => validateExpression(source, 'mask', untimed())).mask).toEqual([`takes more than ${EXPRESSION_LIMITS.steps} steps to evaluate`])
   })
 
-  it('stops a huge range at the memory limit', () => {
+  it('stops a huge range at the memory limit of one evaluation', () => {
     const source = '{% for i in (1..100000000) %}{% endfor %}'
-    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual(['memory alloc limit exceeded'])
+    expect(fieldErrors(() => validateExpression(source, 'mask')).mask).toEqual([
+      `uses more than the ${EXPRESSION_LIMITS.memory} units of memory one evaluation may use`
+    ])
   })
 
   it('refuses a source over the parse limit', () => {

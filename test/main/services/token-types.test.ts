@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
+import { TOKEN_TYPES } from '../../../src/shared/contracts'
 import { ValidationError } from '../../../src/main/services/errors'
 import { abaRoutingValid, getTokenType, luhnValid, tokenTypeNames } from '../../../src/main/services/token-types'
 import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from '../../../src/main/services/expressions'
@@ -43,6 +44,10 @@ describe('registry', () => {
   it('lists token, card and bank', () => {
     expect(tokenTypeNames()).toEqual(['token', 'card', 'bank'])
     expect(getTokenType('nope')).toBeUndefined()
+  })
+
+  it('has exactly the types the REST contract accepts and documents', () => {
+    expect(tokenTypeNames()).toEqual([...TOKEN_TYPES])
   })
 
   it('gives each type its default container and fingerprint', () => {

@@ -39,13 +39,22 @@ describe('toWireToken', () => {
   })
 
   it('leaves the masked card values out when the card mask cannot be evaluated', () => {
-    const card = row('card', { number: '{{ data.number | to_boolean }}' })
-    const data = { number: '4242424242424242' }
+    const card = row('card', { number: '{{ data.number | card_mask }}', month: '{{ data.expiration_month | card_mask }}' })
+    const data = { number: '4242424242424242', expiration_month: 12 }
     const masked = toWireToken(card, data, 'mask', { single: true })
     expect(masked).not.toHaveProperty('data')
     expect(masked).not.toHaveProperty('mask')
     const revealed = toWireToken(card, data, 'reveal', { single: true })
     expect(revealed.data).toEqual(data)
     expect(revealed).not.toHaveProperty('mask')
+  })
+
+  it('reads a stored card mask that shows more than the first 6 and last 4 digits as the default mask', () => {
+    // Stored before masks were held to the maximum, e.g. by an updater that could not reveal.
+    const card = row('card', { n: '{{ data.number }}', c: '{{ data.cvc }}' })
+    const data = { number: '4242424242424242', cvc: '123', expiration_month: 12 }
+    const view = { number: 'XXXXXXXXXXXX4242', expiration_month: 12 }
+    expect(toWireToken(card, data, 'mask', { single: false }).data).toEqual(view)
+    expect(toWireToken(card, data, 'reveal', { single: true }).mask).toEqual(view)
   })
 })

@@ -1,11 +1,18 @@
 import Router from '@koa/router'
+import { openApiDocument } from '../openapi'
 import type { AppState, RouteDeps } from '../types'
 
 /** Endpoints that take no API key. */
 export function publicRoutes(_deps: RouteDeps) {
   const router = new Router<AppState>()
+  // Serialised once, when the server is built: the document depends only on the code.
+  const document = JSON.stringify(openApiDocument())
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' }
+  })
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json'
+    ctx.body = document
   })
   return router
 }

@@ -1,0 +1,465 @@
+/**
+ * The OpenAPI 3.1 document of the REST interface, generated from the zod
+ * contracts the services validate with (src/shared/contracts). Every route is
+ * listed here once; a test holds this list and the mounted routers equal, and
+ * the API tests check every response they see against it.
+ */
+import { z } from 'zod'
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi'
+import packageJson from '../../../package.json'
+import * as contract from '../../shared/contracts'
+
+export type OpenApiDocument = ReturnType<typeof createDocument>
+
+const API_KEY_HEADER = 'SVC-API-KEY'
+
+const JSON_TYPE = 'application/json'
+const MERGE_PATCH_TYPE = 'application/merge-patch+json'
+const PROBLEM_TYPE = 'application/problem+json'
+const FORM_TYPE = 'application/x-www-form-urlencoded'
+const HTML_TYPE = 'text/html'
+
+/** Why each error status is answered; every error body is a problem document. */
+const ERROR_REASONS = {
+  400: 'Invalid input: `errors` names each bad field.',
+  401: `Missing, unknown or expired \`${API_KEY_HEADER}\`.`,
+  403: 'The caller lacks the permission.',
+  404: 'No such entity in the caller’s tenant.',
+  409: 'Conflicts with the current state.',
+  410: 'The invitation has expired.',
+  413: 'The body exceeds the size limit (5 MB by default).',
+  415: 'The body has another `Content-Type` than the one this operation takes.',
+  422: 'The request breaks a business rule.'
+} as const
+
+type ErrorStatus = keyof typeof ERROR_REASONS
+type Reasons = Partial<Record<ErrorStatus, string>>
+
+/** Token operations are also refused when no rule grants the permission on that token's containers. */
+const TOKEN_REASONS: Reasons = { 403: 'The caller lacks the permission, or no rule grants it on the token’s containers.' }
+
+/** The statuses a body-taking operation may add: bad JSON, too large, wrong media type. */
+const BODY_ERRORS: ErrorStatus[] = [400, 413, 415]
+
+const tokenId = z.object({ id: z.string().meta({ description: 'The token id' }) })
+const entityId = z.object({ id: z.uuid().meta({ description: 'A malformed id reads as not found (404)' }) })
+
+const html = z.string().meta({ description: 'An HTML page for people' })
+const page = (description: string) => ({ description, content: { [HTML_TYPE]: { schema: html } } })
+/** The invitation routes answer programs (JSON) with a problem document and the acceptance page's form with a page. */
+const problemOrPage = (description: string) => ({ description, content: { [PROBLEM_TYPE]: { schema: contract.problem }, [HTML_TYPE]: { schema: html } } })
+
+const LINK_INVALID = 'The link was used, replaced by a newer one, or its invitation deleted.'
+
+interface Route {
+  summary: string
+  description?: string
+  tag: string
+  /** Needed permissions, shown in the description. */
+  permissions?: string[]
+  /** No API key (the route is served before authentication). */
+  open?: boolean
+  path?: z.ZodObject
+  query?: z.ZodObject
+  body?: { schema: z.ZodType; type?: string; optional?: boolean }
+  responses: ZodOpenApiResponsesObject
+  errors?: ErrorStatus[]
+  /** Reasons that differ from ERROR_REASONS for this operation. */
+  reasons?: Reasons
+}
+
+function jsonResponse(description: string, schema: z.ZodType) {
+  return { description, content: { [JSON_TYPE]: { schema } } }
+}
+
+const noContent = (description: string) => ({ description })
+
+function errorResponses(statuses: readonly ErrorStatus[], reasons: Reasons): ZodOpenApiResponsesObject {
+  return Object.fromEntries(
+    [...new Set(statuses)].sort((a, b) => a - b).map((status) => [status, { description: reasons[status] ?? ERROR_REASONS[status], content: { [PROBLEM_TYPE]: { schema: contract.problem } } }])
+  )
+}
+
+function operation(id: string, route: Route): ZodOpenApiOperationObject {
+  const statuses: ErrorStatus[] = [...(route.errors ?? [])]
+  if (!route.open) statuses.push(401)
+  if (route.permissions) statuses.push(403)
+  if (route.body) statuses.push(...BODY_ERRORS)
+  if (route.query) statuses.push(400)
+  if (route.path) statuses.push(404)
+  const permissionNote = route.permissions && `Permission: ${route.permissions.map((p) => `\`${p}\``).join(' and ')}.`
+  const description = [route.description, permissionNote].filter(Boolean).join('\n\n')
+  return {
+    operationId: id,
+    summary: route.summary,
+    description: description || undefined,
+    tags: [route.tag],
+    security: route.open ? [] : undefined,
+    requestParams: route.path || route.query ? { ...(route.path && { path: route.path }), ...(route.query && { query: route.query }) } : undefined,
+    requestBody: route.body && { required: !route.body.optional, content: { [route.body.type ?? JSON_TYPE]: { schema: route.body.schema } } },
+    responses: { ...route.responses, ...errorResponses(statuses, route.reasons ?? {}) }
+  }
+}
+
+const TAGS = [
+  { name: 'Tokens', description: 'Sensitive values stored as tokens; responses show what the caller’s transform allows.' },
+  { name: 'Tokenize', description: 'Many tokens in one atomic request, in any JSON shape.' },
+  { name: 'Logs', description: 'The audit log: one entry per operation, reads included.' },
+  { name: 'Applications', description: 'API keys with their permissions and access rules.' },
+  { name: 'Permissions', description: 'The permission catalogue.' },
+  { name: 'Sessions', description: 'Short-lived keys for browsers and phones: a public application creates one, a private application authorizes it.' },
+  { name: 'Members', description: 'The people who administer the tenant.' },
+  { name: 'Invitations', description: 'E-mail invitations to become a member, and accepting them.' },
+  { name: 'Service', description: 'Health and this document.' }
+]
+
+const PATHS: ZodOpenApiPathsObject = {
+  '/tokens': {
+    post: operation('createToken', {
+      tag: 'Tokens',
+      summary: 'Create a token',
+      description: 'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted.',
+      permissions: ['token:create'],
+      body: { schema: contract.createTokenBody },
+      responses: {
+        201: jsonResponse('The created token, shaped by the caller’s transform.', contract.token),
+        200: jsonResponse('With `deduplicate_token`: the existing token of the same type and fingerprint (only `id`, `type`, `tenant_id`, `fingerprint` and `containers` when the caller cannot read it).', contract.token)
+      },
+      errors: [409],
+      reasons: { ...TOKEN_REASONS, 409: 'A token with this id already exists.' }
+    }),
+    get: operation('listTokens', {
+      tag: 'Tokens',
+      summary: 'List tokens',
+      description:
+        'Newest first. Tokens the caller may not read are left out and not counted. Filter by metadata with `metadata.<key>=<value>` parameters (exact key, case-insensitive value; several are ANDed; a repeated key is ignored).',
+      permissions: ['token:read'],
+      query: contract.listTokensQuery,
+      responses: { 200: jsonResponse('One page of tokens, each shaped by the caller’s transform.', contract.tokenPage) }
+    })
+  },
+  '/tokens/{id}': {
+    get: operation('getToken', {
+      tag: 'Tokens',
+      summary: 'Get a token',
+      permissions: ['token:read'],
+      path: tokenId,
+      responses: { 200: jsonResponse('The token, shaped by the caller’s transform.', contract.token) },
+      reasons: TOKEN_REASONS
+    }),
+    patch: operation('updateToken', {
+      tag: 'Tokens',
+      summary: 'Update a token',
+      description:
+        'An RFC 7386 merge patch: `data`, `mask` and `metadata` merge (`null` removes a key), the other fields replace. When the update makes the token a duplicate of one the caller cannot read, the response leaves out `data`, `metadata`, `fingerprint_expression`, `search_indexes` and `mask`.',
+      permissions: ['token:update'],
+      path: tokenId,
+      body: { schema: contract.updateTokenBody, type: MERGE_PATCH_TYPE },
+      responses: { 200: jsonResponse('The updated token, shaped by the caller’s transform.', contract.token) },
+      reasons: TOKEN_REASONS
+    }),
+    delete: operation('deleteToken', {
+      tag: 'Tokens',
+      summary: 'Delete a token',
+      description: 'Erases the data for good; a reference remains for audit.',
+      permissions: ['token:delete'],
+      path: tokenId,
+      responses: { 204: noContent('Deleted.') },
+      reasons: TOKEN_REASONS
+    })
+  },
+  '/tokenize': {
+    post: operation('tokenize', {
+      tag: 'Tokenize',
+      summary: 'Tokenize any JSON shape',
+      description: 'Atomic: every element is validated and checked for `token:create` on its containers before anything is stored; one failure and nothing is created. Errors name elements by path, e.g. `[3].data.number`.',
+      permissions: ['token:create'],
+      body: { schema: contract.tokenizeBody },
+      responses: { 200: jsonResponse('The same shape with tokens in place of the values.', contract.tokenizeResult) },
+      errors: [409],
+      reasons: { ...TOKEN_REASONS, 409: 'The request names the same token id twice, or an id that already exists.' }
+    })
+  },
+  '/logs': {
+    get: operation('listLogs', {
+      tag: 'Logs',
+      summary: 'List log entries',
+      description: 'Newest first.',
+      permissions: ['log:read'],
+      query: contract.listLogsQuery,
+      responses: { 200: jsonResponse('One page of log entries.', contract.logPage) }
+    })
+  },
+  '/logs/entity-types': {
+    get: operation('listLogEntityTypes', {
+      tag: 'Logs',
+      summary: 'List the entity types log entries name',
+      permissions: ['log:read'],
+      responses: { 200: jsonResponse('Every entity type, not paginated.', contract.entityTypeList) }
+    })
+  },
+  '/applications': {
+    post: operation('createApplication', {
+      tag: 'Applications',
+      summary: 'Create an application',
+      description: 'A caller cannot grant management permissions it does not hold itself (403).',
+      permissions: ['application:create'],
+      body: { schema: contract.createApplicationRequest },
+      responses: { 201: jsonResponse('The application with its key, shown only here and on regenerate.', contract.applicationWithKey) }
+    }),
+    get: operation('listApplications', {
+      tag: 'Applications',
+      summary: 'List applications',
+      description: 'Newest first; expired applications are left out.',
+      permissions: ['application:read'],
+      query: contract.listApplicationsQuery,
+      responses: { 200: jsonResponse('One page of applications, without keys.', contract.applicationPage) }
+    })
+  },
+  '/applications/key': {
+    get: operation('getApplicationByKey', {
+      tag: 'Applications',
+      summary: 'Get the calling application',
+      description: `The application whose key is in \`${API_KEY_HEADER}\`.`,
+      permissions: ['application:read'],
+      responses: { 200: jsonResponse('The application, without its key.', contract.application) },
+      errors: [404]
+    })
+  },
+  '/applications/{id}': {
+    get: operation('getApplication', {
+      tag: 'Applications',
+      summary: 'Get an application',
+      permissions: ['application:read'],
+      path: entityId,
+      responses: { 200: jsonResponse('The application, without its key.', contract.application) }
+    }),
+    put: operation('updateApplication', {
+      tag: 'Applications',
+      summary: 'Update an application',
+      description: 'Replaces `name`, `permissions` and `rules`; the type cannot change.',
+      permissions: ['application:update'],
+      path: entityId,
+      body: { schema: contract.updateApplicationRequest },
+      responses: { 200: jsonResponse('The updated application, without its key.', contract.application) }
+    }),
+    delete: operation('deleteApplication', {
+      tag: 'Applications',
+      summary: 'Delete an application',
+      description: 'Its key, and the sessions it created or authorized, stop working at once.',
+      permissions: ['application:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') }
+    })
+  },
+  '/applications/{id}/regenerate': {
+    post: operation('regenerateApplicationKey', {
+      tag: 'Applications',
+      summary: 'Regenerate an application’s key',
+      description: 'The previous key stops working at once.',
+      permissions: ['application:update'],
+      path: entityId,
+      responses: { 200: jsonResponse('The application with its new key, shown only here.', contract.applicationWithKey) }
+    })
+  },
+  '/permissions': {
+    get: operation('listPermissions', {
+      tag: 'Permissions',
+      summary: 'List permissions',
+      description: 'Open to any authenticated caller.',
+      query: contract.permissionsQuery,
+      responses: { 200: jsonResponse('The permissions, in catalogue order.', contract.permissionList) }
+    })
+  },
+  '/sessions': {
+    post: operation('createSession', {
+      tag: 'Sessions',
+      summary: 'Create a session',
+      description: 'Only a public application’s key may create one. Takes no body (an empty JSON object is tolerated). The session has no access until it is authorized.',
+      body: { schema: contract.createSessionBody, optional: true },
+      responses: { 201: jsonResponse('The session key and the nonce that authorizes it.', contract.sessionCreated) },
+      errors: [403],
+      reasons: { 403: 'The key is not a public application’s.' }
+    }),
+    get: operation('listSessions', {
+      tag: 'Sessions',
+      summary: 'List active sessions',
+      description: 'Sessions that have not expired or been revoked, newest first, without their keys or nonces. Each listed session is written to the audit log.',
+      permissions: ['application:read'],
+      query: contract.listSessionsQuery,
+      responses: { 200: jsonResponse('One page of sessions.', contract.sessionPage) }
+    })
+  },
+  '/sessions/{id}': {
+    delete: operation('revokeSession', {
+      tag: 'Sessions',
+      summary: 'Revoke a session',
+      description: 'Its key gets 401 at once.',
+      permissions: ['application:delete'],
+      path: entityId,
+      responses: { 204: noContent('Revoked.') }
+    })
+  },
+  '/sessions/authorize': {
+    post: operation('authorizeSession', {
+      tag: 'Sessions',
+      summary: 'Authorize a session',
+      description: 'Only a private application’s key may authorize one, and it grants no more than it holds.',
+      body: { schema: contract.authorizeSessionBody },
+      responses: { 204: noContent('Authorized.') },
+      errors: [403, 404, 409],
+      reasons: { 403: 'The key is not a private application’s, or the grant exceeds what it holds.', 404: 'No unexpired session has this nonce.', 409: 'The nonce has already been used.' }
+    })
+  },
+  '/tenants/self/members': {
+    get: operation('listMembers', {
+      tag: 'Members',
+      summary: 'List members',
+      description: 'Newest first.',
+      permissions: ['tenant:member:read'],
+      query: contract.listMembersQuery,
+      responses: { 200: jsonResponse('One page of members.', contract.memberPage) }
+    })
+  },
+  '/tenants/self/members/{id}': {
+    delete: operation('deleteMember', {
+      tag: 'Members',
+      summary: 'Delete a member',
+      description: 'The member loses access to the tenant at once.',
+      permissions: ['tenant:member:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') },
+      errors: [422],
+      reasons: { 422: 'The tenant OWNER cannot be deleted.' }
+    })
+  },
+  '/tenants/self/invitations': {
+    post: operation('createInvitation', {
+      tag: 'Invitations',
+      summary: 'Invite someone',
+      description: 'Sends a mail with a one-time acceptance link; the invitation expires after 72 hours.',
+      permissions: ['tenant:invitation:create'],
+      body: { schema: contract.createInvitationBody },
+      responses: { 201: jsonResponse('The PENDING invitation.', contract.invitation) },
+      errors: [409],
+      reasons: { 409: 'The address already belongs to a member or has an invitation.' }
+    }),
+    get: operation('listInvitations', {
+      tag: 'Invitations',
+      summary: 'List invitations',
+      description: 'Newest first.',
+      permissions: ['tenant:invitation:read'],
+      query: contract.listInvitationsQuery,
+      responses: { 200: jsonResponse('One page of invitations.', contract.invitationPage) }
+    })
+  },
+  '/tenants/self/invitations/{id}': {
+    get: operation('getInvitation', {
+      tag: 'Invitations',
+      summary: 'Get an invitation',
+      permissions: ['tenant:invitation:read'],
+      path: entityId,
+      responses: { 200: jsonResponse('The invitation.', contract.invitation) }
+    }),
+    delete: operation('deleteInvitation', {
+      tag: 'Invitations',
+      summary: 'Delete an invitation',
+      description: 'Its link stops working.',
+      permissions: ['tenant:invitation:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') }
+    })
+  },
+  '/tenants/self/invitations/{id}/resend': {
+    post: operation('resendInvitation', {
+      tag: 'Invitations',
+      summary: 'Resend an invitation',
+      description: 'PENDING again with `expires_at` = max(`expires_at`, now) + 72 hours, and a new link; earlier links stop working.',
+      permissions: ['tenant:invitation:create', 'tenant:invitation:update'],
+      path: entityId,
+      responses: { 200: jsonResponse('The invitation.', contract.invitation) }
+    })
+  },
+  '/invitations/accept': {
+    get: {
+      operationId: 'showInvitation',
+      summary: 'Show the acceptance page',
+      description: 'The page an invitation mail links to; its form posts to `POST /invitations/accept`. No API key: the link’s one-time token is the credential.',
+      tags: ['Invitations'],
+      security: [],
+      requestParams: { query: contract.invitationLinkQuery },
+      responses: {
+        200: page('The acceptance form.'),
+        400: page('The link’s token is missing or malformed.'),
+        404: page(LINK_INVALID),
+        410: page(ERROR_REASONS[410])
+      }
+    },
+    post: {
+      operationId: 'acceptInvitation',
+      summary: 'Accept an invitation',
+      description:
+        'The invitee becomes an ADMIN member and the invitation is consumed. No API key: the link’s one-time token is the credential. Programs send JSON and get JSON; the acceptance page posts its form and gets a page.',
+      tags: ['Invitations'],
+      security: [],
+      requestBody: { required: true, content: { [JSON_TYPE]: { schema: contract.acceptInvitationBody }, [FORM_TYPE]: { schema: contract.acceptInvitationBody } } },
+      responses: {
+        201: { description: 'The new member (JSON), or a welcome page (form).', content: { [JSON_TYPE]: { schema: contract.member }, [HTML_TYPE]: { schema: html } } },
+        400: problemOrPage(ERROR_REASONS[400]),
+        404: problemOrPage(LINK_INVALID),
+        409: problemOrPage('This user is already a member of the tenant.'),
+        410: problemOrPage(ERROR_REASONS[410]),
+        ...errorResponses([413, 415], {})
+      }
+    }
+  },
+  '/health': {
+    get: operation('health', {
+      tag: 'Service',
+      summary: 'Health check',
+      open: true,
+      responses: { 200: jsonResponse('The service is up.', contract.health) }
+    })
+  },
+  '/openapi.json': {
+    get: operation('openApiDocument', {
+      tag: 'Service',
+      summary: 'This OpenAPI document',
+      open: true,
+      responses: { 200: jsonResponse('The OpenAPI 3.1 document of this interface.', z.looseObject({ openapi: z.literal('3.1.0') })) }
+    })
+  }
+}
+
+const DESCRIPTION = `Tessera's tokenization service: sensitive values go in, tokens come out.
+
+Every request carries the header \`${API_KEY_HEADER}\`: an application's key or an authorized session's key; only \`GET /health\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
+
+/** Formats say it all: zod's equivalent patterns (for uuid and date-time) only make the document harder to read. */
+function dropPatternsOfFormats({ jsonSchema }: { jsonSchema: { format?: string; pattern?: string } }): void {
+  if (jsonSchema.format !== undefined) delete jsonSchema.pattern
+}
+
+function buildDocument(): OpenApiDocument {
+  return createDocument(
+    {
+      openapi: '3.1.0',
+      info: { title: 'Tessera REST API', version: packageJson.version, description: DESCRIPTION },
+      servers: [{ url: 'http://127.0.0.1:4390', description: 'A local `tessera serve` (the port is configurable)' }],
+      tags: TAGS,
+      security: [{ [API_KEY_HEADER]: [] }],
+      components: {
+        securitySchemes: { [API_KEY_HEADER]: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'An application’s key or an authorized session’s key' } }
+      },
+      paths: PATHS
+    },
+    { override: dropPatternsOfFormats }
+  )
+}
+
+let built: OpenApiDocument | undefined
+
+/** The document, built on first use and shared after (it depends only on the code). */
+export function openApiDocument(): OpenApiDocument {
+  return (built ??= buildDocument())
+}

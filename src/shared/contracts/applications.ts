@@ -1,0 +1,90 @@
+/** Applications: API keys with their permissions and access rules. */
+import { z } from 'zod'
+import { APPLICATION_TYPES, type ApplicationType } from '../permissions'
+import { accessRuleView, grantFields, permission } from './access'
+import { pageOf, pageQuery, queryList, timestamp } from './common'
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export const applicationName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')
+export const applicationType = z.enum(APPLICATION_TYPES, { error: `must be one of ${APPLICATION_TYPES.join(', ')}` })
+
+const grantsNote = 'At least one of `permissions` and `rules` must be non-empty. Public applications may hold only `token:create` and `token:update`, private ones only `token:*`, management ones only the others.'
+
+/**
+ * `POST /applications`. Which permissions are valid depends on `type`, so
+ * they are checked against the declared type when it is valid, and against
+ * the whole catalogue otherwise (the `type` error is then reported alongside
+ * any other field's).
+ */
+export function createApplicationBody(type?: ApplicationType) {
+  return z.strictObject({
+    name: applicationName,
+    type: applicationType,
+    ...grantFields(type),
+    expires_at: z.string().optional().meta({ description: 'When the application is deleted: ISO 8601 or `M/D/YYYY[ h:mm:ss AM|PM ±hh:mm]`' })
+  })
+}
+
+/** `PUT /applications/{id}`: replaces name, permissions and rules; the type is fixed. */
+export function updateApplicationBody(type?: ApplicationType) {
+  const grants = grantFields(type)
+  return z.strictObject({
+    name: applicationName,
+    // Spec: "A non-empty array when used".
+    permissions: grants.permissions.unwrap().min(1, 'must not be empty when given').optional(),
+    rules: grants.rules,
+    type: z.never({ error: 'cannot be changed; create a new application instead' }).optional()
+  })
+}
+
+/** The create and update bodies as documented (grants of any application type). */
+export const createApplicationRequest = createApplicationBody().meta({ id: 'CreateApplicationRequest', description: grantsNote })
+export const updateApplicationRequest = updateApplicationBody().meta({ id: 'UpdateApplicationRequest', description: grantsNote })
+
+export type CreateApplicationInput = z.infer<typeof createApplicationRequest>
+export type UpdateApplicationInput = z.infer<typeof updateApplicationRequest>
+
+/** `GET /applications`. */
+export const listApplicationsQuery = z.strictObject({
+  id: queryList(
+    z
+      .string()
+      .regex(UUID_PATTERN, 'must be a UUID')
+      .transform((id) => id.toLowerCase())
+      .meta({ format: 'uuid' })
+  ).meta({ description: 'Only these applications (repeatable)' }),
+  type: queryList(applicationType).meta({ description: 'Only these types (repeatable)' }),
+  ...pageQuery(100)
+})
+
+/** `GET /permissions`. */
+export const permissionsQuery = z.strictObject({
+  application_type: applicationType.optional().meta({ description: 'Only what an application of this type may hold' })
+})
+
+export const permissionList = z.array(permission).meta({ id: 'PermissionList' })
+
+const applicationFields = {
+  id: z.uuid(),
+  tenant_id: z.uuid(),
+  name: z.string(),
+  type: z.enum(APPLICATION_TYPES).meta({ description: '`private` (backend services), `public` (browsers and phones: sessions, create and update only) or `management`' }),
+  permissions: z.array(permission),
+  rules: z.array(accessRuleView),
+  created_by: z.uuid().optional(),
+  created_at: timestamp.optional(),
+  modified_by: z.uuid().optional(),
+  modified_at: timestamp.optional(),
+  expires_at: timestamp.optional().meta({ description: 'When the application is deleted' })
+}
+
+/** An application; its key is never shown again after create and regenerate. */
+export const application = z.strictObject(applicationFields).meta({ id: 'Application' })
+
+/** The create and regenerate responses: the application with its new key, shown this once. */
+export const applicationWithKey = z
+  .strictObject({ ...applicationFields, key: z.string().meta({ description: 'The API key (`SVC-API-KEY`), shown only in this response' }) })
+  .meta({ id: 'ApplicationWithKey' })
+
+export const applicationPage = pageOf(application, 'ApplicationPage')

@@ -1,0 +1,89 @@
+/**
+ * Building blocks of the REST contracts: query-string numbers and lists,
+ * pagination and the problem document every error answers with.
+ */
+import { z } from 'zod'
+
+type JsonSchema = Record<string, unknown>
+
+/**
+ * A rendering hint for the OpenAPI generator: the schema is documented as
+ * `replacement` (plus its description) instead of what zod derives, for
+ * query-string values whose wire form (text) differs from their meaning.
+ */
+function documentedAs(replacement: (rendered: JsonSchema) => JsonSchema) {
+  return {
+    override: ({ jsonSchema }: { jsonSchema: JsonSchema }) => {
+      const { description } = jsonSchema
+      const documented = replacement(jsonSchema)
+      for (const key of Object.keys(jsonSchema)) delete jsonSchema[key]
+      Object.assign(jsonSchema, description === undefined ? {} : { description }, documented)
+    }
+  }
+}
+
+/** Query-string integer (`page`, `size`) within bounds; `defaultValue` when absent. */
+export function queryInt(defaultValue: number, min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .optional()
+    .transform((value) => value ?? defaultValue)
+    .meta(documentedAs(() => ({ type: 'integer', minimum: min, maximum: max, default: defaultValue })))
+}
+
+/** A query parameter that may be given once or repeated (`?id=a&id=b`); always an array. */
+export function queryList<T extends z.ZodType>(item: T) {
+  return z
+    .union([item, z.array(item)])
+    .optional()
+    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
+    .meta(documentedAs((rendered) => (rendered.anyOf as JsonSchema[])[1]))
+}
+
+/** `page` ≥ 1 (default 1) and `size` 1–`maxSize` (default 20), as query fields. */
+export function pageQuery(maxSize = 100) {
+  return { page: queryInt(1, 1, 1_000_000).meta({ description: 'Page number' }), size: queryInt(20, 1, maxSize).meta({ description: 'Items per page' }) }
+}
+
+export const pagination = z
+  .strictObject({
+    total_items: z.number().int().min(0).meta({ description: 'Items across all pages that the caller may see' }),
+    page_number: z.number().int().min(1),
+    page_size: z.number().int().min(1),
+    total_pages: z.number().int().min(0)
+  })
+  .meta({ id: 'Pagination' })
+
+/** One page of a list: `{ pagination, data }`, newest first. */
+export function pageOf<T extends z.ZodType>(item: T, id: string) {
+  return z.strictObject({ pagination, data: z.array(item) }).meta({ id })
+}
+
+/** A timestamp in responses: ISO 8601 (the service answers in UTC). */
+export const timestamp = z.iso.datetime({ offset: true })
+
+/** Field path → messages, e.g. `{ "[3].data.number": ["fails the Luhn check"] }`. */
+const fieldErrors = z.record(z.string(), z.array(z.string()))
+
+/** RFC 7807 problem document: the body of every error response. */
+export const problem = z
+  .strictObject({
+    type: z.string().meta({ description: '`about:blank` or a URI naming the problem kind' }),
+    title: z.string().meta({ description: 'The HTTP status text' }),
+    status: z.number().int().min(400).max(599),
+    detail: z.string().meta({ description: 'What went wrong, for people; never contains submitted values' }),
+    code: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'Machine-readable: `validation_failed`, `malformed_json`, `unauthenticated`, `forbidden`, `not_found`, `route_not_found`, `method_not_allowed`, `conflict`, `invitation_link_invalid`, `invitation_expired`, `payload_too_large`, `unsupported_media_type`, `business_rule`, `host_not_allowed`, `internal_error`'
+      }),
+    errors: fieldErrors.optional().meta({ description: 'On 400s: the path of each bad field and its messages, e.g. `rules[0].priority`; `(body)` is the whole body' })
+  })
+  .meta({ id: 'Problem' })
+
+export const health = z.strictObject({ status: z.literal('ok') }).meta({ id: 'Health' })

@@ -1,0 +1,41 @@
+/** The audit log: listing entries and the entity types they name. */
+import { z } from 'zod'
+import { pageOf, pageQuery, timestamp } from './common'
+
+const isoDate = (field: string) =>
+  z
+    .string()
+    .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), `${field} must be an ISO 8601 date`)
+    .transform((value) => Date.parse(value))
+    .optional()
+
+/** `GET /logs`: newest first, within a half-open date range. */
+export const listLogsQuery = z.strictObject({
+  entity_type: z.string().max(50).optional().meta({ description: 'Only entries about this entity type (see `GET /logs/entity-types`)' }),
+  entity_id: z.string().max(400).optional().meta({ description: 'Only entries about this entity' }),
+  start_date: isoDate('start_date').meta({ description: 'ISO 8601; keeps entries created at or after it' }),
+  end_date: isoDate('end_date').meta({ description: 'ISO 8601; keeps entries created before it' }),
+  ...pageQuery()
+})
+
+export const logEntry = z
+  .strictObject({
+    tenant_id: z.uuid(),
+    actor_id: z.uuid().optional().meta({ description: 'Absent for system actions such as expiry' }),
+    actor_type: z.string().optional().meta({ enum: ['application', 'session', 'user'] }),
+    entity_type: z.string().meta({ description: 'A token’s type for tokens; see `GET /logs/entity-types`' }),
+    entity_id: z.string(),
+    operation: z.string().meta({ examples: ['create', 'read', 'update', 'delete'] }),
+    message: z.string(),
+    created_at: timestamp,
+    count: z.number().int().min(1).optional().meta({ description: 'How many events an aggregated entry stands for (refused requests); absent for one' })
+  })
+  .meta({ id: 'LogEntry' })
+
+export const logPage = pageOf(logEntry, 'LogPage')
+
+export const entityType = z
+  .strictObject({ display_name: z.string(), value: z.string().meta({ description: 'What log entries carry in `entity_type`' }) })
+  .meta({ id: 'EntityType' })
+
+export const entityTypeList = z.array(entityType).meta({ id: 'EntityTypeList' })

@@ -1,0 +1,137 @@
+/** Tokens and tokenize: create, list, update (merge patch), reveal, and the token object. */
+import { z } from 'zod'
+import { containerPath } from './access'
+import { pageOf, pageQuery, queryList, timestamp } from './common'
+
+/** Every token type; each has one entry in the service's type registry. */
+export const TOKEN_TYPES = ['token', 'card', 'bank'] as const
+export type TokenType = (typeof TOKEN_TYPES)[number]
+
+export function isTokenType(value: string): value is TokenType {
+  return (TOKEN_TYPES as readonly string[]).includes(value)
+}
+
+/** Metadata: non-sensitive text values. */
+export const tokenMetadata = z
+  .record(
+    z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters'),
+    z.string().max(500, 'must be at most 500 characters')
+  )
+  .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
+  .meta({ description: 'Non-sensitive text values (at most 50 keys); a value holding the token data is refused' })
+
+/** Data nested deeper than this is refused: sealing, fingerprints and expressions all recurse over it. */
+const MAX_DATA_DEPTH = 64
+
+function nestedWithin(value: unknown, levels: number): boolean {
+  if (typeof value !== 'object' || value === null) return true
+  return levels > 0 && Object.values(value).every((item) => nestedWithin(item, levels - 1))
+}
+
+/** Token data: any JSON value, nested at most MAX_DATA_DEPTH levels; each type checks its own shape. */
+export const tokenData = z
+  .unknown()
+  .refine((value) => value !== undefined, 'is required')
+  .refine((value) => nestedWithin(value, MAX_DATA_DEPTH), `must not be nested more than ${MAX_DATA_DEPTH} levels deep`)
+  .meta({
+    description:
+      'Any JSON value for `token`; for `card` `{number, expiration_month?, expiration_year?, cvc?}` (13–19 digits passing Luhn, month 1–12, four-digit year, 3–4 digit cvc); for `bank` `{routing_number, account_number}` (9 digits with a valid ABA checksum, 1–17 digits)'
+  })
+
+const expression = z.string().max(2000)
+const expiresAt = z.string().meta({ description: '`M/D/YYYY h:mm:ss AM|PM ±hh:mm` (UTC without an offset), `M/D/YYYY` (midnight UTC) or ISO 8601; must be in the future' })
+
+/** `POST /tokens`, and each token request inside `POST /tokenize`. */
+export const createTokenBody = z
+  .strictObject({
+    id: z.string().min(1).max(2000).optional().meta({ description: 'A literal id or an expression (`{{ … }}`); 3–400 characters after rendering, without `# / \\ + ? [ ] | & = % < > { } ^`. Default: a UUID' }),
+    type: z
+      .string()
+      .refine(isTokenType, { message: `must be one of: ${TOKEN_TYPES.join(', ')}` })
+      .meta({ enum: [...TOKEN_TYPES], description: 'Decides how `data` is validated and the default containers, fingerprint and mask' }),
+    data: tokenData,
+    mask: z.unknown().optional().meta({ description: 'A mask expression, or an object or array of them, evaluated on read under the `mask` transform. Default: by type' }),
+    containers: z.array(containerPath).min(1).max(20).optional().meta({ description: 'Default: `/general/high/`, `/pci/high/` or `/bank/high/` by type' }),
+    metadata: tokenMetadata.optional(),
+    search_indexes: z.array(expression).max(20).optional(),
+    fingerprint_expression: expression.optional().meta({ description: 'Default: `{{ data | stringify }}` (token), `{{ data.number }}` (card)' }),
+    deduplicate_token: z.boolean().optional().meta({ description: 'Return the existing token of the same type and fingerprint (status 200) instead of creating one' }),
+    expires_at: expiresAt.optional()
+  })
+  .meta({ id: 'CreateTokenRequest' })
+
+export type CreateTokenInput = z.infer<typeof createTokenBody>
+
+/** `PATCH /tokens/{id}`: `data`, `mask` and `metadata` merge (RFC 7386, `null` removes a key); the rest replace. */
+export const updateTokenBody = z
+  .strictObject({
+    data: tokenData.optional(),
+    mask: z.unknown().optional(),
+    metadata: z.record(z.string(), z.string().max(500).nullable()).nullable().optional(),
+    containers: z.array(containerPath).min(1).max(20).optional(),
+    search_indexes: z.array(expression).max(20).optional(),
+    fingerprint_expression: expression.optional(),
+    deduplicate_token: z.boolean().optional(),
+    expires_at: expiresAt.nullable().optional()
+  })
+  .meta({ id: 'TokenMergePatch' })
+
+export type UpdateTokenInput = z.infer<typeof updateTokenBody>
+
+/** `GET /tokens` besides its `metadata.<key>` filters (see `tokenMetadata`). */
+export const listTokensQuery = z.strictObject({
+  id: queryList(z.string().max(400)).meta({ description: 'Only these token ids (repeatable)' }),
+  type: queryList(z.string().max(50)).meta({ description: 'Only these token types (repeatable)' }),
+  ...pageQuery()
+})
+
+/** Desktop only: why a member reveals a token's plaintext (logged). */
+export const revealReason = z.string().trim().min(3, 'give a reason of at least 3 characters').max(200)
+
+/** The token object, shaped by the caller's transform. */
+export const token = z
+  .strictObject({
+    id: z.string(),
+    tenant_id: z.uuid(),
+    type: z.string().meta({ enum: [...TOKEN_TYPES] }),
+    data: z.unknown().optional().meta({ description: 'Present under the `mask` (when the token has a mask) and `reveal` transforms' }),
+    mask: z.unknown().optional().meta({ description: 'The mask expression; in single-token responses of a card, the masked values' }),
+    fingerprint: z.string().meta({ description: 'Identifies the contents: equal for tokens of one type whose fingerprint expressions render alike' }),
+    containers: z.array(z.string()),
+    metadata: z.record(z.string(), z.string()).optional(),
+    created_by: z.uuid().optional().meta({ description: 'The application, session or member that created the token' }),
+    created_at: timestamp.optional(),
+    modified_by: z.uuid().optional(),
+    modified_at: timestamp.optional(),
+    search_indexes: z.array(z.string()).optional(),
+    fingerprint_expression: z.string().optional(),
+    expires_at: timestamp.optional().meta({ description: 'When the token is deleted' })
+  })
+  .meta({ id: 'Token' })
+
+export const tokenPage = pageOf(token, 'TokenPage')
+
+type TokenizeValue = string | number | boolean | null | CreateTokenInput | TokenizeValue[] | { [key: string]: TokenizeValue }
+
+/** `POST /tokenize`: any JSON shape; documentation only, each token request is checked with `createTokenBody`. */
+export const tokenizeBody: z.ZodType<TokenizeValue> = z
+  .union([
+    createTokenBody,
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(z.lazy(() => tokenizeBody)),
+    z.record(z.string(), z.lazy(() => tokenizeBody))
+  ])
+  .meta({
+    id: 'TokenizeRequest',
+    description: 'Any JSON value. A plain value becomes a `token` token; an object with `type` and `data` is a token request; other objects and arrays nest.'
+  })
+
+type TokenizeResultValue = string | null | z.infer<typeof token> | TokenizeResultValue[] | { [key: string]: TokenizeResultValue }
+
+/** The response of `POST /tokenize`: the request's shape with each plain value replaced by a token id and each token request by a token. */
+export const tokenizeResult: z.ZodType<TokenizeResultValue> = z
+  .union([z.string(), z.null(), token, z.array(z.lazy(() => tokenizeResult)), z.record(z.string(), z.lazy(() => tokenizeResult))])
+  .meta({ id: 'TokenizeResult', description: 'The request with each plain value replaced by its token id and each token request by the created token' })
