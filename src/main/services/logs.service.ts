@@ -87,9 +87,9 @@ export function appendLogs(buffer: RowBuffer, rows: LogRow[]): void {
   buffer.insert('logs', LOG_COLUMNS, rows)
 }
 
-type ListQuery = z.infer<typeof listLogsQuery>
-
 const filterQuery = listLogsQuery.omit({ page: true, size: true })
+
+type LogFilters = z.infer<typeof filterQuery>
 
 /** The desktop's activity chart: at most this many periods per call. */
 const MAX_ACTIVITY_PERIODS = 62
@@ -105,7 +105,7 @@ const periodsSchema = z
  * for is caller text (someone may paste a card number into the search box),
  * so it is named, never copied; so is an entity type the vault does not know.
  */
-function describeFilters(q: Omit<ListQuery, 'page' | 'size'>): string {
+function describeFilters(q: LogFilters): string {
   const parts: string[] = []
   if (q.entity_type !== undefined) parts.push(`entity type ${KNOWN_ENTITY_TYPES.has(q.entity_type) ? q.entity_type : '(unknown)'}`)
   if (q.entity_id !== undefined) parts.push('an entity id')
@@ -114,7 +114,7 @@ function describeFilters(q: Omit<ListQuery, 'page' | 'size'>): string {
   return parts.length ? `, filtered by ${parts.join(', ')}` : ''
 }
 
-function logFilter(actor: Actor, q: Omit<ListQuery, 'page' | 'size'>): LogFilter {
+function logFilter(actor: Actor, q: LogFilters): LogFilter {
   return { tenantId: actor.tenantId, entityType: q.entity_type, entityId: q.entity_id, startDate: q.start_date, endDate: q.end_date }
 }
 
