@@ -3,6 +3,7 @@ import * as initialSchema from './20261125000000_initial_schema'
 import * as mailOutboxKeyVersion from './20261126100000_mail_outbox_key_version'
 import * as logEntityIndex from './20261127000000_log_entity_index'
 import * as keyRotation from './20261128000000_key_rotation'
+import * as auditChain from './20261129000000_audit_chain'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -12,5 +13,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261125000000_initial_schema': initialSchema,
   '20261126100000_mail_outbox_key_version': mailOutboxKeyVersion,
   '20261127000000_log_entity_index': logEntityIndex,
-  '20261128000000_key_rotation': keyRotation
+  '20261128000000_key_rotation': keyRotation,
+  '20261129000000_audit_chain': auditChain
 }

@@ -45,7 +45,7 @@ export interface TokenListQuery extends PageQuery {
   metadata?: Record<string, string>
 }
 
-export interface LogListQuery extends PageQuery {
+export interface LogFilterQuery {
   entity_type?: string
   entity_id?: string
   /** ISO 8601, inclusive. */
@@ -53,6 +53,8 @@ export interface LogListQuery extends PageQuery {
   /** ISO 8601, exclusive. */
   end_date?: string
 }
+
+export interface LogListQuery extends PageQuery, LogFilterQuery {}
 
 export interface ApplicationListQuery extends PageQuery {
   id?: string[]
@@ -220,6 +222,10 @@ export interface TesseraApi {
   logs: {
     list(query: LogListQuery): Promise<Page<LogEntry>>
     entityTypes(): Promise<EntityType[]>
+    /** Entries per `[start, end)` period (epoch ms) for the activity chart; the whole chart is one audited read. */
+    activity(query: LogFilterQuery, periods: [number, number][]): Promise<number[]>
+    /** Every entry matching the filters, newest first, up to 10,000: the CSV export, audited as one export. */
+    export(query: LogFilterQuery): Promise<LogEntry[]>
   }
   applications: {
     list(query: ApplicationListQuery): Promise<Page<Application>>
@@ -285,7 +291,7 @@ export const IPC_METHODS = {
   settings: ['get', 'update'],
   tokens: ['list', 'get', 'create', 'update', 'delete', 'reveal'],
   tokenize: ['run'],
-  logs: ['list', 'entityTypes'],
+  logs: ['list', 'entityTypes', 'activity', 'export'],
   applications: ['list', 'get', 'create', 'update', 'regenerate', 'delete'],
   sessions: ['create', 'authorize', 'list', 'revoke'],
   members: ['list', 'delete'],

@@ -172,6 +172,10 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     expect(withOld.stderr).toMatch(/^tessera keys status: Cannot unlock vault: the master key does not match this vault\./)
     expect((await status()).current_version).toBe(3)
     await expectAllTokensOn(3)
+    // The audit keys moved to the new master key too: the whole chain, ceremonies included, verifies with it.
+    const verified = await runCli(['logs', 'verify', '--data-dir', dataDir])
+    expect(verified.code).toBe(0)
+    expect(verified.stdout).toMatch(/^Audit log intact: \d+ entries/)
   })
 
   it('refuses bad options with exit code 2 and a message naming them', async () => {

@@ -127,10 +127,26 @@ describe('logs', () => {
       expect((await service.request('GET', '/logs', { key: null })).status).toBe(401)
     })
 
-    it('is not itself logged', async () => {
+    it('logs each read of the log with the reader as actor, naming filters without copying caller text', async () => {
+      await service.request('GET', '/logs?entity_type=application&entity_id=4242424242424242&start_date=2026-12-01T00:00:00Z&size=2')
+      const [read] = (await service.request('GET', '/logs?entity_type=log&size=1')).body.data
+      expect(read).toEqual({
+        tenant_id: service.tenantId,
+        actor_id: adminId,
+        actor_type: 'application',
+        entity_type: 'log',
+        entity_id: service.tenantId,
+        operation: 'read',
+        message: 'Audit log listed: page 1, 0 of 0 entries, filtered by entity type application, an entity id, from 2026-12-01T00:00:00.000Z',
+        created_at: expect.any(String)
+      })
+      expect(JSON.stringify(read)).not.toContain('4242')
+    })
+
+    it('counts its own read once it has answered', async () => {
       const before = (await service.request('GET', '/logs')).body.pagination.total_items
       const after = (await service.request('GET', '/logs')).body.pagination.total_items
-      expect(after).toBe(before)
+      expect(after).toBe(before + 1)
     })
   })
 
@@ -176,7 +192,13 @@ describe('logs', () => {
       expect(Array.isArray(response.body)).toBe(true)
       for (const entry of response.body) expect(entry).toEqual({ display_name: expect.any(String), value: expect.any(String) })
       const values = response.body.map((entry: { value: string }) => entry.value)
-      expect(values).toEqual(expect.arrayContaining(['application', 'card', 'bank', 'token']))
+      expect(values).toEqual(expect.arrayContaining(['application', 'card', 'bank', 'token', 'log', 'request', 'vault', 'settings']))
+    })
+
+    it('is logged as a read of the log', async () => {
+      await service.request('GET', '/logs/entity-types')
+      const [read] = (await service.request('GET', '/logs?entity_type=log&size=1')).body.data
+      expect(read).toMatchObject({ actor_id: adminId, entity_type: 'log', operation: 'read', message: 'Audit log entity types listed' })
     })
 
     it('rejects a key without log:read with 403', async () => {

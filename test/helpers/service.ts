@@ -44,6 +44,10 @@ export interface TestService {
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>
   /** Creates an application through the API and returns its key and id. */
   createApplication(body: Record<string, unknown>): Promise<{ id: string; key: string }>
+  /** Stops the service gracefully and keeps its data dir (to inspect or alter the database file). */
+  pause(): Promise<void>
+  /** Starts the service again over the same vault. */
+  resume(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -55,20 +59,22 @@ export async function startTestService(
   const masterKey = generateMasterKey()
   const clock = options.clock ?? new TestClock()
   const init = await initVault({ dataDir, masterKey, tenantName: 'Test tenant', ownerEmail: 'owner@example.com', clock })
-  const host = await startServiceHost({
-    dataDir,
-    masterKey,
-    host: '127.0.0.1',
-    port: 0,
-    logger: options.logger ?? silentLogger(),
-    clock,
-    bodyLimitBytes: options.bodyLimitBytes,
-    mail: options.mail,
-    sessionMaxTtlMs: options.sessionMaxTtlMs,
-    cvcRetentionMs: options.cvcRetentionMs,
-    // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
-    jobTickMs: 0
-  })
+  const start = () =>
+    startServiceHost({
+      dataDir,
+      masterKey,
+      host: '127.0.0.1',
+      port: 0,
+      logger: options.logger ?? silentLogger(),
+      clock,
+      bodyLimitBytes: options.bodyLimitBytes,
+      mail: options.mail,
+      sessionMaxTtlMs: options.sessionMaxTtlMs,
+      cvcRetentionMs: options.cvcRetentionMs,
+      // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
+      jobTickMs: 0
+    })
+  let host = await start()
   const adminKey = init.application.key
 
   async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -92,11 +98,15 @@ export async function startTestService(
   }
 
   return {
-    url: host.url,
+    get url() {
+      return host.url
+    },
     dataDir,
     masterKey,
     clock,
-    host,
+    get host() {
+      return host
+    },
     tenantId: init.tenant_id,
     ownerUserId: init.owner_user_id,
     adminKey,
@@ -105,6 +115,10 @@ export async function startTestService(
       const response = await request<{ id: string; key: string }>('POST', '/applications', { body })
       if (response.status !== 201) throw new Error(`createApplication failed: ${response.status} ${JSON.stringify(response.body)}`)
       return { id: response.body.id, key: response.body.key }
+    },
+    pause: () => host.stop(),
+    async resume() {
+      host = await start()
     },
     async stop() {
       await host.stop()

@@ -72,6 +72,18 @@ const dataDir: OptionSpec = {
 
 const json: OptionSpec = { name: 'json', description: 'print one JSON object instead of text' }
 
+/** An ISO 8601 date or time, as epoch milliseconds. */
+const dateSchema = z
+  .string()
+  .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 date, such as 2026-11-01 or 2026-11-01T12:00:00Z')
+  .transform((value) => Date.parse(value))
+
+/** A base64 Ed25519 public key (32 bytes). */
+const publicKeySchema = z
+  .string()
+  .transform((value) => Buffer.from(value.trim(), 'base64'))
+  .refine((key) => key.length === 32, 'must be the base64 encoding of a 32-byte Ed25519 public key, as `tessera logs verify` prints it')
+
 const SMTP_AND_LINKS: EnvName[] = [
   'TESSERA_SMTP_HOST',
   'TESSERA_SMTP_PORT',
@@ -135,6 +147,36 @@ export const COMMANDS: CommandSpec[] = [
     options: [dataDir, json],
     env: ['TESSERA_MASTER_KEY'],
     run: (input) => (load('outbox') as typeof import('./outbox.command')).outbox(input)
+  },
+  {
+    name: 'logs verify',
+    summary: "Check the audit log's chain, or an export of it offline",
+    details:
+      'Checks every entry of the vault against its MAC and its predecessor, or with --file an export against its hash chain\n' +
+      'and signature (no vault or master key needed). Exits 0 when intact, 11 naming the first broken link otherwise.\n' +
+      'Reads only, so it works while a server runs on the same data directory.',
+    options: [
+      dataDir,
+      { name: 'file', value: 'FILE', description: 'verify this export instead of the vault', schema: z.string().min(1, 'must not be empty') },
+      { name: 'public-key', value: 'KEY', description: "the vault's export signing key (base64) the export must be signed with", schema: publicKeySchema }
+    ],
+    env: ['TESSERA_MASTER_KEY'],
+    run: (input) => (load('logs') as typeof import('./logs.command')).verify(input)
+  },
+  {
+    name: 'logs export',
+    summary: 'Export audit log entries with a signed head, to verify offline',
+    details:
+      'Writes the entries from the first at or after --since to the last before --until as JSON Lines, with a hash chain\n' +
+      "and a head signed by the vault's audit signing key. Refuses (exit 12) when the vault's chain does not verify.",
+    options: [
+      dataDir,
+      { name: 'out', value: 'FILE', description: 'file to write (required)', schema: z.string().min(1, 'must not be empty') },
+      { name: 'since', value: 'DATE', description: 'first entry at or after this ISO 8601 date', schema: dateSchema },
+      { name: 'until', value: 'DATE', description: 'last entry before this ISO 8601 date', schema: dateSchema }
+    ],
+    env: ['TESSERA_MASTER_KEY'],
+    run: (input) => (load('logs') as typeof import('./logs.command')).exportLogs(input)
   }
 ]
 
@@ -194,4 +236,13 @@ export function findCommand(name: string): CommandSpec | undefined {
 /** The commands of a group such as `keys` (named `keys status`, `keys rotate`, …). */
 export function commandGroup(group: string): CommandSpec[] {
   return COMMANDS.filter((command) => command.name.startsWith(`${group} `))
+}
+
+/** The command `argv` starts with (one word, or two as in `logs verify`) and the arguments after it. */
+export function commandOf(argv: readonly string[]): { command: CommandSpec; rest: string[] } | undefined {
+  const [first, second, ...others] = argv
+  const pair = second === undefined ? undefined : findCommand(`${first} ${second}`)
+  if (pair) return { command: pair, rest: others }
+  const single = findCommand(first)
+  return single && { command: single, rest: argv.slice(1) }
 }

@@ -20,9 +20,7 @@ import { readySodium } from '../crypto/sodium'
 import type { MasterKey } from '../crypto/types'
 import { openDatabase } from '../db/database'
 import { createLogger } from '../logger'
-import { systemClock } from '../services/context'
-import { createServices } from '../services/index'
-import { describeCounts, type CeremonyActor } from '../services/keys.service'
+import { describeCounts, readKeyStatus, type CeremonyActor } from '../services/keys.service'
 import { unlockKeyring } from '../services/keyring'
 import { DATABASE_FILE, openVault, type Vault } from '../services/vault'
 import type { CommandInput } from './commands'
@@ -91,9 +89,7 @@ export async function keysStatus({ options }: CommandInput): Promise<void> {
   await readySodium()
   const db = await openDatabase(join(dataDir, DATABASE_FILE), { readers: 1 })
   try {
-    const keyring = await unlockKeyring(db.reader, masterKey)
-    const services = createServices({ db, keyring, clock: systemClock, logger: createLogger() })
-    const result = await services.keys.status()
+    const result = await readKeyStatus(db.reader, await unlockKeyring(db.reader, masterKey))
     process.stdout.write(options.json ? JSON.stringify(result) + '\n' : statusText(result))
   } finally {
     await db.close()

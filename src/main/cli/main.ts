@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { commandUsage, groupUsage, mainUsage, parseCommandLine } from './command-line'
-import { commandGroup, findCommand, type CommandSpec } from './commands'
+import { commandGroup, commandOf, type CommandSpec } from './commands'
 import { CliError, exitCode } from './exit-codes'
 
 function version(): string {
@@ -26,17 +26,17 @@ function report(error: unknown, command: CommandSpec | undefined): number {
   return exitCode(failure.exit)
 }
 
-function help(topic: string | undefined): number {
-  if (topic === undefined) {
+function help(topic: string[]): number {
+  if (topic.length === 0) {
     process.stdout.write(mainUsage(true) + '\n')
     return exitCode('OK')
   }
-  if (commandGroup(topic).length > 0) {
-    process.stdout.write(groupUsage(topic) + '\n')
+  if (topic.length === 1 && commandGroup(topic[0]).length > 0) {
+    process.stdout.write(groupUsage(topic[0]) + '\n')
     return exitCode('OK')
   }
-  const command = findCommand(topic)
-  if (!command) throw new CliError('USAGE', `Unknown command ${JSON.stringify(topic)}.`, 'run `tessera --help` for the list of commands.', true)
+  const command = commandOf(topic)?.command
+  if (!command) throw new CliError('USAGE', `Unknown command ${JSON.stringify(topic.join(' '))}.`, 'run `tessera --help` for the list of commands.', true)
   process.stdout.write(commandUsage(command) + '\n')
   return exitCode('OK')
 }
@@ -47,28 +47,26 @@ export async function main(argv: string[]): Promise<number> {
   let command: CommandSpec | undefined
   try {
     if (first === undefined) throw new CliError('USAGE', 'Missing command.', 'run `tessera --help` for the commands, options, environment and exit codes.', true)
-    if (first === '-h' || first === '--help' || first === 'help') return help(rest[0])
+    if (first === '-h' || first === '--help' || first === 'help') return help(rest)
     if (first === '-v' || first === '--version') {
       process.stdout.write(version() + '\n')
       return exitCode('OK')
     }
-    let args = rest
-    command = findCommand(first)
-    if (!command && commandGroup(first).length > 0) {
-      const [subcommand, ...after] = rest
+    const found = commandOf(argv)
+    if (!found && commandGroup(first).length > 0) {
+      const [subcommand] = rest
       if (subcommand === undefined || subcommand === '-h' || subcommand === '--help') {
         ;(subcommand === undefined ? process.stderr : process.stdout).write(groupUsage(first) + '\n')
         return exitCode(subcommand === undefined ? 'USAGE' : 'OK')
       }
-      command = findCommand(`${first} ${subcommand}`)
-      if (!command) throw new CliError('USAGE', `Unknown command ${JSON.stringify(`${first} ${subcommand}`)}.`, `run \`tessera ${first} --help\` for its commands.`)
-      args = after
+      throw new CliError('USAGE', `Unknown command ${JSON.stringify(`${first} ${subcommand}`)}.`, `run \`tessera ${first} --help\` for its commands.`)
     }
-    if (!command) {
+    if (!found) {
       const what = first.startsWith('-') ? `Unknown option ${first}` : `Unknown command ${JSON.stringify(first)}`
       throw new CliError('USAGE', `${what}.`, 'run `tessera --help` for the list of commands.', true)
     }
-    const input = parseCommandLine(command, args)
+    command = found.command
+    const input = parseCommandLine(command, found.rest)
     if (!input) {
       process.stdout.write(commandUsage(command) + '\n')
       return exitCode('OK')

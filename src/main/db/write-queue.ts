@@ -15,6 +15,10 @@
  * If anything in a batch fails, the batch is rolled back and each unit is
  * replayed alone, so one bad request never takes its neighbours down with it.
  * Units must therefore be safe to run twice (they only touch the database).
+ *
+ * A `RowSealer` stamps the rows of one table (the audit log) in the order
+ * they are written, batch after batch: the chain's state moves on only when
+ * a batch commits, so a failed batch leaves no gap or fork behind.
  */
 import type { Knex } from 'knex'
 import { insertRows, isUniqueViolation } from './sql'
@@ -27,6 +31,20 @@ export interface RowBuffer {
    * violation stands for (a duplicate id), reported to the unit that caused it.
    */
   insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void
+}
+
+/**
+ * Stamps the rows of one table just before they are written, in commit order
+ * (the audit chain: seq and MAC). A link is the chain's state after a row.
+ */
+export interface RowSealer<Link = unknown> {
+  readonly table: string
+  /** The link after the last committed row. */
+  readonly head: Link
+  /** Stamps `rows` in order after `link`; returns the link after the last of them. */
+  seal(rows: readonly object[], link: Link): Link
+  /** Adopts the last link of a batch that committed. */
+  advance(link: Link): void
 }
 
 export type WriteWork<T> = (trx: Knex.Transaction) => Promise<T>
@@ -47,11 +65,35 @@ interface TableRows extends InsertStatement {
   onConflict?: () => Error
 }
 
+/** The row buffer of each transaction the queue runs, for `rowsOf`. */
+const transactionRows = new WeakMap<Knex.Transaction, RowBuffer>()
+
+/**
+ * The row buffer of a transaction the write queue runs: rows queued here are
+ * written (and sealed) before the next unit of the batch and before commit.
+ */
+export function rowsOf(trx: Knex.Transaction): RowBuffer {
+  const rows = transactionRows.get(trx)
+  if (!rows) throw new Error('Rows can only be queued in a transaction of the write queue')
+  return rows
+}
+
 class BatchRows implements RowBuffer {
   /** In the order tables were first used. */
   private statements: TableRows[] = []
   /** By table, then by column list (callers pass constant lists, so identity is enough and costs nothing per row). */
   private byTable = new Map<string, Map<readonly string[], TableRows>>()
+  /** The sealer's state after the rows of this batch sealed so far. */
+  private link: unknown
+
+  constructor(private readonly sealer: RowSealer | undefined) {
+    this.link = sealer?.head
+  }
+
+  /** Hands the sealer this batch's last link, once the batch has committed. */
+  committed(): void {
+    this.sealer?.advance(this.link)
+  }
 
   insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void {
     if (rows.length === 0) return
@@ -69,6 +111,7 @@ class BatchRows implements RowBuffer {
   /** Writes everything queued, tables in the order they were first used. */
   async flush(trx: Knex.Transaction): Promise<void> {
     for (const statement of this.take()) {
+      this.seal(statement)
       try {
         await insertRows(trx, statement.table, statement.columns, statement.rows)
       } catch (error) {
@@ -80,6 +123,7 @@ class BatchRows implements RowBuffer {
   /** Runs everything queued as one script-transaction (SQLite's one-trip path). */
   async runAsScript(connection: RawSqlite): Promise<void> {
     const statements = this.take()
+    statements.forEach((statement) => this.seal(statement))
     try {
       await runInsertScript(connection, statements)
     } catch (error) {
@@ -87,6 +131,10 @@ class BatchRows implements RowBuffer {
       const withConflict = statements.find((statement) => statement.onConflict)
       throw withConflict ? this.conflictOf(withConflict, error) : error
     }
+  }
+
+  private seal(statement: TableRows): void {
+    if (this.sealer && statement.table === this.sealer.table) this.link = this.sealer.seal(statement.rows, this.link)
   }
 
   private take(): TableRows[] {
@@ -108,9 +156,13 @@ export class WriteQueue {
   /** SQLite through sqlite3: batches of appends run as one script (see sql-script.ts). */
   private readonly scriptable: boolean
 
+  /**
+   * @param options.maxBatch units per transaction
+   * @param options.sealer stamps the rows of its table in commit order (the audit chain)
+   */
   constructor(
     private readonly db: Knex,
-    private readonly maxBatch = 512
+    private readonly options: { maxBatch?: number; sealer?: RowSealer } = {}
   ) {
     this.scriptable = isSqlite3(db)
   }
@@ -156,7 +208,7 @@ export class WriteQueue {
           await new Promise((resolve) => setImmediate(resolve))
           if (this.pending.length === 0) break
         }
-        const committing = this.runBatch(connection, this.pending.splice(0, this.maxBatch))
+        const committing = this.runBatch(connection, this.pending.splice(0, this.options.maxBatch ?? 512))
         settlePrevious?.()
         settlePrevious = await committing
       }
@@ -188,24 +240,28 @@ export class WriteQueue {
 
   private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {
     if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
-      const rows = new BatchRows()
+      const rows = new BatchRows(this.options.sealer)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
       await rows.runAsScript(connection)
+      rows.committed()
       return results
     }
-    return this.db.transaction(async (trx) => {
-      const rows = new BatchRows()
-      const results: unknown[] = []
+    const rows = new BatchRows(this.options.sealer)
+    const results = await this.db.transaction(async (trx) => {
+      transactionRows.set(trx, rows)
+      const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {
-          results.push(unit.work(rows))
+          outcomes.push(unit.work(rows))
         } else {
           await rows.flush(trx)
-          results.push(await unit.work(trx))
+          outcomes.push(await unit.work(trx))
         }
       }
       await rows.flush(trx)
-      return results
+      return outcomes
     }, { connection })
+    rows.committed()
+    return results
   }
 }

@@ -6,7 +6,7 @@
  * all drive this one object.
  */
 import { mkdir } from 'node:fs/promises'
-import type { CreateVaultRequest, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
+import type { CreateVaultRequest, DesktopSettings, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
 import type { MasterKeyRotated } from '../../shared/types'
 import { CannotUnlockError, generateMasterKey } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
@@ -15,6 +15,7 @@ import { startServiceHost, type ServiceHost } from '../service-host'
 import type { Actor, Clock } from '../services/context'
 import { AppError, BusinessRuleError, ConflictError, ValidationError, VaultLockedError } from '../services/errors'
 import type { CeremonyActor } from '../services/keys.service'
+import type { LogInput } from '../services/logs.service'
 import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
 import { initVault, vaultExists, type Vault } from '../services/vault'
 import { VaultInUseError } from '../services/vault-lock'
@@ -48,6 +49,14 @@ function describeStartFailure(error: unknown, port: number): string {
   return 'The vault could not be opened.'
 }
 
+function vaultAction(operation: 'lock' | 'unlock', message: string): LogInput {
+  return { entityType: 'vault', entityId: 'desktop', operation, message }
+}
+
+function settingsAction(message: string): LogInput {
+  return { entityType: 'settings', entityId: 'desktop', operation: 'update', message }
+}
+
 export class DesktopVault {
   private host: ServiceHost | undefined
   private masterKey: MasterKey | undefined
@@ -56,6 +65,8 @@ export class DesktopVault {
   private error: string | undefined
   /** Serialises create/unlock/lock/restart so two clicks cannot race. */
   private turn: Promise<unknown> = Promise.resolve()
+  /** Settings changed while the vault was locked, logged when it is next unlocked. */
+  private changedWhileLocked: string[] = []
 
   constructor(private readonly options: DesktopVaultOptions) {}
 
@@ -82,6 +93,15 @@ export class DesktopVault {
   actor(): Actor {
     const vault = this.requireVault()
     return { type: 'user', id: vault.ownerUserId, tenantId: vault.tenantId, isMember: true, permissions: [], rules: [] }
+  }
+
+  /**
+   * Logs what the desktop user did, with the person (the OWNER user) as actor:
+   * for GUI actions that change no vault row themselves, such as locking,
+   * unlocking, settings and key ceremonies. Resolves once the entry is committed.
+   */
+  recordAction(input: LogInput): Promise<void> {
+    return this.requireVault().services.logs.record(this.actor(), input)
   }
 
   async status(): Promise<VaultStatus> {
@@ -134,6 +154,8 @@ export class DesktopVault {
       if (!this.host) {
         const masterKey = await this.loadKey()
         await this.open(masterKey)
+        await this.recordAction(vaultAction('unlock', 'Vault unlocked in the desktop app'))
+        for (const change of this.changedWhileLocked.splice(0)) await this.recordAction(settingsAction(`${change} (while the vault was locked)`))
       }
       return this.status()
     })
@@ -142,10 +164,29 @@ export class DesktopVault {
   /** Stops the REST service, closes the database and drops the key from memory. */
   lock(): Promise<VaultStatus> {
     return this.exclusive(async () => {
+      if (this.host) await this.recordAction(vaultAction('lock', 'Vault locked in the desktop app'))
       await this.close()
       this.error = undefined
       return this.status()
     })
+  }
+
+  /**
+   * Saves and applies a settings change (a new port or SMTP configuration
+   * restarts the service), logged with the desktop user as actor before it is
+   * saved. Locked, only the port may change (to unlock on a free one; logged
+   * when the vault is next unlocked): anything else would go unaudited, so it
+   * is refused (503) and nothing is saved.
+   */
+  async updateSettings(patch: unknown): Promise<DesktopSettings> {
+    const previousPort = this.settings.port
+    await this.settings.update(patch, this.settingsSecrets(), async (change) => {
+      if (this.host) await this.recordAction(settingsAction(change.message))
+      else if (change.portOnly) this.changedWhileLocked.push(change.message)
+      else throw new VaultNotOpenError()
+    })
+    await this.restartService(previousPort)
+    return this.settings.view()
   }
 
   /**
@@ -165,6 +206,7 @@ export class DesktopVault {
         if (port === previousPort) throw error
         await this.options.settings.setPort(previousPort)
         await this.open(masterKey)
+        await this.recordAction(settingsAction(`Service port changed back to ${previousPort} (port ${port} is in use)`))
         throw new ConflictError(`Port ${port} is already in use; the service stays on port ${previousPort}.`)
       }
     })

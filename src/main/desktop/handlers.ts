@@ -47,13 +47,15 @@ const tokenListQuery = z.strictObject({
   type: strings.optional(),
   metadata: metadataFilters.optional()
 })
-const logListQuery = z.strictObject({
-  ...page,
+const logFilters = {
   entity_type: z.string().max(50).optional(),
   entity_id: z.string().max(400).optional(),
   start_date: z.string().max(40).optional(),
   end_date: z.string().max(40).optional()
-})
+}
+const logListQuery = z.strictObject({ ...page, ...logFilters })
+const logFilterQuery = z.strictObject(logFilters)
+const periods = z.array(z.tuple([z.number(), z.number()])).max(100)
 const applicationListQuery = z.strictObject({ ...page, id: strings.optional(), type: strings.optional() })
 const memberListQuery = z.strictObject({ ...page, user_id: strings.optional() })
 const pageQuery = z.strictObject(page)
@@ -124,7 +126,10 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
   const services = () => desktop.requireVault().services
   const owner = () => desktop.actor()
 
-  /** Acts as one of the tenant's applications (sessions are created and authorized by applications, not users). */
+  /**
+   * Acts as one of the tenant's applications: sessions are created and
+   * authorized by applications, with their grants; the log names the person.
+   */
   async function asApplication(applicationId: string, type: 'public' | 'private'): Promise<Actor> {
     const application = await services().applications.get(owner(), applicationId)
     if (application.type !== type) throw new BusinessRuleError(`Choose a ${type} application.`)
@@ -147,13 +152,7 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
     },
     settings: {
       get: method(none, async () => desktop.settings.view()),
-      update: method(z.tuple([body]), async ([patch]) => {
-        const previousPort = desktop.settings.port
-        // An SMTP change is audited, so it needs the vault open (503 otherwise, before anything is saved).
-        await desktop.settings.update(patch, desktop.settingsSecrets(), (change) => services().logs.recordSettingsChange(owner(), change))
-        await desktop.restartService(previousPort)
-        return desktop.settings.view()
-      })
+      update: method(z.tuple([body]), ([patch]) => desktop.updateSettings(patch))
     },
     tokens: {
       list: method(z.tuple([tokenListQuery]), ([query]) => services().tokens.list(owner(), toServiceQuery(query))),
@@ -168,7 +167,9 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
     },
     logs: {
       list: method(z.tuple([logListQuery]), ([query]) => services().logs.list(owner(), toServiceQuery(query))),
-      entityTypes: method(none, async () => services().logs.entityTypes(owner()))
+      entityTypes: method(none, () => services().logs.entityTypes(owner())),
+      activity: method(z.tuple([logFilterQuery, periods]), ([query, ranges]) => services().logs.activity(owner(), toServiceQuery(query), ranges)),
+      export: method(z.tuple([logFilterQuery]), ([query]) => services().logs.exportEntries(owner(), toServiceQuery(query)))
     },
     applications: {
       list: method(z.tuple([applicationListQuery]), ([query]) => services().applications.list(owner(), toServiceQuery(query))),
@@ -179,9 +180,9 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
       delete: method(z.tuple([id]), ([applicationId]) => services().applications.delete(owner(), applicationId))
     },
     sessions: {
-      create: method(z.tuple([id]), async ([applicationId]) => services().sessions.create(await asApplication(applicationId, 'public'), undefined)),
+      create: method(z.tuple([id]), async ([applicationId]) => services().sessions.create(await asApplication(applicationId, 'public'), undefined, owner())),
       authorize: method(z.tuple([id, body]), async ([applicationId, request]) =>
-        services().sessions.authorize(await asApplication(applicationId, 'private'), request)
+        services().sessions.authorize(await asApplication(applicationId, 'private'), request, owner())
       ),
       list: method(z.tuple([pageQuery]), ([query]) => services().sessions.list(owner(), toServiceQuery(query))),
       revoke: method(z.tuple([id]), ([sessionId]) => services().sessions.revoke(owner(), sessionId))

@@ -99,6 +99,14 @@ export interface SettingsSecrets {
   put(name: string, value: string | null): Promise<void>
 }
 
+/** A settings change, for the audit log. */
+export interface SettingsChange {
+  /** What changed: names, the port, the link URL and the SMTP host; never the SMTP user or password. */
+  message: string
+  /** Only the port changed: accepted while the vault is locked (to unlock on a free port), and logged when it opens. */
+  portOnly: boolean
+}
+
 export class SettingsStore {
   private stored: StoredSettings = { port: DEFAULT_PORT }
 
@@ -169,13 +177,13 @@ export class SettingsStore {
    * Validates and saves a patch. A new SMTP password goes into the vault, so it
    * needs the vault open; `hasPassword: true` without a password keeps the
    * stored one, but only for the same host and user: a password is never sent
-   * to another server or account than the one it was entered for. A change to
-   * SMTP is handed to `audit` before anything is stored (a failed audit changes nothing).
+   * to another server or account than the one it was entered for. A change is
+   * handed to `audit` before anything is stored (a failed audit changes nothing).
    */
   async update(
     patch: unknown,
     secrets: SettingsSecrets | undefined,
-    audit: (message: string) => Promise<void> = async () => undefined
+    audit: (change: SettingsChange) => Promise<void> = async () => undefined
   ): Promise<DesktopSettings> {
     const input = parseOrThrow(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
@@ -197,8 +205,10 @@ export class SettingsStore {
       if (!keeps) passwordChange = newPassword ? password : null
       next.smtp = { ...smtp, hasPassword: newPassword || keeps, ...(keeps && previous?.sealedPassword ? { sealedPassword: previous.sealedPassword } : {}) }
     }
-    const change = describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)
-    if (change) await audit(change)
+    const port = next.port !== this.stored.port ? `Service port changed from ${this.stored.port} to ${next.port}` : undefined
+    const link = next.publicBaseUrl !== this.stored.publicBaseUrl ? `Invitation link URL ${next.publicBaseUrl ? `set to ${next.publicBaseUrl}` : 'removed'}` : undefined
+    const changes = [port, link, describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)].filter((change) => change !== undefined)
+    if (changes.length) await audit({ message: changes.join('; '), portOnly: changes.length === 1 && port !== undefined })
     if (passwordChange !== undefined) await secrets?.put(SMTP_PASSWORD_SETTING, passwordChange)
     await this.write(next)
     this.stored = next

@@ -3,6 +3,8 @@ import { insertRows, type Db } from '../db/sql'
 
 
 export interface LogRow {
+  /** Position in the audit chain; assigned by the writer as the row is sealed. */
+  seq?: number
   tenant_id: string
   actor_id: string | null
   actor_type: string | null
@@ -11,6 +13,19 @@ export interface LogRow {
   operation: string
   message: string
   created_at: number
+  /** How many events an aggregated entry stands for (refused requests); null for one. */
+  count: number | null
+  /** MAC over the entry and its predecessor's MAC; assigned by the writer as the row is sealed. */
+  mac?: Buffer
+}
+
+/** A stored entry with everything its MAC covers. */
+export type ChainedLogRow = Required<Omit<LogRow, 'mac'>> & { mac: Buffer | null }
+
+export interface ChainCheckpoint {
+  checkpoint_seq: number
+  checkpoint_mac: Buffer
+  checkpoint_tag: Buffer
 }
 
 export interface LogFilter {
@@ -21,7 +36,9 @@ export interface LogFilter {
   endDate?: number
 }
 
-export const LOG_COLUMNS: (keyof LogRow)[] = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at']
+const ENTRY_COLUMNS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
+
+export const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
 
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
   await insertRows(db, 'logs', LOG_COLUMNS, rows)
@@ -76,8 +93,57 @@ export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
 /** Newest first; `seq` breaks ties between entries of the same millisecond. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
   return filtered(db, filter)
-    .select('tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at')
+    .select(...ENTRY_COLUMNS)
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'seq', order: 'desc' }])
     .limit(limit)
     .offset(offset)
+}
+
+/** Entries in chain order after `afterSeq`, with their MACs. */
+export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
+  return db('logs').select('seq', ...ENTRY_COLUMNS, 'mac').where('seq', '>', afterSeq).andWhere('seq', '<=', throughSeq).orderBy('seq').limit(limit)
+}
+
+/** The newest entry's seq and MAC, if any. */
+export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
+  return db('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
+}
+
+/** The entry just before `seq` in chain order. */
+export async function chainedLogBefore(db: Db, seq: number): Promise<{ seq: number; mac: Buffer | null } | undefined> {
+  return db('logs').select('seq', 'mac').where('seq', '<', seq).orderBy('seq', 'desc').first()
+}
+
+/** Whether any entry carries a MAC. */
+export async function hasChainedLogs(db: Db): Promise<boolean> {
+  return (await db('logs').select('seq').whereNotNull('mac').first()) !== undefined
+}
+
+/** Stores MACs computed for existing entries (the audit chain's upgrade), up to 500 per statement. */
+export async function setLogMacs(trx: Knex.Transaction, macs: { seq: number; mac: Buffer }[]): Promise<void> {
+  for (let start = 0; start < macs.length; start += 500) {
+    const chunk = macs.slice(start, start + 500)
+    const cases = chunk.map(() => 'when ? then ?').join(' ')
+    const bindings = chunk.flatMap(({ seq, mac }) => [seq, mac])
+    await trx.raw(`update logs set mac = case seq ${cases} end where seq in (${chunk.map(() => '?').join(',')})`, [...bindings, ...chunk.map(({ seq }) => seq)])
+  }
+}
+
+/** The first and last seq of the entries from `since` (inclusive) to `until` (exclusive). */
+export async function logSeqRange(db: Db, since?: number, until?: number): Promise<{ first: number; last: number } | undefined> {
+  const first = db('logs').min({ seq: 'seq' })
+  if (since !== undefined) first.where('created_at', '>=', since)
+  const last = db('logs').max({ seq: 'seq' })
+  if (until !== undefined) last.where('created_at', '<', until)
+  const [[{ seq: from }], [{ seq: to }]] = await Promise.all([first, last])
+  return from === null || to === null || Number(from) > Number(to) ? undefined : { first: Number(from), last: Number(to) }
+}
+
+export async function findChainCheckpoint(db: Db): Promise<ChainCheckpoint | undefined> {
+  return db('log_chain').select('checkpoint_seq', 'checkpoint_mac', 'checkpoint_tag').first()
+}
+
+export async function saveChainCheckpoint(trx: Knex.Transaction, checkpoint: ChainCheckpoint): Promise<void> {
+  await trx('log_chain').del()
+  await trx('log_chain').insert(checkpoint)
 }

@@ -6,6 +6,16 @@ export interface VaultRow {
   wrapped_secret_hash_key: Buffer
   /** The same key wrapped under a new master key, between the two commits of a master rotation. */
   wrapped_secret_hash_key_next: Buffer | null
+  /** Null in a vault created before the audit chain, until it is first opened. */
+  wrapped_audit_mac_key: Buffer | null
+  wrapped_audit_signing_key: Buffer | null
+  wrapped_audit_mac_key_next: Buffer | null
+  wrapped_audit_signing_key_next: Buffer | null
+}
+
+export interface WrappedAuditKeys {
+  wrapped_audit_mac_key: Uint8Array
+  wrapped_audit_signing_key: Uint8Array
 }
 
 export interface TenantKeyRow {
@@ -19,11 +29,28 @@ export interface TenantKeyRow {
 }
 
 export async function findVault(db: Db): Promise<VaultRow | undefined> {
-  return db('vault').select('format_version', 'wrapped_secret_hash_key', 'wrapped_secret_hash_key_next').where({ id: 1 }).first()
+  return db('vault')
+    .select(
+      'format_version',
+      'wrapped_secret_hash_key',
+      'wrapped_secret_hash_key_next',
+      'wrapped_audit_mac_key',
+      'wrapped_audit_signing_key',
+      'wrapped_audit_mac_key_next',
+      'wrapped_audit_signing_key_next'
+    )
+    .where({ id: 1 })
+    .first()
 }
 
 export async function insertVault(db: Db, wrappedSecretHashKey: Uint8Array, now: number): Promise<void> {
   await db('vault').insert({ id: 1, format_version: 1, wrapped_secret_hash_key: Buffer.from(wrappedSecretHashKey), created_at: now })
+}
+
+export async function updateAuditKeys(db: Db, keys: WrappedAuditKeys): Promise<void> {
+  await db('vault')
+    .update({ wrapped_audit_mac_key: Buffer.from(keys.wrapped_audit_mac_key), wrapped_audit_signing_key: Buffer.from(keys.wrapped_audit_signing_key) })
+    .where({ id: 1 })
 }
 
 export async function listTenantKeys(db: Db): Promise<TenantKeyRow[]> {
@@ -40,8 +67,18 @@ export async function deleteDataKey(db: Db, tenantId: string, version: number): 
 }
 
 /** Stages every key wrapped under a new master key, beside the current wrapping. */
-export async function stageWrappings(db: Db, vaultKey: Uint8Array, tenantKeys: Array<Pick<TenantKeyRow, 'tenant_id' | 'purpose' | 'version'> & { wrapped: Uint8Array }>): Promise<void> {
-  await db('vault').where({ id: 1 }).update({ wrapped_secret_hash_key_next: Buffer.from(vaultKey) })
+export async function stageWrappings(
+  db: Db,
+  vaultKeys: { secretHashKey: Uint8Array; audit?: WrappedAuditKeys },
+  tenantKeys: Array<Pick<TenantKeyRow, 'tenant_id' | 'purpose' | 'version'> & { wrapped: Uint8Array }>
+): Promise<void> {
+  const audit = vaultKeys.audit && {
+    wrapped_audit_mac_key_next: Buffer.from(vaultKeys.audit.wrapped_audit_mac_key),
+    wrapped_audit_signing_key_next: Buffer.from(vaultKeys.audit.wrapped_audit_signing_key)
+  }
+  await db('vault')
+    .where({ id: 1 })
+    .update({ wrapped_secret_hash_key_next: Buffer.from(vaultKeys.secretHashKey), ...audit })
   for (const { tenant_id, purpose, version, wrapped } of tenantKeys) {
     await db('tenant_keys').where({ tenant_id, purpose, version }).update({ wrapped_key_next: Buffer.from(wrapped) })
   }
@@ -50,12 +87,20 @@ export async function stageWrappings(db: Db, vaultKey: Uint8Array, tenantKeys: A
 /** Makes the staged wrappings the current ones (the new master key is stored by now). */
 export async function promoteStagedWrappings(db: Db): Promise<void> {
   await db('vault').whereNotNull('wrapped_secret_hash_key_next').update({ wrapped_secret_hash_key: db.ref('wrapped_secret_hash_key_next'), wrapped_secret_hash_key_next: null })
+  await db('vault')
+    .whereNotNull('wrapped_audit_mac_key_next')
+    .update({
+      wrapped_audit_mac_key: db.ref('wrapped_audit_mac_key_next'),
+      wrapped_audit_signing_key: db.ref('wrapped_audit_signing_key_next'),
+      wrapped_audit_mac_key_next: null,
+      wrapped_audit_signing_key_next: null
+    })
   await db('tenant_keys').whereNotNull('wrapped_key_next').update({ wrapped_key: db.ref('wrapped_key_next'), wrapped_key_next: null })
 }
 
 /** Drops staged wrappings of a master rotation that never stored its key. */
 export async function discardStagedWrappings(db: Db): Promise<void> {
-  await db('vault').update({ wrapped_secret_hash_key_next: null })
+  await db('vault').update({ wrapped_secret_hash_key_next: null, wrapped_audit_mac_key_next: null, wrapped_audit_signing_key_next: null })
   await db('tenant_keys').update({ wrapped_key_next: null })
 }
 
@@ -114,4 +159,9 @@ export async function latestRotation(db: Db, tenantId: string): Promise<KeyRotat
 
 export async function finishKeyRotation(db: Db, id: number, at: number): Promise<void> {
   await db('key_rotations').where({ id }).update({ finished_at: at })
+}
+
+/** A no-op write that takes SQLite's write lock at once (a deferred transaction would take it only at its first write). */
+export async function lockVaultRow(trx: Db): Promise<void> {
+  await trx('vault').update({ format_version: trx.ref('format_version') }).where({ id: 1 })
 }

@@ -10,9 +10,10 @@ import Koa from 'koa'
 import compose from 'koa-compose'
 import type { Logger } from '../logger'
 import type { Services } from '../services'
+import { UnauthenticatedError } from '../services/errors'
 import { authenticate } from './middleware/auth'
 import { bodyParser } from './middleware/body'
-import { errorHandler } from './middleware/errors'
+import { errorHandler, type RefusalListener } from './middleware/errors'
 import { hostCheck } from './middleware/host-check'
 import { mountRoutes } from './routes'
 import { invitationAcceptRoutes } from './routes/invitation-accept.routes'
@@ -39,16 +40,18 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
   })
   app.use(noStore)
-  app.use(errorHandler())
+  const routers: Router<AppState>[] = []
+  app.use(errorHandler(auditRefusals(services, routers)))
   app.use(hostCheck(options.allowedHosts))
   if (options.corsOrigins?.length) {
     const origins = new Set(options.corsOrigins)
     app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'Content-Type'] }))
   }
   const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
-  app.use(onlyWhenRouted([publicRoutes(deps), invitationAcceptRoutes(deps)]))
+  const keyless = [publicRoutes(deps), invitationAcceptRoutes(deps)]
+  app.use(onlyWhenRouted(keyless))
   app.use(authenticate(services.auth))
-  mountRoutes(app, deps)
+  routers.push(...keyless, ...mountRoutes(app, deps))
   return app
 }
 
@@ -59,6 +62,28 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
 const noStore: Koa.Middleware = (ctx, next) => {
   ctx.set('Cache-Control', 'no-store')
   return next()
+}
+
+/**
+ * Hands every 401 and 403 to the audit log's aggregation, named by route
+ * (`GET /tokens/:id`): the path itself is caller text and unbounded.
+ */
+function auditRefusals(services: Services, routers: Router<AppState>[]): RefusalListener {
+  const routeOf = (method: string, path: string): string => {
+    for (const router of routers) {
+      const layer = router.match(path, method).pathAndMethod.find((candidate) => candidate.methods.length > 0)
+      if (layer) return `${method} ${String(layer.path)}`
+    }
+    return `${method} (no such route)`
+  }
+  return (ctx, error) =>
+    services.denials.record({
+      status: error.status as 401 | 403,
+      reason: error instanceof UnauthenticatedError ? error.reason : error.message,
+      source: ctx.ip || 'unknown address',
+      operation: routeOf(ctx.method.slice(0, 20), ctx.path),
+      actor: error.status === 403 ? (ctx.state as AppState).actor : undefined
+    })
 }
 
 /**

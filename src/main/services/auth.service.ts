@@ -41,12 +41,18 @@ export function applicationActor(row: ApplicationRow): Actor {
   }
 }
 
-function invalidKey(): UnauthenticatedError {
-  return new UnauthenticatedError('The API key is invalid or has expired.')
+/** The type of a presented key (`key_private`), or "unrecognised": never any of its random part. */
+export function keyType(key: string): string {
+  return /^(key_(?:private|public|management|sess))_/.exec(key)?.[1] ?? 'unrecognised'
 }
 
-function actorUnlessExpired(entry: CachedActor | undefined, now: number): Actor {
-  if (!entry || (entry.expiresAt !== null && entry.expiresAt <= now)) throw invalidKey()
+function invalidKey(key: string, why: 'unknown' | 'expired' | 'malformed'): UnauthenticatedError {
+  return new UnauthenticatedError('The API key is invalid or has expired.', `${why} key (type ${keyType(key)})`)
+}
+
+function actorUnlessExpired(key: string, entry: CachedActor | undefined, now: number): Actor {
+  if (!entry) throw invalidKey(key, 'unknown')
+  if (entry.expiresAt !== null && entry.expiresAt <= now) throw invalidKey(key, 'expired')
   return entry.actor
 }
 
@@ -67,12 +73,12 @@ export class AuthService {
    * every request a promise hop.
    */
   authenticate(key: string | undefined): Actor | Promise<Actor> {
-    if (!key) throw new UnauthenticatedError('The SVC-API-KEY header is required.')
-    if (key.length > 200) throw invalidKey()
+    if (!key) throw new UnauthenticatedError('The SVC-API-KEY header is required.', 'missing SVC-API-KEY header')
+    if (key.length > 200) throw invalidKey(key, 'malformed')
     const now = this.deps.clock.now()
     const cached = this.cache.get(key)
-    if (cached) return actorUnlessExpired(cached, now)
-    return this.cache.load(key, () => this.load(key, now)).then((loaded) => actorUnlessExpired(loaded, now))
+    if (cached) return actorUnlessExpired(key, cached, now)
+    return this.cache.load(key, () => this.load(key, now)).then((loaded) => actorUnlessExpired(key, loaded, now))
   }
 
   /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize, revoke). */

@@ -33,7 +33,14 @@ export class ValidationError extends AppError {
 
 /** 401: missing, unknown or expired credential. */
 export class UnauthenticatedError extends AppError {
-  constructor(message = 'A valid SVC-API-KEY header is required.') {
+  /**
+   * @param reason what the audit log records: safe to store, never the
+   *   presented secret (at most its type, such as `key_private`)
+   */
+  constructor(
+    message = 'A valid SVC-API-KEY header is required.',
+    readonly reason = 'no valid credential'
+  ) {
     super(401, 'unauthenticated', message)
   }
 }

@@ -6,9 +6,11 @@ import type { Database } from '../db/database'
 import { WriteQueue } from '../db/write-queue'
 import type { Logger } from '../logger'
 import { ApplicationsService } from './applications.service'
+import type { AuditChain } from './audit-chain'
 import { AuthService } from './auth.service'
 import type { Clock } from './context'
 import { DEFAULT_CVC_RETENTION_MS } from './cvc-retention'
+import { DenialsService } from './denials.service'
 import type { Keyring } from './keyring'
 import { InvitationsService } from './invitations.service'
 import { JobsService, standardSweeps } from './jobs.service'
@@ -26,6 +28,10 @@ export interface ServiceDeps {
   keyring: Keyring
   clock: Clock
   logger: Logger
+  /** The audit chain every log entry is sealed into (see openAuditChain). */
+  chain: AuditChain
+  /** The vault's tenant. */
+  tenantId: string
   /** SMTP and link settings; without SMTP, mail waits in the outbox. */
   mail?: MailConfig
   /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
@@ -47,7 +53,7 @@ export interface ServiceContext {
 export function createServices(deps: ServiceDeps) {
   const context: ServiceContext = {
     reader: deps.db.reader,
-    writes: new WriteQueue(deps.db.writer),
+    writes: new WriteQueue(deps.db.writer, { sealer: deps.chain }),
     keyring: deps.keyring,
     clock: deps.clock,
     logger: deps.logger,
@@ -55,7 +61,7 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
-  const logs = new LogsService(context)
+  const logs = new LogsService({ ...context, chain: deps.chain })
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
   const sessions = new SessionsService(context, auth, { maxTtlMs: deps.sessionMaxTtlMs })
@@ -65,6 +71,7 @@ export function createServices(deps: ServiceDeps) {
     context,
     auth,
     logs,
+    denials: new DenialsService(context, deps.tenantId),
     tokens,
     tokenize: new TokenizeService(context, tokens),
     applications,

@@ -9,10 +9,17 @@
  * with whichever master key survived a crash between those steps.
  */
 import type { Knex } from 'knex'
+import type { AuditMacKey, AuditSigningSeed } from '../crypto/audit'
 import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
 import { randomBytes } from '../crypto/random'
 import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
-import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings } from '../repositories/vault.repository'
+import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings, updateAuditKeys, type VaultRow } from '../repositories/vault.repository'
+
+/** The vault's audit keys: the chain's MAC key and the seed of the key that signs exports. */
+export interface AuditKeys {
+  mac: AuditMacKey
+  signingSeed: AuditSigningSeed
+}
 
 interface TenantKeys {
   dataKeys: Map<number, DataKey>
@@ -27,6 +34,7 @@ export class Keyring {
   private readonly tenants = new Map<string, TenantKeys>()
   /** Set by `unlockKeyring` when a master rotation stopped between its commits. */
   stagedMasterRotation: StagedMasterRotation | undefined
+  private audit: AuditKeys | undefined
 
   constructor(
     private master: MasterKey,
@@ -101,7 +109,11 @@ export class Keyring {
       const label = tenantKeyLabel(row.tenant_id, row.purpose, row.version)
       return { ...row, wrapped: wrapKey(next, unwrapKey(this.master, row.wrapped_key, label), label) }
     })
-    await stageWrappings(db, wrapKey(next, this.secretHashKey, SECRET_HASH_LABEL), staged)
+    const audit = this.audit && {
+      wrapped_audit_mac_key: wrapKey(next, this.audit.mac, AUDIT_MAC_LABEL),
+      wrapped_audit_signing_key: wrapKey(next, this.audit.signingSeed, AUDIT_SIGNING_LABEL)
+    }
+    await stageWrappings(db, { secretHashKey: wrapKey(next, this.secretHashKey, SECRET_HASH_LABEL), audit }, staged)
   }
 
   /** Wraps later keys under `master` (after its wrappings were promoted). */
@@ -130,6 +142,35 @@ export class Keyring {
     }
   }
 
+  /** Whether the vault has its audit keys (a vault made before the audit chain gets them when first opened). */
+  get hasAuditKeys(): boolean {
+    return this.audit !== undefined
+  }
+
+  get auditKeys(): AuditKeys {
+    if (!this.audit) throw new Error('The vault has no audit keys yet')
+    return this.audit
+  }
+
+  /** Creates and stores the audit keys of a vault that has none. */
+  async createAuditKeys(db: Knex | Knex.Transaction): Promise<void> {
+    const keys = { mac: randomBytes(KEY_BYTES) as AuditMacKey, signingSeed: randomBytes(KEY_BYTES) as AuditSigningSeed }
+    await updateAuditKeys(db, {
+      wrapped_audit_mac_key: wrapKey(this.master, keys.mac, AUDIT_MAC_LABEL),
+      wrapped_audit_signing_key: wrapKey(this.master, keys.signingSeed, AUDIT_SIGNING_LABEL)
+    })
+    this.audit = keys
+  }
+
+  /** Unwraps the audit keys stored in the vault row, if it has them (current or staged wrapping). */
+  loadAuditKeys(vault: VaultRow): void {
+    if (!vault.wrapped_audit_mac_key || !vault.wrapped_audit_signing_key) return
+    this.audit = {
+      mac: unwrapEither(this.master, AUDIT_MAC_LABEL, vault.wrapped_audit_mac_key, vault.wrapped_audit_mac_key_next).key as AuditMacKey,
+      signingSeed: unwrapEither(this.master, AUDIT_SIGNING_LABEL, vault.wrapped_audit_signing_key, vault.wrapped_audit_signing_key_next).key as AuditSigningSeed
+    }
+  }
+
   private tenantKeys(tenantId: string): TenantKeys {
     const keys = this.tenants.get(tenantId)
     if (!keys) throw new Error('Unknown tenant')
@@ -152,12 +193,16 @@ function unwrapEither(master: MasterKey, label: string, wrapped: Uint8Array, sta
 }
 
 const SECRET_HASH_LABEL = 'vault:secret-hash'
+const AUDIT_MAC_LABEL = 'vault:audit-mac'
+const AUDIT_SIGNING_LABEL = 'vault:audit-signing'
 
 /** Creates the vault's own keys in a new, empty database. */
 export async function createKeyring(db: Knex | Knex.Transaction, master: MasterKey, now: number): Promise<Keyring> {
   const secretHashKey = randomBytes(KEY_BYTES) as SecretHashKey
   await insertVault(db, wrapKey(master, secretHashKey, SECRET_HASH_LABEL), now)
-  return new Keyring(master, secretHashKey)
+  const keyring = new Keyring(master, secretHashKey)
+  await keyring.createAuditKeys(db)
+  return keyring
 }
 
 /** Opens an existing vault's keys; a wrong master key fails here, before any data is touched. */
@@ -168,6 +213,7 @@ export async function unlockKeyring(db: Knex, master: MasterKey): Promise<Keyrin
   const keyring = new Keyring(master, key as SecretHashKey)
   if (staged) keyring.stagedMasterRotation = 'promote'
   else if (vault.wrapped_secret_hash_key_next) keyring.stagedMasterRotation = 'discard'
+  keyring.loadAuditKeys(vault)
   await keyring.load(db)
   return keyring
 }

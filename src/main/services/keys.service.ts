@@ -13,6 +13,7 @@ import { open, seal } from '../crypto/aead'
 import { keyCheckValue } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
 import type { Db } from '../db/sql'
+import type { WriteQueue } from '../db/write-queue'
 import { countSealedByVersion, listSealedOffVersion, resealObject, SEALED_KINDS } from '../repositories/sealed-objects.repository'
 import {
   deleteDataKey,
@@ -89,19 +90,76 @@ const MASTER_KEY_ENTITY = 'master-key'
  * the key that opened the vault tells: the new key (its storage was updated)
  * promotes the staged wrappings, the old one drops them. Audited as the system.
  */
-export async function settleMasterRotation(db: Knex, keyring: Keyring, now: number): Promise<void> {
+export async function settleMasterRotation(writes: WriteQueue, keyring: Keyring, now: number): Promise<void> {
   const staged = keyring.stagedMasterRotation
   if (!staged) return
   const message =
     staged === 'promote'
       ? 'Master key rotation completed: the vault was opened with the new master key'
       : 'Master key rotation abandoned: the new master key was never stored; the vault stays under its master key'
-  await db.transaction(async (trx) => {
+  await writes.run(async (trx) => {
     await (staged === 'promote' ? promoteStagedWrappings(trx) : discardStagedWrappings(trx))
     const entry = { entityType: 'key', entityId: MASTER_KEY_ENTITY, operation: 'rotate' as const, message }
     await recordLogs(trx, keyring.tenantIds().map((tenantId) => logRow(null, tenantId, entry, now)))
   })
   keyring.stagedMasterRotation = undefined
+}
+
+/** Objects per kind and data-key version of a tenant. */
+async function sealedCounts(db: Db, tenantId: string): Promise<SealedCountsByVersion> {
+  const counts = {} as SealedCountsByVersion
+  for (const kind of SEALED_KINDS) counts[kind] = Object.fromEntries(await countSealedByVersion(db, kind, tenantId))
+  return counts
+}
+
+function rotationSummary(rotation: KeyRotationRow): { target_version: number; started_at: string; finished_at?: string } {
+  return {
+    target_version: Number(rotation.target_version),
+    started_at: toIsoString(Number(rotation.started_at)),
+    ...(rotation.finished_at !== null ? { finished_at: toIsoString(Number(rotation.finished_at)) } : {})
+  }
+}
+
+function rotationProgress(rotation: KeyRotationRow, counts: SealedCountsByVersion) {
+  const target = Number(rotation.target_version)
+  const remaining = rotation.finished_at === null ? countOff(counts, target) : 0
+  return { ...rotationSummary(rotation), total: countOff(JSON.parse(rotation.counts_before), target), remaining }
+}
+
+/**
+ * Every tenant's data-key versions, what each seals, and the latest rotation's
+ * progress. Reads only: `tessera keys status` runs it beside a running server.
+ */
+export async function readKeyStatus(db: Db, keyring: Keyring): Promise<KeyStatus> {
+  const rows = await listTenantKeys(db)
+  const tenants: TenantKeyStatus[] = []
+  for (const tenantId of keyring.tenantIds().sort()) {
+    const counts = await sealedCounts(db, tenantId)
+    const objects = (version: number) => Object.fromEntries(SEALED_KINDS.map((kind) => [kind, counts[kind][version] ?? 0])) as TenantKeyStatus['versions'][number]['objects']
+    const current = keyring.currentDataKey(tenantId).version
+    const active = rows
+      .filter((row) => row.tenant_id === tenantId && row.purpose === 'data')
+      .map((row) => ({
+        version: row.version,
+        current: row.version === current,
+        key_check_value: keyCheckValue(keyring.dataKey(tenantId, row.version)),
+        created_at: toIsoString(Number(row.created_at)),
+        objects: objects(row.version)
+      }))
+    const retired = (await listRetiredDataKeys(db, tenantId)).map((row) => ({
+      version: Number(row.version),
+      current: false,
+      key_check_value: row.key_check_value,
+      created_at: toIsoString(Number(row.created_at)),
+      retired_at: toIsoString(Number(row.retired_at)),
+      objects: objects(Number(row.version))
+    }))
+    const status: TenantKeyStatus = { tenant_id: tenantId, current_version: current, versions: [...active, ...retired].sort((a, b) => a.version - b.version) }
+    const rotation = await latestRotation(db, tenantId)
+    if (rotation) status.rotation = rotationProgress(rotation, counts)
+    tenants.push(status)
+  }
+  return { tenants }
 }
 
 export class KeysService {
@@ -115,37 +173,8 @@ export class KeysService {
   ) {}
 
   /** Every tenant's data-key versions, what each seals, and the latest rotation's progress. */
-  async status(): Promise<KeyStatus> {
-    const db = this.ctx.reader
-    const rows = await listTenantKeys(db)
-    const tenants: TenantKeyStatus[] = []
-    for (const tenantId of this.ctx.keyring.tenantIds().sort()) {
-      const counts = await this.counts(db, tenantId)
-      const objects = (version: number) => Object.fromEntries(SEALED_KINDS.map((kind) => [kind, counts[kind][version] ?? 0])) as TenantKeyStatus['versions'][number]['objects']
-      const current = this.ctx.keyring.currentDataKey(tenantId).version
-      const active = rows
-        .filter((row) => row.tenant_id === tenantId && row.purpose === 'data')
-        .map((row) => ({
-          version: row.version,
-          current: row.version === current,
-          key_check_value: keyCheckValue(this.ctx.keyring.dataKey(tenantId, row.version)),
-          created_at: toIsoString(Number(row.created_at)),
-          objects: objects(row.version)
-        }))
-      const retired = (await listRetiredDataKeys(db, tenantId)).map((row) => ({
-        version: Number(row.version),
-        current: false,
-        key_check_value: row.key_check_value,
-        created_at: toIsoString(Number(row.created_at)),
-        retired_at: toIsoString(Number(row.retired_at)),
-        objects: objects(Number(row.version))
-      }))
-      const status: TenantKeyStatus = { tenant_id: tenantId, current_version: current, versions: [...active, ...retired].sort((a, b) => a.version - b.version) }
-      const rotation = await latestRotation(db, tenantId)
-      if (rotation) status.rotation = this.progress(rotation, counts)
-      tenants.push(status)
-    }
-    return { tenants }
+  status(): Promise<KeyStatus> {
+    return readKeyStatus(this.ctx.reader, this.ctx.keyring)
   }
 
   /**
@@ -163,7 +192,7 @@ export class KeysService {
         }
         const version = (await lastDataKeyVersion(trx, tenantId)) + 1
         const key = await this.ctx.keyring.createDataKey(trx, tenantId, version, now)
-        const counts = await this.counts(trx, tenantId)
+        const counts = await sealedCounts(trx, tenantId)
         await insertKeyRotation(trx, { tenant_id: tenantId, target_version: version, counts_before: JSON.stringify(counts), started_at: now })
         const message = `Data key version ${version} created; re-encryption of ${describeCounts(this.totals(counts))} onto it started`
         await recordLogs(trx, [this.log(actor, tenantId, dataKeyEntity(version), 'rotate', message, now)])
@@ -198,7 +227,7 @@ export class KeysService {
           throw new ConflictError(`Data key version ${version} is already retired.`)
         }
         const key = this.activeVersion(tenantId, version)
-        const counts = await this.counts(trx, tenantId)
+        const counts = await sealedCounts(trx, tenantId)
         const uses = Object.fromEntries(SEALED_KINDS.map((kind) => [kind, counts[kind][version] ?? 0]))
         if (Object.values(uses).some((count) => count > 0)) {
           throw new ConflictError(`Data key version ${version} still seals ${describeCounts(uses)}; wait until the re-encryption has moved them (see the key status), then retire it.`)
@@ -215,8 +244,8 @@ export class KeysService {
           retired_key_created_at: toIsoString(Number(created.created_at)),
           current_version: current.version,
           current_key_check_value: keyCheckValue(current.key),
-          ...(rotation ? { rotation: this.rotationSummary(rotation), counts_before: JSON.parse(rotation.counts_before) } : {}),
-          counts_after: withVersion(await this.counts(trx, tenantId), version),
+          ...(rotation ? { rotation: rotationSummary(rotation), counts_before: JSON.parse(rotation.counts_before) } : {}),
+          counts_after: withVersion(await sealedCounts(trx, tenantId), version),
           retired_at: toIsoString(now),
           retired_by: `user ${actor.userId} (${actor.via})`
         }
@@ -294,7 +323,7 @@ export class KeysService {
         moved += await resealObject(trx, kind, tenantId, object, seal(key, plaintext, context), target)
       }
     }
-    if (moved < limit && countOff(await this.counts(trx, tenantId), target) === 0) {
+    if (moved < limit && countOff(await sealedCounts(trx, tenantId), target) === 0) {
       const now = this.ctx.clock.now()
       await finishKeyRotation(trx, rotation.id, now)
       const total = this.totals(JSON.parse(rotation.counts_before), target)
@@ -305,12 +334,6 @@ export class KeysService {
   }
 
   /** Per kind, `version → objects` of a tenant. */
-  private async counts(db: Db, tenantId: string): Promise<SealedCountsByVersion> {
-    const counts = {} as SealedCountsByVersion
-    for (const kind of SEALED_KINDS) counts[kind] = Object.fromEntries(await countSealedByVersion(db, kind, tenantId))
-    return counts
-  }
-
   /** Objects per kind, over every version except `exceptVersion`. */
   private totals(counts: SealedCountsByVersion, exceptVersion?: number): Record<SealedObjectKind, number> {
     const totals = {} as Record<SealedObjectKind, number>
@@ -318,20 +341,6 @@ export class KeysService {
       totals[kind] = Object.entries(counts[kind] ?? {}).reduce((sum, [version, n]) => (Number(version) === exceptVersion ? sum : sum + n), 0)
     }
     return totals
-  }
-
-  private progress(rotation: KeyRotationRow, counts: SealedCountsByVersion) {
-    const target = Number(rotation.target_version)
-    const remaining = rotation.finished_at === null ? countOff(counts, target) : 0
-    return { ...this.rotationSummary(rotation), total: countOff(JSON.parse(rotation.counts_before), target), remaining }
-  }
-
-  private rotationSummary(rotation: KeyRotationRow): { target_version: number; started_at: string; finished_at?: string } {
-    return {
-      target_version: Number(rotation.target_version),
-      started_at: toIsoString(Number(rotation.started_at)),
-      ...(rotation.finished_at !== null ? { finished_at: toIsoString(Number(rotation.finished_at)) } : {})
-    }
   }
 
   /** The key of a version that can be retired: held, and not the current one. */

@@ -1,19 +1,40 @@
 /**
  * The audit log. Entries are written by the other services in the same
- * transaction as the change they record; this service builds them and lists them.
+ * transaction as the change they record; this service builds them and lists
+ * them, and reading the log is itself logged. The write queue seals every
+ * entry into the audit chain (audit-chain.ts).
  */
 import type { Knex } from 'knex'
+import { z } from 'zod'
 import { listLogsQuery } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
-import type { RowBuffer, WriteQueue } from '../db/write-queue'
-import { countLogs, foldLogEntities, insertLogs, listLogs, LOG_COLUMNS, type LogRow } from '../repositories/logs.repository'
+import { rowsOf, type RowBuffer, type WriteQueue } from '../db/write-queue'
+import { countLogs, foldLogEntities, listLogs, LOG_COLUMNS, type LogFilter, type LogRow } from '../repositories/logs.repository'
+import type { AuditChain } from './audit-chain'
 import type { Actor, Clock } from './context'
 import { requirePermission } from './access'
 import { offsetOf, toPage } from './pagination'
 import { toIsoString } from './dates'
 import { parseOrThrow } from './validation'
 
-export type LogOperation = 'create' | 'read' | 'update' | 'delete' | 'regenerate' | 'authorize' | 'resend' | 'accept' | 'reveal' | 'expire' | 'rotate' | 'retire'
+export type LogOperation =
+  | 'create'
+  | 'read'
+  | 'update'
+  | 'delete'
+  | 'regenerate'
+  | 'authorize'
+  | 'resend'
+  | 'accept'
+  | 'reveal'
+  | 'expire'
+  | 'export'
+  | 'lock'
+  | 'unlock'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'rotate'
+  | 'retire'
 
 export interface LogInput {
   entityType: string
@@ -24,19 +45,28 @@ export interface LogInput {
 
 /** Every entity type a log entry can name (`GET /logs/entity-types`). */
 export const ENTITY_TYPES: EntityType[] = [
+  { display_name: 'API request (refused)', value: 'request' },
   { display_name: 'Application', value: 'application' },
+  { display_name: 'Audit log', value: 'log' },
   { display_name: 'Bank account', value: 'bank' },
   { display_name: 'Card', value: 'card' },
+  { display_name: 'Desktop settings', value: 'settings' },
   { display_name: 'Invitation', value: 'invitation' },
   { display_name: 'Encryption key', value: 'key' },
   { display_name: 'Member', value: 'member' },
   { display_name: 'Session', value: 'session' },
   { display_name: 'Tenant', value: 'tenant' },
-  { display_name: 'Token', value: 'token' }
+  { display_name: 'Token', value: 'token' },
+  { display_name: 'Vault', value: 'vault' }
 ]
 
-/** Builds the row recording that `actor` did something, at `now`. */
-export function logRow(actor: Pick<Actor, 'id' | 'type' | 'tenantId'> | null, tenantId: string, input: LogInput, now: number): LogRow {
+const KNOWN_ENTITY_TYPES = new Set(ENTITY_TYPES.map((type) => type.value))
+
+/** Who an entry names as actor. */
+export type LogActor = Pick<Actor, 'id' | 'type' | 'tenantId'>
+
+/** Builds the row recording that `actor` did something, at `now`; `count` for an aggregated entry. */
+export function logRow(actor: LogActor | null, tenantId: string, input: LogInput, now: number, count: number | null = null): LogRow {
   return {
     tenant_id: tenantId,
     actor_id: actor?.id ?? null,
@@ -45,18 +75,50 @@ export function logRow(actor: Pick<Actor, 'id' | 'type' | 'tenantId'> | null, te
     entity_id: input.entityId,
     operation: input.operation,
     message: input.message,
-    created_at: now
+    created_at: now,
+    count
   }
 }
 
-/** Appends entries inside the caller's transaction. */
+/** Appends entries inside the caller's transaction (one the write queue runs, which seals them). */
 export async function recordLogs(trx: Knex.Transaction, rows: LogRow[]): Promise<void> {
-  await insertLogs(trx, rows)
+  appendLogs(rowsOf(trx), rows)
 }
 
 /** Queues entries for the write batch's multi-row insert (see WriteQueue.append). */
 export function appendLogs(buffer: RowBuffer, rows: LogRow[]): void {
   buffer.insert('logs', LOG_COLUMNS, rows)
+}
+
+const filterQuery = listLogsQuery.omit({ page: true, size: true })
+
+type LogFilters = z.infer<typeof filterQuery>
+
+/** The desktop's activity chart: at most this many periods per call. */
+const MAX_ACTIVITY_PERIODS = 62
+/** The desktop's CSV export: at most this many entries. */
+const MAX_EXPORT_ENTRIES = 10_000
+
+const periodsSchema = z
+  .array(z.tuple([z.number().int().min(0), z.number().int().min(0)]).refine(([start, end]) => start < end, 'must start before it ends'))
+  .max(MAX_ACTIVITY_PERIODS)
+
+/**
+ * How a read of the log names its filters. The entity id a reader searched
+ * for is caller text (someone may paste a card number into the search box),
+ * so it is named, never copied; so is an entity type the vault does not know.
+ */
+function describeFilters(q: LogFilters): string {
+  const parts: string[] = []
+  if (q.entity_type !== undefined) parts.push(`entity type ${KNOWN_ENTITY_TYPES.has(q.entity_type) ? q.entity_type : '(unknown)'}`)
+  if (q.entity_id !== undefined) parts.push('an entity id')
+  if (q.start_date !== undefined) parts.push(`from ${toIsoString(q.start_date)}`)
+  if (q.end_date !== undefined) parts.push(`before ${toIsoString(q.end_date)}`)
+  return parts.length ? `, filtered by ${parts.join(', ')}` : ''
+}
+
+function logFilter(actor: Actor, q: LogFilters): LogFilter {
+  return { tenantId: actor.tenantId, entityType: q.entity_type, entityId: q.entity_id, startDate: q.start_date, endDate: q.end_date }
 }
 
 function toLogEntry(row: LogRow): LogEntry {
@@ -70,50 +132,79 @@ function toLogEntry(row: LogRow): LogEntry {
   }
   if (row.actor_id) entry.actor_id = row.actor_id
   if (row.actor_type) entry.actor_type = row.actor_type
+  if (row.count !== null) entry.count = Number(row.count)
   return entry
 }
 
 export class LogsService {
   constructor(
-    private readonly deps: { reader: Knex; clock: Clock; writes: WriteQueue }
+    private readonly deps: { reader: Knex; clock: Clock; writes: WriteQueue; chain: AuditChain }
   ) {}
 
-  /** Brings up to `limit` more entries into the entity index (the `index-logs` sweep). */
+  /**
+   * Brings up to `limit` more entries into the entity index (the `index-logs`
+   * sweep) and records the audit chain's checkpoint.
+   */
   foldEntityIndex(limit: number): Promise<number> {
-    return this.deps.writes.run((trx) => foldLogEntities(trx, limit))
+    return this.deps.writes.run(async (trx) => {
+      const folded = await foldLogEntities(trx, limit)
+      await this.deps.chain.checkpoint(trx)
+      return folded
+    })
   }
 
-  /** `GET /logs`: newest first, filtered by entity and a half-open date range. */
-  async list(actor: Actor, query: unknown): Promise<Page<LogEntry>> {
-    requirePermission(actor, 'log:read')
-    const q = parseOrThrow(listLogsQuery, query)
-    const filter = {
-      tenantId: actor.tenantId,
-      entityType: q.entity_type,
-      entityId: q.entity_id,
-      startDate: q.start_date,
-      endDate: q.end_date
-    }
-    const [total, rows] = await Promise.all([
-      countLogs(this.deps.reader, filter),
-      listLogs(this.deps.reader, filter, q.size, offsetOf(q))
-    ])
-    return toPage(rows.map(toLogEntry), total, q)
+  /** Records the chain's checkpoint at once (when the vault closes). */
+  checkpoint(): Promise<void> {
+    return this.deps.writes.run((trx) => this.deps.chain.checkpoint(trx))
   }
 
   /**
-   * Records a change to the tenant's settings kept outside the database (the
-   * desktop's SMTP configuration), with the person who made it as actor.
+   * Records what `actor` did outside any service's transaction (the desktop's
+   * lock, unlock and settings); resolves once the entry is committed.
    */
-  async recordSettingsChange(actor: Actor, message: string): Promise<void> {
+  record(actor: LogActor, input: LogInput): Promise<void> {
     const now = this.deps.clock.now()
-    const entry = logRow(actor, actor.tenantId, { entityType: 'tenant', entityId: actor.tenantId, operation: 'update', message }, now)
-    await this.deps.writes.run((trx) => recordLogs(trx, [entry]))
+    return this.deps.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, input, now)]))
   }
 
-  /** `GET /logs/entity-types`. */
-  entityTypes(actor: Actor): EntityType[] {
+  /** `GET /logs`: newest first, filtered by entity and a half-open date range; the read is logged. */
+  async list(actor: Actor, query: unknown): Promise<Page<LogEntry>> {
     requirePermission(actor, 'log:read')
+    const q = parseOrThrow(listLogsQuery, query)
+    const filter = logFilter(actor, q)
+    const [total, rows] = await Promise.all([countLogs(this.deps.reader, filter), listLogs(this.deps.reader, filter, q.size, offsetOf(q))])
+    await this.recordRead(actor, 'read', `Audit log listed: page ${q.page}, ${rows.length} of ${total} entries${describeFilters(q)}`)
+    return toPage(rows.map(toLogEntry), total, q)
+  }
+
+  /** `GET /logs/entity-types`; the read is logged. */
+  async entityTypes(actor: Actor): Promise<EntityType[]> {
+    requirePermission(actor, 'log:read')
+    await this.recordRead(actor, 'read', 'Audit log entity types listed')
     return ENTITY_TYPES
+  }
+
+  /** The desktop's activity chart: how many entries match the filters in each [start, end) period (epoch ms); logged once. */
+  async activity(actor: Actor, query: unknown, periods: unknown): Promise<number[]> {
+    requirePermission(actor, 'log:read')
+    const q = parseOrThrow(filterQuery, query)
+    const ranges = parseOrThrow(periodsSchema, periods, 'periods')
+    const filter = logFilter(actor, q)
+    const counts = await Promise.all(ranges.map(([start, end]) => countLogs(this.deps.reader, { ...filter, startDate: start, endDate: end })))
+    await this.recordRead(actor, 'read', `Audit log activity counted over ${ranges.length} periods${describeFilters(q)}`)
+    return counts
+  }
+
+  /** The desktop's CSV export: every entry matching the filters, newest first, up to 10,000; logged as one export. */
+  async exportEntries(actor: Actor, query: unknown): Promise<LogEntry[]> {
+    requirePermission(actor, 'log:read')
+    const q = parseOrThrow(filterQuery, query)
+    const rows = await listLogs(this.deps.reader, logFilter(actor, q), MAX_EXPORT_ENTRIES, 0)
+    await this.recordRead(actor, 'export', `Audit log exported: ${rows.length} entries${describeFilters(q)}`)
+    return rows.map(toLogEntry)
+  }
+
+  private recordRead(actor: Actor, operation: LogOperation, message: string): Promise<void> {
+    return this.record(actor, { entityType: 'log', entityId: actor.tenantId, operation, message })
   }
 }

@@ -35,7 +35,7 @@ import { parseIsoExpiresAt, toIsoString } from './dates'
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from './errors'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
 import type { ServiceContext } from './index'
-import { appendLogs, logRow, recordLogs } from './logs.service'
+import { appendLogs, logRow, recordLogs, type LogActor } from './logs.service'
 import { offsetOf, toPage } from './pagination'
 import { parseOrThrow } from './validation'
 
@@ -93,6 +93,10 @@ function requireApplicationType(actor: Actor, type: ApplicationType, operation: 
   }
 }
 
+function sessionMessage(what: string, application: Actor, person: LogActor | undefined): string {
+  return person ? `${what} through application ${application.id}` : what
+}
+
 /** The authorized sessions among `sessions` that grant more than `application` (as it is now) holds. */
 export function sessionsBeyondGrant(application: Actor, sessions: readonly SessionSummaryRow[]): SessionSummaryRow[] {
   return sessions.filter((session) => session.authorized_at !== null && grantBeyond(application, grantOf(session)).length > 0)
@@ -135,8 +139,10 @@ export class SessionsService {
    * `POST /sessions`: a new, unauthorized session of the calling public
    * application. Also returns its `id`, which the REST response leaves out
    * (the spec's create response has none) and the desktop uses to list it.
+   * `person`: who acts through the application (the desktop user), named in
+   * the log instead of it.
    */
-  async create(actor: Actor, body: unknown): Promise<SessionCreated & { id: string }> {
+  async create(actor: Actor, body: unknown, person?: LogActor): Promise<SessionCreated & { id: string }> {
     requireApplicationType(actor, 'public', 'create a session')
     parseOrThrow(createSessionBody, body)
     const { keyring, clock, writes } = this.context
@@ -161,7 +167,7 @@ export class SessionsService {
     await writes.run(async (trx) => {
       await insertSession(trx, row)
       await recordLogs(trx, [
-        logRow(actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: 'Session created' }, now)
+        logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }, now)
       ])
     })
     return { id, session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
@@ -170,8 +176,9 @@ export class SessionsService {
   /**
    * `POST /sessions/authorize`: grants the session behind `nonce` its access.
    * A nonce works once (409 afterwards); an unknown or expired one is a 404.
+   * `person` as for `create`.
    */
-  async authorize(actor: Actor, body: unknown): Promise<void> {
+  async authorize(actor: Actor, body: unknown, person?: LogActor): Promise<void> {
     requireApplicationType(actor, 'private', 'authorize a session')
     const input = parseOrThrow(authorizeSessionBody, body)
     requireSomeGrant(input)
@@ -197,7 +204,7 @@ export class SessionsService {
       })
       if (changed !== 1) throw new ConflictError('This nonce has already been used.')
       await recordLogs(trx, [
-        logRow(actor, actor.tenantId, { entityType: 'session', entityId: session.id, operation: 'authorize', message: 'Session authorized' }, now)
+        logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }, now)
       ])
       return session.id
     })
@@ -273,7 +280,7 @@ export class SessionsService {
   /** The authorizing application's current grant; its key is refused (401) if it is gone or expired meanwhile. */
   private async currentApplication(trx: Knex.Transaction, actor: Actor, now: number): Promise<Actor> {
     const row = await findApplication(trx, actor.tenantId, actor.id)
-    if (!row || (row.expires_at !== null && Number(row.expires_at) <= now)) throw new UnauthenticatedError('The API key is invalid or has expired.')
+    if (!row || (row.expires_at !== null && Number(row.expires_at) <= now)) throw new UnauthenticatedError('The API key is invalid or has expired.', 'unknown or expired key (type key_private)')
     return applicationActor(row)
   }
 
@@ -286,7 +293,7 @@ export class SessionsService {
   private async resolve(keyHash: string, now: number): Promise<CachedActor | undefined> {
     const row = await findSessionCredential(this.context.reader, keyHash)
     if (!row || Number(row.expires_at) <= now || row.creator_id === null) return undefined
-    if (row.authorized_at === null) throw new UnauthenticatedError('This session has not been authorized yet.')
+    if (row.authorized_at === null) throw new UnauthenticatedError('This session has not been authorized yet.', 'session not authorized yet (type key_sess)')
     if (row.authorizer_id === null) return undefined
     const expiries = [row.expires_at, row.creator_expires_at, row.authorizer_expires_at].filter((value) => value !== null).map(Number)
     return {

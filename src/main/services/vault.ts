@@ -19,8 +19,10 @@ import { createServices, type Services } from './index'
 import { newApplicationRow } from './applications.service'
 import { parseCvcRetention } from './cvc-retention'
 import { settleMasterRotation } from './keys.service'
+import { AuditChain, GENESIS, openAuditChain } from './audit-chain'
 import { createKeyring, unlockKeyring } from './keyring'
-import { logRow, recordLogs } from './logs.service'
+import { logRow } from './logs.service'
+import { insertLogs } from '../repositories/logs.repository'
 import type { MailConfig } from './mail.service'
 import { readSealedSetting } from './sealed-settings.service'
 import { readySodium } from '../crypto/sodium'
@@ -108,10 +110,15 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
       )
       await insertApplication(trx, row)
       const actor = { id: userId, type: 'user' as const, tenantId }
-      await recordLogs(trx, [
+      const entries = [
         logRow(actor, tenantId, { entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' }, now),
         logRow(actor, tenantId, { entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }, now)
-      ])
+      ]
+      // The first entries of the audit chain; the checkpoint vouches for them from the start.
+      const chain = new AuditChain(keyring.auditKeys.mac, GENESIS)
+      chain.seal(entries, GENESIS)
+      await insertLogs(trx, entries)
+      await chain.checkpoint(trx)
       return { id: row.id, name: row.name, type: 'management' as const, key, permissions }
     })
     return { tenant_id: tenantId, owner_user_id: userId, application }
@@ -170,9 +177,10 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    await settleMasterRotation(db.writer, keyring, clock.now())
+    const chain = await openAuditChain(db.writer, keyring)
     const mail = typeof options.mail === 'function' ? await options.mail((name) => readSealedSetting(db.reader, keyring, tenant.id, name)) : options.mail
-    const services = createServices({ db, keyring, clock, logger: options.logger, mail, cvcRetentionMs, sessionMaxTtlMs: options.sessionMaxTtlMs })
+    const services = createServices({ db, keyring, chain, tenantId: tenant.id, clock, logger: options.logger, mail, cvcRetentionMs, sessionMaxTtlMs: options.sessionMaxTtlMs })
+    await settleMasterRotation(services.context.writes, keyring, clock.now())
     return {
       services,
       db,
@@ -180,9 +188,15 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       ownerUserId: tenant.owner_user_id ?? '',
       recordUrl: (url) => lock.recordUrl(url),
       async close() {
-        await services.context.writes.idle()
-        await db.close()
-        await lock.release()
+        try {
+          // Refused requests counted so far, and the chain's checkpoint, are written before the database closes.
+          await services.denials.flush()
+          await services.logs.checkpoint()
+        } finally {
+          await services.context.writes.idle()
+          await db.close()
+          await lock.release()
+        }
       }
     }
   } catch (error) {

@@ -27,7 +27,8 @@ export const logEntry = z
     entity_id: z.string(),
     operation: z.string().meta({ examples: ['create', 'read', 'update', 'delete'] }),
     message: z.string(),
-    created_at: timestamp
+    created_at: timestamp,
+    count: z.number().int().min(1).optional().meta({ description: 'How many events an aggregated entry stands for (refused requests); absent for one' })
   })
   .meta({ id: 'LogEntry' })
 

@@ -59,4 +59,20 @@ describe('migrations', () => {
     await db.migrate.rollback(undefined, true)
     expect(await db.schema.hasTable('key_rotations')).toBe(false)
   })
+
+  it('adds the audit chain columns and checkpoint table, keeping every entry, and rolls back', async () => {
+    for (let i = 0; i < 3; i++) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
+    await db('logs').insert({ tenant_id: 't', entity_type: 'token', entity_id: 'a', operation: 'read', message: 'Token retrieved', created_at: 1 })
+    await db.migrate.latest()
+    // Existing entries wait, unchained, for the vault's first opening (which holds the master key).
+    expect(await db('logs').select('seq', 'message', 'count', 'mac')).toEqual([{ seq: 1, message: 'Token retrieved', count: null, mac: null }])
+    expect(await db('vault').columnInfo()).toHaveProperty('wrapped_audit_mac_key')
+    expect(await db.schema.hasTable('log_chain')).toBe(true)
+
+    await db.migrate.down()
+    expect(await db.schema.hasTable('log_chain')).toBe(false)
+    expect(await db('logs').columnInfo()).not.toHaveProperty('mac')
+    expect(await db('logs').select('message')).toEqual([{ message: 'Token retrieved' }])
+  })
 })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../../src/main/db/database'
-import { WriteQueue } from '../../../src/main/db/write-queue'
+import { rowsOf, WriteQueue, type RowSealer } from '../../../src/main/db/write-queue'
 
 const COLUMNS = ['name', 'last_run_at']
 
@@ -66,6 +66,56 @@ describe('WriteQueue', () => {
       'd'
     ])
     expect(await names()).toEqual(['a', 'b', 'c', 'd'])
+  })
+
+  describe('with a sealer', () => {
+    /** Stamps job_runs rows with consecutive numbers in `last_run_at`, as the audit chain stamps seq. */
+    function counter(): RowSealer<number> & { head: number } {
+      return {
+        table: 'job_runs',
+        head: 0,
+        seal(rows, last) {
+          for (const row of rows as { last_run_at: number }[]) row.last_run_at = ++last
+          return last
+        },
+        advance(last) {
+          this.head = last
+        }
+      }
+    }
+
+    const stamps = async () => (await db.reader('job_runs').select('name', 'last_run_at').orderBy('last_run_at')).map((row) => [row.name, row.last_run_at])
+
+    it('stamps rows in commit order across batches, and a failed batch moves nothing on', async () => {
+      const sealer = counter()
+      queue = new WriteQueue(db.writer, { sealer })
+      const insert = (name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 0 }], () => new Error(`duplicate ${name}`)))
+      await Promise.all(['a', 'b'].map(insert))
+      expect(sealer.head).toBe(2)
+      // This batch fails as a whole (a duplicate), rolls back, and is replayed one unit at a time.
+      const outcomes = await Promise.allSettled(['c', 'a', 'd'].map(insert))
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+      await expect(queue.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom')
+      expect(sealer.head).toBe(4)
+      expect(await stamps()).toEqual([['a', 1], ['b', 2], ['c', 3], ['d', 4]])
+    })
+
+    it('seals rows a transactional unit queues through rowsOf before the transaction commits', async () => {
+      const sealer = counter()
+      queue = new WriteQueue(db.writer, { sealer })
+      const seen = await queue.run(async (trx) => {
+        rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'queued', last_run_at: 0 }])
+        return 'done'
+      })
+      expect(seen).toBe('done')
+      expect(await stamps()).toEqual([['queued', 1]])
+      await expect(queue.run(async (trx) => {
+        rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'rolled back', last_run_at: 0 }])
+        throw new Error('boom')
+      })).rejects.toThrow('boom')
+      expect(sealer.head).toBe(1)
+      expect(() => rowsOf({} as never)).toThrow(/write queue/)
+    })
   })
 
   it('rolls back every write of a failing unit', async () => {

@@ -12,6 +12,7 @@ import { keyFileStore } from '../../../src/main/desktop/key-store'
 import { memoryClipboard, SecretClipboard } from '../../../src/main/desktop/secret-clipboard'
 import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/logger'
+import type { LogEntry } from '../../../src/shared/types'
 import { TestClock } from '../../helpers/clock'
 
 async function freePort(): Promise<number> {
@@ -28,6 +29,8 @@ describe('desktop IPC handlers over a real vault', () => {
   const logger = silentLogger()
   const clock = new TestClock()
   const call = (channel: string, ...args: unknown[]) => dispatch(createDesktopHandlers(desktop), channel, args, logger)
+  const newestEntry = async (entityType: string) =>
+    ((await call('app:logs.list', { entity_type: entityType, size: 1 })) as { value: { data: LogEntry[] } }).value.data[0]
 
   beforeAll(async () => {
     await readySodium()
@@ -124,11 +127,30 @@ describe('desktop IPC handlers over a real vault', () => {
     const session = (await call('app:sessions.create', publicApp.value.id)) as { ok: true; value: { nonce: string; session_key: string } }
     expect(session.value.session_key).toMatch(/^key_sess/)
     expect(await call('app:sessions.authorize', privateApp.value.id, { nonce: session.value.nonce, permissions: ['token:create'] })).toEqual({ ok: true })
-    const logs = (await call('app:logs.list', { entity_type: 'session' })) as { value: { data: { actor_id: string; operation: string }[] } }
-    expect(logs.value.data.map((entry) => [entry.operation, entry.actor_id])).toEqual([
-      ['authorize', privateApp.value.id],
-      ['create', publicApp.value.id]
+    // The person did it, through the applications: the log names the OWNER user.
+    const logs = (await call('app:logs.list', { entity_type: 'session' })) as { value: { data: LogEntry[] } }
+    const owner = desktop.actor().id
+    expect(logs.value.data.map((entry) => [entry.operation, entry.actor_type, entry.actor_id, entry.message])).toEqual([
+      ['authorize', 'user', owner, `Session authorized through application ${privateApp.value.id}`],
+      ['create', 'user', owner, `Session created through application ${publicApp.value.id}`]
     ])
+  })
+
+  it('logs reading the log, the activity chart and the CSV export as the OWNER, one entry each', async () => {
+    const owner = desktop.actor().id
+    const newest = async () => ((await call('app:logs.list', { entity_type: 'log', size: 3 })) as { value: { data: LogEntry[] } }).value.data
+    const day = Date.UTC(2026, 10, 25)
+    const counts = (await call('app:logs.activity', { entity_type: 'card' }, [[day, day + 86_400_000], [day + 86_400_000, day + 2 * 86_400_000]])) as { value: number[] }
+    expect(counts.value).toEqual([expect.any(Number), expect.any(Number)])
+    const exported = (await call('app:logs.export', { entity_type: 'card' })) as { value: LogEntry[] }
+    expect(exported.value.length).toBeGreaterThan(0)
+    expect(exported.value.every((entry) => entry.entity_type === 'card')).toBe(true)
+    const [exportEntry, activityEntry] = await newest()
+    expect(exportEntry).toMatchObject({ actor_id: owner, actor_type: 'user', operation: 'export', message: `Audit log exported: ${exported.value.length} entries, filtered by entity type card` })
+    expect(activityEntry).toMatchObject({ actor_id: owner, operation: 'read', message: 'Audit log activity counted over 2 periods, filtered by entity type card' })
+    // The list call just made is itself the newest entry now.
+    expect((await newest())[0]).toMatchObject({ actor_id: owner, operation: 'read', message: expect.stringMatching(/^Audit log listed: page 1, 3 of \d+ entries, filtered by entity type log$/) })
+    expect(await call('app:logs.activity', {}, [[5, 1]])).toMatchObject({ ok: false, problem: { status: 400 } })
   })
 
   it('lists the active sessions and revokes one, whose key REST then refuses; both logged under the OWNER', async () => {
@@ -169,10 +191,12 @@ describe('desktop IPC handlers over a real vault', () => {
 
   it('moves the service to a free port, and stays on the old one (409) when the new one is taken', async () => {
     const before = (await desktop.status()).service.url!
+    const previous = desktop.settings.port
     const port = await freePort()
     expect(await call('app:settings.update', { port })).toMatchObject({ ok: true, value: { port } })
     expect((await desktop.status()).service.url).toBe(`http://127.0.0.1:${port}`)
     expect(before).not.toBe(`http://127.0.0.1:${port}`)
+    expect(await newestEntry('settings')).toMatchObject({ actor_id: desktop.actor().id, actor_type: 'user', operation: 'update', message: `Service port changed from ${previous} to ${port}` })
 
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
@@ -181,6 +205,7 @@ describe('desktop IPC handlers over a real vault', () => {
       expect(await call('app:settings.update', { port: taken })).toMatchObject({ ok: false, problem: { status: 409 } })
       expect((await desktop.status()).service.url).toBe(`http://127.0.0.1:${port}`)
       expect(desktop.settings.port).toBe(port)
+      expect(await newestEntry('settings')).toMatchObject({ message: `Service port changed back to ${port} (port ${taken} is in use)` })
     } finally {
       await new Promise((resolve) => blocker.close(resolve))
     }
@@ -191,7 +216,7 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(await call('app:settings.update', { smtp: { ...smtp, password: 'hunter2' } })).toMatchObject({ ok: true, value: { smtp: { hasPassword: true, requireTLS: true } } })
     const moved = await call('app:settings.update', { smtp: { ...smtp, host: 'smtp.elsewhere.example', hasPassword: true } })
     expect(moved).toMatchObject({ ok: true, value: { smtp: { host: 'smtp.elsewhere.example', hasPassword: false } } })
-    const logs = (await call('app:logs.list', { entity_type: 'tenant' })) as { value: { data: { actor_id: string; operation: string; message: string }[] } }
+    const logs = (await call('app:logs.list', { entity_type: 'settings' })) as { value: { data: { actor_id: string; operation: string; message: string }[] } }
     expect(logs.value.data.slice(0, 2)).toEqual([
       expect.objectContaining({ actor_id: desktop.actor().id, operation: 'update', message: expect.stringContaining('stored password dropped') }),
       expect.objectContaining({ actor_id: desktop.actor().id, message: 'SMTP settings added (host smtp.example.com)' })
@@ -199,13 +224,24 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(JSON.stringify(logs)).not.toContain('hunter2')
   })
 
-  it('locks (service stopped, keys dropped) and unlocks with the stored key', async () => {
+  it('locks (service stopped, keys dropped) and unlocks with the stored key, logging both as the OWNER', async () => {
+    const owner = desktop.actor().id
     expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked', service: { running: false } } })
     expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503 } })
     // Unaudited while locked, so refused, and nothing is saved.
     expect(await call('app:settings.update', { smtp: null })).toMatchObject({ ok: false, problem: { status: 503 } })
-    expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+    // The port can still change (to unlock on a free one); the change is logged at the next unlock.
+    const previous = desktop.settings.port
+    const port = await freePort()
+    expect(await call('app:settings.update', { port })).toMatchObject({ ok: true, value: { port } })
+    expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked', service: { url: `http://127.0.0.1:${port}` } } })
     expect(desktop.settings.view().smtp).toMatchObject({ host: 'smtp.elsewhere.example' })
+    const entries = ((await call('app:logs.list', { size: 3 })) as { value: { data: LogEntry[] } }).value.data
+    expect(entries.map((entry) => [entry.entity_type, entry.operation, entry.actor_id, entry.message])).toEqual([
+      ['settings', 'update', owner, `Service port changed from ${previous} to ${port} (while the vault was locked)`],
+      ['vault', 'unlock', owner, 'Vault unlocked in the desktop app'],
+      ['vault', 'lock', owner, 'Vault locked in the desktop app']
+    ])
   })
 
   it('copies a secret to the clipboard it was given, refusing anything but a non-empty string', async () => {

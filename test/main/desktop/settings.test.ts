@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../../src/main/crypto/keys'
 import { readySodium } from '../../../src/main/crypto/sodium'
 import { sealJson } from '../../../src/main/crypto/aead'
-import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsSecrets } from '../../../src/main/desktop/settings'
+import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsChange, type SettingsSecrets } from '../../../src/main/desktop/settings'
 import { SMTP_PASSWORD_SETTING } from '../../../src/main/services/sealed-settings.service'
 import { ValidationError } from '../../../src/main/services/errors'
 
@@ -89,12 +89,30 @@ describe('SettingsStore', () => {
     expect(JSON.parse(file).smtp.hasPassword).toBe(true)
   })
 
+  it('hands each change to the audit before saving it, the port alone marked as such', async () => {
+    const store = new SettingsStore(dataDir)
+    const audited: SettingsChange[] = []
+    const audit = async (change: SettingsChange) => void audited.push(change)
+    await store.update({ port: 5000 }, undefined, audit)
+    await store.update({ port: 5000, publicBaseUrl: 'https://vault.example.com' }, undefined, audit)
+    await store.update({ publicBaseUrl: null, port: 5001 }, undefined, audit)
+    await store.update({ port: 5001 }, undefined, audit)
+    expect(audited).toEqual([
+      { message: `Service port changed from ${DEFAULT_PORT} to 5000`, portOnly: true },
+      { message: 'Invitation link URL set to https://vault.example.com', portOnly: false },
+      { message: 'Service port changed from 5000 to 5001; Invitation link URL removed', portOnly: false }
+    ])
+    const refusing = async () => Promise.reject(new Error('cannot audit'))
+    await expect(store.update({ port: 6000 }, undefined, refusing)).rejects.toThrow('cannot audit')
+    expect(store.port).toBe(5001)
+  })
+
   it('drops the stored password when the host or the user changes, even with hasPassword, and says so to the audit', async () => {
     const { stored, secrets } = fakeVault()
     const password = () => store.mailConfig(stored.get(SMTP_PASSWORD_SETTING)).password
     const store = new SettingsStore(dataDir)
     const audited: string[] = []
-    const audit = async (message: string) => void audited.push(message)
+    const audit = async ({ message }: SettingsChange) => void audited.push(message)
     const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
     await store.update({ smtp: { ...smtp, password: 'hunter2' } }, secrets, audit)
     await store.update({ smtp: { ...smtp, port: 2587, hasPassword: true } }, secrets, audit)
@@ -128,7 +146,7 @@ describe('SettingsStore', () => {
   it('requires TLS unless turned off explicitly, audits turning it off, and does not audit a save that changes nothing', async () => {
     const store = new SettingsStore(dataDir)
     const audited: string[] = []
-    const audit = async (message: string) => void audited.push(message)
+    const audit = async ({ message }: SettingsChange) => void audited.push(message)
     const smtp = { host: 'smtp.example.com', port: 587, secure: false, from: 'vault@example.com' }
     await store.update({ smtp }, undefined, audit)
     expect(store.view().smtp?.requireTLS).toBe(true)

@@ -1,6 +1,6 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { LogListQuery } from '@shared/ipc'
+import type { LogFilterQuery, LogListQuery } from '@shared/ipc'
 import { setApi } from '@renderer/api'
 import { activityBuckets, useLogsStore } from '@renderer/stores/logs'
 import { fakeApi } from '../fake-api'
@@ -47,16 +47,15 @@ describe('useLogsStore', () => {
     })
   })
 
-  it('counts each bucket of the chart from total_items of one-entry pages', async () => {
-    const list = vi.fn(async (query: LogListQuery) => ({
-      pagination: { total_items: new Date(query.start_date!).getDate(), page_number: 1, page_size: 1, total_pages: 1 },
-      data: []
-    }))
-    setApi(fakeApi({ logs: { list } }))
+  it('counts every bucket of the chart in one call, so the chart is one read in the audit log', async () => {
+    const activity = vi.fn(async (_query: LogFilterQuery, periods: [number, number][]) => periods.map(([start]) => new Date(start).getDate()))
+    setApi(fakeApi({ logs: { activity } }))
     const store = useLogsStore()
-    store.filters = { entityType: null, entityId: '', range: [new Date(2026, 10, 1).getTime(), new Date(2026, 10, 10).getTime()] }
+    store.filters = { entityType: 'card', entityId: '', range: [new Date(2026, 10, 1).getTime(), new Date(2026, 10, 10).getTime()] }
     await store.loadActivity()
     expect(store.activity.map((bucket) => bucket.count)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
-    expect(list.mock.calls.every(([query]) => query.size === 1)).toBe(true)
+    expect(activity).toHaveBeenCalledTimes(1)
+    expect(activity.mock.calls[0][0]).toEqual({ entity_type: 'card' })
+    expect(activity.mock.calls[0][1][0]).toEqual([new Date(2026, 10, 1).getTime(), new Date(2026, 10, 2).getTime()])
   })
 })

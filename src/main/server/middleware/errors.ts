@@ -5,7 +5,7 @@
  * through `app.emit('error')`. Raw database errors can contain the values of the
  * statement (knex puts them in the message), so they are never echoed.
  */
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
 import { AppError } from '../../services/errors'
 import type { Problem } from '../../../shared/types'
 
@@ -47,7 +47,10 @@ function httpProblem(error: { status?: number; expose?: boolean; type?: string; 
   return problem(status, TITLES[status] ?? 'Request error', { code: 'http_error' })
 }
 
-export function errorHandler(): Middleware {
+/** Told of every 401 and 403, for the audit log. */
+export type RefusalListener = (ctx: Context, error: AppError) => void
+
+export function errorHandler(onRefused?: RefusalListener): Middleware {
   return async (ctx, next) => {
     try {
       await next()
@@ -61,6 +64,7 @@ export function errorHandler(): Middleware {
     } catch (error) {
       let body: Problem
       if (error instanceof AppError) {
+        if (error.status === 401 || error.status === 403) onRefused?.(ctx, error)
         body = problem(error.status, error.message, { code: error.code, ...(error.errors ? { errors: error.errors } : {}) })
       } else {
         body = httpProblem(error as object) ?? problem(500, 'An unexpected error occurred.', { code: 'internal_error' })

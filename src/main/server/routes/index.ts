@@ -1,6 +1,6 @@
 /** Mounts every resource router; each file owns one REST resource (DESIGN §2). */
 import type Koa from 'koa'
-import type { AppState, RouteDeps } from '../types'
+import type { AppRouter, AppState, RouteDeps } from '../types'
 import { applicationsRoutes } from './applications.routes'
 import { invitationsRoutes } from './invitations.routes'
 import { logsRoutes } from './logs.routes'
@@ -12,9 +12,11 @@ import { tokensRoutes } from './tokens.routes'
 
 const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, invitationsRoutes]
 
-export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): void {
-  for (const build of RESOURCE_ROUTES) {
+/** Mounts the resource routers and returns them. */
+export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {
+  return RESOURCE_ROUTES.map((build) => {
     const router = build(deps)
     app.use(router.routes()).use(router.allowedMethods({ throw: false }))
-  }
+    return router
+  })
 }

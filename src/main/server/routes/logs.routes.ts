@@ -6,8 +6,8 @@ export function logsRoutes({ services }: RouteDeps) {
   router.get('/', async (ctx) => {
     ctx.body = await services.logs.list(ctx.state.actor, ctx.query)
   })
-  router.get('/entity-types', (ctx) => {
-    ctx.body = services.logs.entityTypes(ctx.state.actor)
+  router.get('/entity-types', async (ctx) => {
+    ctx.body = await services.logs.entityTypes(ctx.state.actor)
   })
   return router
 }

@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
-import type { LogListQuery } from '@shared/ipc'
+import type { LogFilterQuery } from '@shared/ipc'
 import type { EntityType, LogEntry } from '@shared/types'
 import { api } from '@renderer/api'
 import { datedFilename, downloadCsv } from '@renderer/composables/csv'
@@ -10,9 +10,6 @@ const HOUR = 3_600_000
 const DAY = 24 * HOUR
 /** Days the activity chart covers when no date range is chosen. */
 export const DEFAULT_ACTIVITY_DAYS = 14
-/** The CSV export stops here; narrow the filters for more. */
-export const EXPORT_LIMIT = 10_000
-const EXPORT_PAGE_SIZE = 100
 
 export interface LogFilters {
   entityType: string | null
@@ -71,8 +68,8 @@ export const useLogsStore = defineStore('logs', () => {
     filters.value.range ? [startOfDay(filters.value.range[0]), startOfDay(filters.value.range[1]) + DAY] : undefined
   )
 
-  function baseQuery(): LogListQuery {
-    const query: LogListQuery = {}
+  function baseQuery(): LogFilterQuery {
+    const query: LogFilterQuery = {}
     if (filters.value.entityType) query.entity_type = filters.value.entityType
     if (filters.value.entityId.trim()) query.entity_id = filters.value.entityId.trim()
     if (period.value) {
@@ -104,24 +101,18 @@ export const useLogsStore = defineStore('logs', () => {
     }
   }
 
-  /** Counts per bucket, from the list's `total_items` with one-entry pages (no entry is transferred twice). */
+  /** Counts per bucket, in one call (one read in the audit log, whatever the number of buckets). */
   async function loadActivity(): Promise<void> {
     loadingActivity.value = true
     try {
       const [from, to] = period.value ?? [startOfDay(Date.now()) - (DEFAULT_ACTIVITY_DAYS - 1) * DAY, startOfDay(Date.now()) + DAY]
       const { start_date: _start, end_date: _end, ...rest } = baseQuery()
       const buckets = activityBuckets(from, to)
-      const counted: ActivityBucket[] = []
-      for (let i = 0; i < buckets.length; i += 8) {
-        const batch = buckets.slice(i, i + 8)
-        const pages = await Promise.all(
-          batch.map((bucket) =>
-            api().logs.list({ ...rest, start_date: new Date(bucket.start).toISOString(), end_date: new Date(bucket.end).toISOString(), page: 1, size: 1 })
-          )
-        )
-        batch.forEach((bucket, j) => counted.push({ ...bucket, count: pages[j].pagination.total_items }))
-      }
-      activity.value = counted
+      const counts = await api().logs.activity(
+        rest,
+        buckets.map((bucket) => [bucket.start, bucket.end])
+      )
+      activity.value = buckets.map((bucket, i) => ({ ...bucket, count: counts[i] ?? 0 }))
     } catch (error) {
       useNotificationsStore().reportError(error, 'Loading the activity chart')
     } finally {
@@ -140,17 +131,12 @@ export const useLogsStore = defineStore('logs', () => {
     return search()
   }
 
-  /** Every entry matching the filters (up to EXPORT_LIMIT), newest first, as CSV. */
+  /** Every entry matching the filters (main sends at most 10,000), newest first, as CSV; main logs the export. */
   async function exportCsv(): Promise<void> {
     exporting.value = true
     try {
-      const entries: LogEntry[] = []
-      for (let pageNumber = 1; entries.length < EXPORT_LIMIT; pageNumber++) {
-        const result = await api().logs.list({ ...baseQuery(), page: pageNumber, size: EXPORT_PAGE_SIZE })
-        entries.push(...result.data)
-        if (pageNumber >= result.pagination.total_pages) break
-      }
-      downloadCsv(datedFilename('audit-log'), entries.slice(0, EXPORT_LIMIT) as unknown as Record<string, unknown>[], [
+      const entries = await api().logs.export(baseQuery())
+      downloadCsv(datedFilename('audit-log'), entries as unknown as Record<string, unknown>[], [
         'created_at',
         'actor_type',
         'actor_id',
@@ -158,9 +144,10 @@ export const useLogsStore = defineStore('logs', () => {
         'entity_id',
         'operation',
         'message',
+        'count',
         'tenant_id'
       ])
-      useNotificationsStore().notify('Audit log exported', `${Math.min(entries.length, EXPORT_LIMIT).toLocaleString()} entries`)
+      useNotificationsStore().notify('Audit log exported', `${entries.length.toLocaleString()} entries`)
     } catch (error) {
       useNotificationsStore().reportError(error, 'Exporting the audit log')
     } finally {

@@ -1,0 +1,87 @@
+import fc from 'fast-check'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { entryMac, GENESIS_MAC, keyFingerprint, signHead, signingKeys, verifyHead, type AuditMacKey, type AuditSigningSeed, type ChainedEntry } from '../../../src/main/crypto/audit'
+import { randomBytes } from '../../../src/main/crypto/random'
+import { readySodium } from '../../../src/main/crypto/sodium'
+
+const TEXT = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message'] as const
+
+const entry = (overrides: Partial<ChainedEntry> = {}): ChainedEntry => ({
+  seq: 7,
+  tenant_id: 't',
+  actor_id: 'a',
+  actor_type: 'application',
+  entity_type: 'token',
+  entity_id: 'tok_1',
+  operation: 'read',
+  message: 'Token retrieved',
+  created_at: 1_795_000_000_000,
+  count: null,
+  ...overrides
+})
+
+const entries = fc.record({
+  seq: fc.nat(),
+  tenant_id: fc.string(),
+  actor_id: fc.option(fc.string()),
+  actor_type: fc.option(fc.string()),
+  entity_type: fc.string(),
+  entity_id: fc.string(),
+  operation: fc.string(),
+  message: fc.string({ unit: 'grapheme', maxLength: 200 }),
+  created_at: fc.nat(),
+  count: fc.option(fc.nat())
+})
+
+describe('audit MACs', () => {
+  let key: AuditMacKey
+  beforeAll(async () => {
+    await readySodium()
+    key = randomBytes(32) as AuditMacKey
+  })
+
+  it('tells apart any two different entries, and the same entry after different predecessors', () => {
+    fc.assert(
+      fc.property(entries, entries, (a, b) => {
+        const same = JSON.stringify(a) === JSON.stringify(b)
+        expect(entryMac(key, GENESIS_MAC, a).equals(entryMac(key, GENESIS_MAC, b))).toBe(same)
+      })
+    )
+    const other = entryMac(key, GENESIS_MAC, entry())
+    expect(entryMac(key, other, entry()).equals(entryMac(key, GENESIS_MAC, entry()))).toBe(false)
+  })
+
+  it('keeps field boundaries, null apart from the empty string, and a count apart from none', () => {
+    const base = entryMac(key, GENESIS_MAC, entry())
+    const variants = [
+      entry({ actor_id: null }),
+      entry({ actor_id: '' }),
+      entry({ actor_type: 'applicationt', entity_type: 'oken' }),
+      entry({ count: 1 }),
+      entry({ seq: 8 }),
+      entry({ created_at: 1_795_000_000_001 }),
+      ...TEXT.map((field) => entry({ [field]: `${entry()[field] ?? ''}x` }))
+    ]
+    const macs = variants.map((variant) => entryMac(key, GENESIS_MAC, variant).toString('hex'))
+    expect(new Set([base.toString('hex'), ...macs]).size).toBe(variants.length + 1)
+  })
+
+  it('depends on the key', () => {
+    expect(entryMac(randomBytes(32) as AuditMacKey, GENESIS_MAC, entry()).equals(entryMac(key, GENESIS_MAC, entry()))).toBe(false)
+  })
+})
+
+describe('export signatures', () => {
+  beforeAll(readySodium)
+
+  it('verify under the signing key only, and not for another head', () => {
+    const keys = signingKeys(randomBytes(32) as AuditSigningSeed)
+    const head = randomBytes(32)
+    const signature = signHead(keys.secretKey, head)
+    expect(verifyHead(keys.publicKey, head, signature)).toBe(true)
+    expect(verifyHead(keys.publicKey, randomBytes(32), signature)).toBe(false)
+    expect(verifyHead(signingKeys(randomBytes(32) as AuditSigningSeed).publicKey, head, signature)).toBe(false)
+    expect(verifyHead(keys.publicKey, head, signature.subarray(1))).toBe(false)
+    expect(keyFingerprint(keys.publicKey)).toMatch(/^[0-9a-f]{4}(:[0-9a-f]{4}){7}$/)
+  })
+})
