@@ -16,17 +16,14 @@ import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
 import { createKeyFile, generateMasterKey, replaceMasterKeyFile } from '../crypto/keys'
-import { readySodium } from '../crypto/sodium'
 import type { MasterKey } from '../crypto/types'
-import { openDatabase } from '../db/database'
 import { createLogger } from '../logger'
 import { describeCounts, readKeyStatus, type CeremonyActor } from '../services/keys.service'
-import { unlockKeyring } from '../services/keyring'
-import { DATABASE_FILE, openVault, type Vault } from '../services/vault'
+import { openVault, type Vault } from '../services/vault'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
-import { requireMasterKey, requireVault } from './vault-access'
+import { requireMasterKey, requireVault, withUnlockedDatabase } from './vault-access'
 
 
 /** The person at the terminal acts as the tenant OWNER; the audit message names the OS account too. */
@@ -82,18 +79,10 @@ function statusText(status: KeyStatus): string {
 
 /** `tessera keys status`: reads without taking the vault's lock, so it works beside a running server. */
 export async function keysStatus({ options }: CommandInput): Promise<void> {
-  const dataDir = options['data-dir'] as string
-  await requireDataDir(dataDir, 'read')
-  requireVault(dataDir)
-  const masterKey = await requireMasterKey(dataDir)
-  await readySodium()
-  const db = await openDatabase(join(dataDir, DATABASE_FILE), { readers: 1 })
-  try {
-    const result = await readKeyStatus(db.reader, await unlockKeyring(db.reader, masterKey))
+  await withUnlockedDatabase(options['data-dir'] as string, async (db, keyring) => {
+    const result = await readKeyStatus(db.reader, keyring)
     process.stdout.write(options.json ? JSON.stringify(result) + '\n' : statusText(result))
-  } finally {
-    await db.close()
-  }
+  })
 }
 
 /** `tessera keys rotate`: a new data-key version, then the re-encryption pass with progress (or the unfinished pass, resumed). */

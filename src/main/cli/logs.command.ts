@@ -6,40 +6,28 @@
  */
 import { createReadStream } from 'node:fs'
 import { open, rm } from 'node:fs/promises'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
 import { keyFingerprint, signingKeys } from '../crypto/audit'
 import { readySodium } from '../crypto/sodium'
-import { openDatabase, type Database } from '../db/database'
+import type { Database } from '../db/database'
 import { openAuditChain, verifyAuditChain } from '../services/audit-chain'
 import { BrokenChainError, verifyAuditExport, writeAuditExport } from '../services/audit-export'
-import { unlockKeyring, type Keyring } from '../services/keyring'
-import { DATABASE_FILE } from '../services/vault'
+import type { Keyring } from '../services/keyring'
 import type { CommandInput } from './commands'
-import { requireDataDir } from './data-dir'
 import { CliError, exitCode, type ExitCode } from './exit-codes'
-import { requireMasterKey, requireVault } from './vault-access'
+import { withUnlockedDatabase } from './vault-access'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
 }
 
-/** Opens the vault's database and keys without its lock. */
-async function withVault<T>(dataDir: string, work: (db: Database, keyring: Keyring) => Promise<T>): Promise<T> {
-  await requireDataDir(dataDir, 'write')
-  requireVault(dataDir)
-  const masterKey = await requireMasterKey(dataDir)
-  await readySodium()
-  const db = await openDatabase(join(dataDir, DATABASE_FILE), { readers: 1 })
-  try {
-    const keyring = await unlockKeyring(db.reader, masterKey)
-    // A vault made before the audit chain gets its keys, and its entries are chained, here as at any first opening.
+/** Opens the vault's database and keys without its lock; a vault made before the audit chain gets its keys, and its entries are chained, here as at any first opening. */
+function withVault<T>(dataDir: string, work: (db: Database, keyring: Keyring) => Promise<T>): Promise<T> {
+  return withUnlockedDatabase(dataDir, async (db, keyring) => {
     await openAuditChain(db.writer, keyring)
-    return await work(db, keyring)
-  } finally {
-    await db.close()
-  }
+    return work(db, keyring)
+  })
 }
 
 export async function verify({ options }: CommandInput): Promise<ExitCode> {

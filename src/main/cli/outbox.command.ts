@@ -4,15 +4,9 @@
  * can follow an invitation without a mail server. Reads only; safe while
  * `tessera serve` runs on the same data dir.
  */
-import { join } from 'node:path'
-import { readySodium } from '../crypto/sodium'
-import { openDatabase } from '../db/database'
-import { unlockKeyring } from '../services/keyring'
 import { readOutbox, type OutboxEntry } from '../services/mail.service'
-import { DATABASE_FILE } from '../services/vault'
 import type { CommandInput } from './commands'
-import { requireDataDir } from './data-dir'
-import { requireMasterKey, requireVault } from './vault-access'
+import { withUnlockedDatabase } from './vault-access'
 
 function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString()
@@ -50,17 +44,8 @@ function toText(entries: OutboxEntry[]): string {
 }
 
 export async function outbox({ options }: CommandInput): Promise<void> {
-  const dataDir = options['data-dir'] as string
-  await requireDataDir(dataDir, 'write')
-  requireVault(dataDir)
-  const masterKey = await requireMasterKey(dataDir)
-  await readySodium()
-  // Not openVault: that takes the vault's lock, and this read must work while `tessera serve` runs.
-  const db = await openDatabase(join(dataDir, DATABASE_FILE), { readers: 1 })
-  try {
-    const entries = await readOutbox(db.reader, await unlockKeyring(db.reader, masterKey))
+  await withUnlockedDatabase(options['data-dir'] as string, async (db, keyring) => {
+    const entries = await readOutbox(db.reader, keyring)
     process.stdout.write(options.json ? JSON.stringify({ mails: entries.map(toJson) }) + '\n' : toText(entries))
-  } finally {
-    await db.close()
-  }
+  })
 }

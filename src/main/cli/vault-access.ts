@@ -5,8 +5,12 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createMasterKeyFile, loadMasterKey } from '../crypto/keys'
+import { readySodium } from '../crypto/sodium'
 import type { MasterKey } from '../crypto/types'
+import { openDatabase, type Database } from '../db/database'
+import { unlockKeyring, type Keyring } from '../services/keyring'
 import { DATABASE_FILE } from '../services/vault'
+import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
 
 /** @throws CliError (NOT_INITIALISED) when `dir` holds no vault database */
@@ -30,4 +34,22 @@ export async function requireMasterKey(dir: string): Promise<MasterKey> {
 /** `init`: the existing key (from a previous, interrupted init or TESSERA_MASTER_KEY), else a new master.key. */
 export async function loadOrCreateMasterKey(dir: string): Promise<MasterKey> {
   return (await loadMasterKey(dir)) ?? (await createMasterKeyFile(dir))
+}
+
+/**
+ * Opens the vault's database and keys without taking its lock (not openVault),
+ * so the commands that only read (`outbox`, `keys status`, `logs`) work while
+ * `tessera serve` or the desktop app holds the vault.
+ */
+export async function withUnlockedDatabase<T>(dir: string, work: (db: Database, keyring: Keyring) => Promise<T>): Promise<T> {
+  await requireDataDir(dir, 'write')
+  requireVault(dir)
+  const masterKey = await requireMasterKey(dir)
+  await readySodium()
+  const db = await openDatabase(join(dir, DATABASE_FILE), { readers: 1 })
+  try {
+    return await work(db, await unlockKeyring(db.reader, masterKey))
+  } finally {
+    await db.close()
+  }
 }
