@@ -250,12 +250,16 @@ export const EXPRESSION_LIMITS: Readonly<ExpressionLimits> = Object.freeze({
   perToken: 64,
   perRequest: 10_000,
   steps: 1_000,
-  memory: 1_000_000,
+  memory: 200_000,
   requestMs: 500
 })
 
 /** A request working through many expressions gives way to other requests this often (milliseconds). */
-const BREATHE_EVERY_MS = 5
+const BREATHE_EVERY_MS = 2
+
+/** The slice of expression work the event loop grants in this turn, shared by all requests (see `ExpressionBudget.breathe`). */
+let currentSlice: { owner: object | undefined; endsAt: number } = { owner: undefined, endsAt: 0 }
+let sliceGrantedThisTurn = false
 
 /** Passing the per-request count: it ends the request (the rest of a /tokenize body is not looked at). */
 export class ExpressionCountError extends ValidationError {}
@@ -310,7 +314,6 @@ class Evaluation {
 export class ExpressionBudget {
   private counted = 0
   private spentMs = 0
-  private lastBreath = performance.now()
 
   constructor(readonly limits: ExpressionLimits = EXPRESSION_LIMITS) {}
 
@@ -334,14 +337,26 @@ export class ExpressionBudget {
   }
 
   /**
-   * Gives way to other requests (a turn of the event loop) once this request has worked
-   * for a few milliseconds since it last did, so that its evaluations, each short, never
-   * hold the loop for long together. Await it between evaluations.
+   * Await it between evaluations. Expression work runs in slices of a few
+   * milliseconds, one slice per turn of the event loop whatever the number of
+   * requests evaluating: once this request's slice is used up, or another
+   * request holds the current one, it gives way and waits for a turn with a
+   * free slice. So hostile bodies, however many arrive at once, delay every
+   * other request by one slice per turn at most.
    */
   async breathe(): Promise<void> {
-    if (performance.now() - this.lastBreath < BREATHE_EVERY_MS) return
-    await setImmediate()
-    this.lastBreath = performance.now()
+    if (currentSlice.owner === this && performance.now() < currentSlice.endsAt) return
+    for (;;) {
+      await setImmediate()
+      const now = performance.now()
+      if (!sliceGrantedThisTurn && (currentSlice.owner === this || now >= currentSlice.endsAt)) {
+        currentSlice = { owner: this, endsAt: now + BREATHE_EVERY_MS }
+        sliceGrantedThisTurn = true
+        // Queued now, it runs first in the next turn's check phase, before the requests still waiting.
+        globalThis.setImmediate(() => (sliceGrantedThisTurn = false))
+        return
+      }
+    }
   }
 
   /**

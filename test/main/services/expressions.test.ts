@@ -364,3 +364,35 @@ describe('renderFingerprintSource', () => {
     expect(fieldErrors(() => renderFingerprintSource('{{ data | to_number }}', 'x', {}))).toHaveProperty('fingerprint_expression')
   })
 })
+
+describe('ExpressionBudget.breathe', () => {
+  it('grants one slice of expression work per turn of the event loop, however many requests are evaluating', async () => {
+    const trace: string[] = []
+    /** A request's evaluations: each about half a millisecond of work, with breathe() between them. */
+    const request = async (name: string) => {
+      const budget = new ExpressionBudget()
+      for (let i = 0; i < 12; i++) {
+        await budget.breathe()
+        const until = performance.now() + 0.5
+        while (performance.now() < until) {
+          // busy, as an evaluation is
+        }
+        trace.push(name)
+      }
+    }
+    let running = true
+    // Marks each turn of the event loop.
+    const turns = (async () => {
+      while (running) {
+        await new Promise((resolve) => setImmediate(resolve))
+        trace.push('|')
+      }
+    })()
+    await Promise.all(['a', 'b', 'c'].map(request))
+    running = false
+    await turns
+    const perTurn = trace.join('').split('|').filter(Boolean)
+    expect(perTurn.length).toBeGreaterThan(3)
+    for (const work of perTurn) expect(new Set(work).size, work).toBe(1)
+  })
+})
