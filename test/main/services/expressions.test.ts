@@ -368,15 +368,17 @@ describe('renderFingerprintSource', () => {
 describe('ExpressionBudget.breathe', () => {
   it('grants one slice of expression work per turn of the event loop, however many requests are evaluating', async () => {
     const trace: string[] = []
-    /** A request's evaluations: each about half a millisecond of work, with breathe() between them. */
+    /** A request's evaluations: each about half a millisecond of work (charged to its budget), with breathe() between them. */
     const request = async (name: string) => {
       const budget = new ExpressionBudget()
-      for (let i = 0; i < 12; i++) {
+      for (let i = 0; i < 16; i++) {
         await budget.breathe()
-        const until = performance.now() + 0.5
-        while (performance.now() < until) {
-          // busy, as an evaluation is
-        }
+        budget.spend('field', () => {
+          const until = performance.now() + 0.5
+          while (performance.now() < until) {
+            // busy, as an evaluation is
+          }
+        })
         trace.push(name)
       }
     }
@@ -391,8 +393,17 @@ describe('ExpressionBudget.breathe', () => {
     await Promise.all(['a', 'b', 'c'].map(request))
     running = false
     await turns
-    const perTurn = trace.join('').split('|').filter(Boolean)
+    // Each request's first slice is free; after that, one request works per turn.
+    const perTurn = trace.join('').split('|').filter(Boolean).slice(1)
     expect(perTurn.length).toBeGreaterThan(3)
     for (const work of perTurn) expect(new Set(work).size, work).toBe(1)
+  })
+
+  it('never makes a request with little expression work wait', async () => {
+    const budget = new ExpressionBudget()
+    let turned = false
+    setImmediate(() => (turned = true))
+    for (let i = 0; i < 100; i++) await budget.breathe()
+    expect(turned).toBe(false)
   })
 })
