@@ -8,7 +8,7 @@
  * the matched route, not the path). Nothing here runs for a request that succeeds.
  */
 import { toIsoString } from './dates'
-import type { ServiceContext } from './index'
+import type { ServiceContext } from './service-context'
 import { appendLogs, logRow, type LogActor } from './logs.service'
 
 export interface Denial {

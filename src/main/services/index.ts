@@ -18,6 +18,7 @@ import { KeysService } from './keys.service'
 import { LogsService } from './logs.service'
 import { MailService, type MailConfig } from './mail.service'
 import { MembersService } from './members.service'
+import type { ServiceContext } from './service-context'
 import { SealedSettingsService } from './sealed-settings.service'
 import { SessionsService } from './sessions.service'
 import { TokenizeService } from './tokenize.service'
@@ -38,16 +39,6 @@ export interface ServiceDeps {
   sessionMaxTtlMs?: number
   /** How long a card's CVC is kept; one hour by default (cvc-retention.ts). */
   cvcRetentionMs?: number
-}
-
-/** What every service may use: readers, the single writer queue, keys, time and logs. */
-export interface ServiceContext {
-  reader: Database['reader']
-  writes: WriteQueue
-  keyring: Keyring
-  clock: Clock
-  logger: Logger
-  cvcRetentionMs: number
 }
 
 export function createServices(deps: ServiceDeps) {

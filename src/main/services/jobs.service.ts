@@ -9,7 +9,7 @@
  * to look. Tests move a TestClock and call `runDueJobs()` instead of sleeping.
  */
 import { listJobRuns, recordJobRun } from '../repositories/job-runs.repository'
-import type { ServiceContext } from './index'
+import type { ServiceContext } from './service-context'
 import type { MailService } from './mail.service'
 
 /** One periodic sweep. `run` handles at most `limit` items and returns how many it handled. */

@@ -32,7 +32,7 @@ import {
 } from '../repositories/vault.repository'
 import { toIsoString } from './dates'
 import { ConflictError, NotFoundError } from './errors'
-import type { ServiceContext } from './index'
+import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 import { logRow, recordLogs, type LogOperation } from './logs.service'
 import { outboxContext } from './mail.service'

@@ -23,7 +23,7 @@ import {
   updateOutboxMail,
   type OutboxRow
 } from '../repositories/outbox.repository'
-import type { ServiceContext } from './index'
+import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 
 /** SMTP settings and the base URL of links in mail. Without `host`, mail stays in the outbox. */

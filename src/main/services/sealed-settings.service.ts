@@ -6,7 +6,7 @@
 import type { Knex } from 'knex'
 import { openJson, sealJson } from '../crypto/aead'
 import { deleteSealedSetting, findSealedSetting, upsertSealedSetting } from '../repositories/sealed-settings.repository'
-import type { ServiceContext } from './index'
+import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 
 /** The desktop's SMTP password. */

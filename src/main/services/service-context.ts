@@ -1,0 +1,15 @@
+/** What every service is built with: readers, the single writer queue, keys, time and logs. */
+import type { Database } from '../db/database'
+import type { WriteQueue } from '../db/write-queue'
+import type { Logger } from '../logger'
+import type { Clock } from './context'
+import type { Keyring } from './keyring'
+
+export interface ServiceContext {
+  reader: Database['reader']
+  writes: WriteQueue
+  keyring: Keyring
+  clock: Clock
+  logger: Logger
+  cvcRetentionMs: number
+}
