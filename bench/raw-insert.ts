@@ -12,7 +12,7 @@ import { sealJson } from '../src/main/crypto/aead'
 import { keyedHash } from '../src/main/crypto/hashing'
 import { newTimeOrderedId, randomBytes } from '../src/main/crypto/random'
 import { readySodium } from '../src/main/crypto/sodium'
-import { openDatabase } from '../src/main/db/database'
+import { openDatabase } from '../src/main/storage/database'
 
 const COLUMNS = ['tenant_id', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'containers', 'metadata', 'created_at']
 const ROWS_PER_STATEMENT = 100

@@ -35,8 +35,8 @@ import {
   listExpiredApplications,
   updateApplication,
   type ApplicationRow
-} from '../repositories/applications.repository'
-import { listSessionsAuthorizedBy, listSessionsOfApplication } from '../repositories/sessions.repository'
+} from '../storage/repositories/applications.repository'
+import { listSessionsAuthorizedBy, listSessionsOfApplication } from '../storage/repositories/sessions.repository'
 import { requirePermission } from './access'
 import { applicationActor, type AuthService } from './auth.service'
 import type { Actor } from './context'

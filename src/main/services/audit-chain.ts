@@ -13,7 +13,7 @@
 import type { Knex } from 'knex'
 import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypto/audit'
 import { CannotUnlockError } from '../crypto/keys'
-import type { RowSealer } from '../db/write-queue'
+import type { RowSealer } from '../storage/write-queue'
 import {
   findChainCheckpoint,
   hasChainedLogs,
@@ -23,8 +23,8 @@ import {
   setLogMacs,
   type ChainedLogRow,
   type LogRow
-} from '../repositories/logs.repository'
-import { findVault, lockVaultRow } from '../repositories/vault.repository'
+} from '../storage/repositories/logs.repository'
+import { findVault, lockVaultRow } from '../storage/repositories/vault.repository'
 import type { Keyring } from './keyring'
 
 /** The chain's state after an entry. */

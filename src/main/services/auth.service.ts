@@ -9,7 +9,7 @@
 import type { Knex } from 'knex'
 import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
 import { hashSecret } from '../crypto/secrets'
-import { findApplicationByKeyHash, type ApplicationRow } from '../repositories/applications.repository'
+import { findApplicationByKeyHash, type ApplicationRow } from '../storage/repositories/applications.repository'
 import type { Actor, Clock } from './context'
 import { UnauthenticatedError } from './errors'
 import type { Keyring } from './keyring'

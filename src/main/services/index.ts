@@ -2,8 +2,8 @@
  * Builds every domain service from injected dependencies (DESIGN §1). The REST
  * server and the IPC handlers are thin adapters over what this returns.
  */
-import type { Database } from '../db/database'
-import { WriteQueue } from '../db/write-queue'
+import type { Database } from '../storage/database'
+import { WriteQueue } from '../storage/write-queue'
 import type { Logger } from '../logger'
 import { ApplicationsService } from './applications.service'
 import type { AuditChain } from './audit-chain'

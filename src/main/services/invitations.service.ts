@@ -29,10 +29,10 @@ import {
   markInvitationsExpired,
   updateInvitation,
   type InvitationRow
-} from '../repositories/invitations.repository'
-import { findMemberByEmail } from '../repositories/members.repository'
-import { cancelInvitationMails } from '../repositories/outbox.repository'
-import { findMemberByUser, findTenant, findUserByEmail, insertMember, insertUser, updateUser, type MemberRow, type UserRow } from '../repositories/tenants.repository'
+} from '../storage/repositories/invitations.repository'
+import { findMemberByEmail } from '../storage/repositories/members.repository'
+import { cancelInvitationMails } from '../storage/repositories/outbox.repository'
+import { findMemberByUser, findTenant, findUserByEmail, insertMember, insertUser, updateUser, type MemberRow, type UserRow } from '../storage/repositories/tenants.repository'
 import { requirePermission } from './access'
 import type { Actor } from './context'
 import { toIsoString } from './dates'

@@ -8,7 +8,7 @@
  * Due-ness is judged by the injected clock; the timer only decides how often
  * to look. Tests move a TestClock and call `runDueJobs()` instead of sleeping.
  */
-import { listJobRuns, recordJobRun } from '../repositories/job-runs.repository'
+import { listJobRuns, recordJobRun } from '../storage/repositories/job-runs.repository'
 import type { ServiceContext } from './service-context'
 import type { MailService } from './mail.service'
 

@@ -13,7 +13,7 @@ import type { AuditMacKey, AuditSigningSeed } from '../crypto/audit'
 import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
 import { randomBytes } from '../crypto/random'
 import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
-import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings, updateAuditKeys, type VaultRow } from '../repositories/vault.repository'
+import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings, updateAuditKeys, type VaultRow } from '../storage/repositories/vault.repository'
 
 /** The vault's audit keys: the chain's MAC key and the seed of the key that signs exports. */
 export interface AuditKeys {

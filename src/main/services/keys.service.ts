@@ -12,9 +12,9 @@ import type { KeyRetirementReport, KeyStatus, MasterKeyRotated, SealedCountsByVe
 import { open, seal } from '../crypto/aead'
 import { keyCheckValue } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
-import type { Db } from '../db/sql'
-import type { WriteQueue } from '../db/write-queue'
-import { countSealedByVersion, listSealedOffVersion, resealObject, SEALED_KINDS } from '../repositories/sealed-objects.repository'
+import type { Db } from '../storage/sql'
+import type { WriteQueue } from '../storage/write-queue'
+import { countSealedByVersion, listSealedOffVersion, resealObject, SEALED_KINDS } from '../storage/repositories/sealed-objects.repository'
 import {
   deleteDataKey,
   discardStagedWrappings,
@@ -29,7 +29,7 @@ import {
   listUnfinishedRotations,
   promoteStagedWrappings,
   type KeyRotationRow
-} from '../repositories/vault.repository'
+} from '../storage/repositories/vault.repository'
 import { toIsoString } from './dates'
 import { ConflictError, NotFoundError } from './errors'
 import type { ServiceContext } from './service-context'

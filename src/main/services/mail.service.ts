@@ -22,7 +22,7 @@ import {
   listOutboxMails,
   updateOutboxMail,
   type OutboxRow
-} from '../repositories/outbox.repository'
+} from '../storage/repositories/outbox.repository'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex'
 import { openJson, sealJson } from '../crypto/aead'
-import { deleteSealedSetting, findSealedSetting, upsertSealedSetting } from '../repositories/sealed-settings.repository'
+import { deleteSealedSetting, findSealedSetting, upsertSealedSetting } from '../storage/repositories/sealed-settings.repository'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 

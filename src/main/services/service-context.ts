@@ -1,6 +1,6 @@
 /** What every service is built with: readers, the single writer queue, keys, time and logs. */
-import type { Database } from '../db/database'
-import type { WriteQueue } from '../db/write-queue'
+import type { Database } from '../storage/database'
+import type { WriteQueue } from '../storage/write-queue'
 import type { Logger } from '../logger'
 import type { Clock } from './context'
 import type { Keyring } from './keyring'

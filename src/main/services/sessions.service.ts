@@ -15,7 +15,7 @@ import { authorizeSessionBody, createSessionBody, listSessionsQuery } from '../.
 import type { AccessRule, ApplicationType, Page, Permission, Session, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
-import { findApplication } from '../repositories/applications.repository'
+import { findApplication } from '../storage/repositories/applications.repository'
 import {
   authorizeSession,
   countActiveSessions,
@@ -27,7 +27,7 @@ import {
   listActiveSessions,
   listExpiredSessions,
   type SessionSummaryRow
-} from '../repositories/sessions.repository'
+} from '../storage/repositories/sessions.repository'
 import { grantBeyond, requirePermission } from './access'
 import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from './context'

@@ -4,7 +4,7 @@
  * drops `data` when the token has none), reveal shows the plaintext.
  */
 import type { Token, Transform } from '../../shared/types'
-import type { TokenRow } from '../repositories/tokens.repository'
+import type { TokenRow } from '../storage/repositories/tokens.repository'
 import { toIsoString } from './dates'
 import { ExpressionBudgetError, ValidationError } from './errors'
 import { checkMaskMaximum } from './expression-rules'

@@ -22,7 +22,7 @@ import {
   replaceSearchIndexes,
   updateToken,
   type TokenRow
-} from '../repositories/tokens.repository'
+} from '../storage/repositories/tokens.repository'
 import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from './access'
 import type { Actor } from './context'
 import { holdsShortLived, retainShortLived, sameShortLived, withoutShortLived } from './cvc-retention'
@@ -32,8 +32,8 @@ import { checkMaskMaximum, leavesShowingData } from './expression-rules'
 import { ExpressionBudget, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask } from './expressions'
 import type { ServiceContext } from './service-context'
 import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
-import { isUniqueViolation } from '../db/sql'
-import type { RowBuffer } from '../db/write-queue'
+import { isUniqueViolation } from '../storage/sql'
+import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from './pagination'
 import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from './token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from './token-view'

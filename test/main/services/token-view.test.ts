@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { TokenRow } from '../../../src/main/repositories/tokens.repository'
+import type { TokenRow } from '../../../src/main/storage/repositories/tokens.repository'
 import { toWireToken } from '../../../src/main/services/token-view'
 
 function row(type: string, mask: unknown): TokenRow {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { type Db, notExpiredAt } from '../db/sql'
+import { type Db, notExpiredAt } from '../sql'
 
 
 /** An application row; `permissions` and `rules` are JSON text. */

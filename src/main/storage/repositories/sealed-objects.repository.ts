@@ -3,8 +3,8 @@
  * rotation: how many rows each key version seals, and re-sealing rows one by one.
  * The sealed bytes pass through untouched; the services open and seal them.
  */
-import type { SealedObjectKind } from '../../shared/types'
-import type { Db } from '../db/sql'
+import type { SealedObjectKind } from '../../../shared/types'
+import type { Db } from '../sql'
 
 export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings']
 

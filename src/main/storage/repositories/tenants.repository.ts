@@ -1,4 +1,4 @@
-import type { Db } from '../db/sql'
+import type { Db } from '../sql'
 
 
 export interface TenantRow {

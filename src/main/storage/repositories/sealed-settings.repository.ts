@@ -1,4 +1,4 @@
-import type { Db } from '../db/sql'
+import type { Db } from '../sql'
 
 /** A secret of the settings (the SMTP password), sealed with the tenant's data key. */
 export interface SealedSettingRow {

@@ -3,8 +3,8 @@
  * non-sensitive columns; encryption and access rules live in the services.
  */
 import type { Knex } from 'knex'
-import type { AccessRule } from '../../shared/types'
-import { insertRows, type Db, notExpiredAt } from '../db/sql'
+import type { AccessRule } from '../../../shared/types'
+import { insertRows, type Db, notExpiredAt } from '../sql'
 
 
 export interface TokenRow {

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase, type Database } from '../../../src/main/db/database'
-import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../../src/main/db/sql-script'
+import { openDatabase, type Database } from '../../src/main/storage/database'
+import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../src/main/storage/sql-script'
 
 describe('runInsertScript', () => {
   let dir: string

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import type { Db } from '../db/sql'
+import type { Db } from '../sql'
 
 
 export type PersistedInvitationStatus = 'PENDING' | 'EXPIRED'

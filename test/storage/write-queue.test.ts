@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { openDatabase, type Database } from '../../../src/main/db/database'
-import { rowsOf, WriteQueue, type RowSealer } from '../../../src/main/db/write-queue'
+import { openDatabase, type Database } from '../../src/main/storage/database'
+import { rowsOf, WriteQueue, type RowSealer } from '../../src/main/storage/write-queue'
 
 const COLUMNS = ['name', 'last_run_at']
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import { insertRows, type Db } from '../db/sql'
+import { insertRows, type Db } from '../sql'
 
 
 export interface LogRow {

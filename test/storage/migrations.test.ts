@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { migrations } from '../../../db/migrations'
-import { countLogs, listLogs } from '../../../src/main/repositories/logs.repository'
+import { migrations } from '../../db/migrations'
+import { countLogs, listLogs } from '../../src/main/storage/repositories/logs.repository'
 
 const source: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations).sort(),
