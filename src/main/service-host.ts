@@ -6,7 +6,7 @@
 import type { MasterKey } from './crypto/types'
 import type { Logger } from './logger'
 import { createServer, listen, type ServerOptions } from './server/app'
-import type { Clock } from './services/context'
+import type { Clock } from './domain/actor'
 import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './services/vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXPRESSION_LIMITS } from '../../src/main/services/expressions'
+import { EXPRESSION_LIMITS } from '../../src/main/domain/expressions'
 import { startTestService, type TestService } from '../helpers/service'
 import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
 

@@ -9,7 +9,7 @@ import { isIP } from 'node:net'
 import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
 import { KEY_BYTES } from '../crypto/types'
-import { parseCvcRetention } from '../services/cvc-retention'
+import { parseCvcRetention } from '../domain/cvc-retention'
 import type { MailConfig } from '../services/mail.service'
 import { CliError } from './exit-codes'
 

@@ -4,7 +4,7 @@
  * message can quote stored values); only names and codes are.
  */
 import { CannotUnlockError } from '../crypto/keys'
-import { AppError } from '../services/errors'
+import { AppError } from '../domain/errors'
 import { VaultAlreadyInitialisedError } from '../services/vault'
 import { VaultInUseError } from '../services/vault-lock'
 import { CliError } from './exit-codes'

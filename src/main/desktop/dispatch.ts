@@ -8,7 +8,7 @@
 import { CHANNEL_PREFIX, IPC_METHODS, type IpcResult, type Namespace } from '../../shared/ipc'
 import type { Logger } from '../logger'
 import { problem } from '../server/middleware/errors'
-import { AppError } from '../services/errors'
+import { AppError } from '../domain/errors'
 import type { DesktopHandlers } from './handlers'
 
 type AnyHandler = (...args: unknown[]) => Promise<unknown>

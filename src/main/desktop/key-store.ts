@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { KeyStorage } from '../../shared/ipc'
 import { CannotUnlockError, createMasterKeyFile, loadMasterKey, MASTER_KEY_FILE, replaceMasterKeyFile } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
-import { BusinessRuleError } from '../services/errors'
+import { BusinessRuleError } from '../domain/errors'
 
 export interface MasterKeyStore {
   /** Whether the OS keychain can protect a key on this machine. */

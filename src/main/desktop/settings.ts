@@ -11,10 +11,10 @@ import { z } from 'zod'
 import type { DesktopSettings } from '../../shared/ipc'
 import { openJson } from '../crypto/aead'
 import type { MasterKey } from '../crypto/types'
-import { ValidationError } from '../services/errors'
+import { ValidationError } from '../domain/errors'
 import type { MailConfig } from '../services/mail.service'
 import { SMTP_PASSWORD_SETTING } from '../services/sealed-settings.service'
-import { parseOrThrow } from '../services/validation'
+import { parseOrThrow } from '../domain/validation'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
 export const DEFAULT_PORT = 4390

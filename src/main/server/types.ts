@@ -1,5 +1,5 @@
 import type Router from '@koa/router'
-import type { Actor } from '../services/context'
+import type { Actor } from '../domain/actor'
 import type { Services } from '../services'
 import type { JsonBody } from './middleware/body'
 

@@ -37,17 +37,17 @@ import {
   type ApplicationRow
 } from '../storage/repositories/applications.repository'
 import { listSessionsAuthorizedBy, listSessionsOfApplication } from '../storage/repositories/sessions.repository'
-import { requirePermission } from './access'
+import { requirePermission } from '../domain/access'
 import { applicationActor, type AuthService } from './auth.service'
-import type { Actor } from './context'
-import { parseExpiresAt, toIsoString } from './dates'
-import { ForbiddenError, NotFoundError } from './errors'
-import { normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import type { Actor } from '../domain/actor'
+import { parseExpiresAt, toIsoString } from '../domain/dates'
+import { ForbiddenError, NotFoundError } from '../domain/errors'
+import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
 import { logRow, recordLogs, type LogOperation } from './logs.service'
-import { offsetOf, toPage } from './pagination'
+import { offsetOf, toPage } from '../domain/pagination'
 import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
-import { parseOrThrow } from './validation'
+import { parseOrThrow } from '../domain/validation'
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

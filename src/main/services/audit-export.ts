@@ -19,7 +19,7 @@ import { z } from 'zod'
 import { anchorHash, entryHash, keyFingerprint, signHead, signingKeys, verifyHead, type ChainedEntry } from '../crypto/audit'
 import { chainedLogBefore, listChainedLogs, logSeqRange, type ChainedLogRow } from '../storage/repositories/logs.repository'
 import { GENESIS, verifyAuditChain, type ChainReport } from './audit-chain'
-import { toIsoString } from './dates'
+import { toIsoString } from '../domain/dates'
 import type { AuditKeys } from './keyring'
 
 export const EXPORT_FORMAT = 'tessera-audit-log'

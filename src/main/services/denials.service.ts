@@ -7,7 +7,7 @@
  * (the reason names at most the key's type) nor caller text (the operation is
  * the matched route, not the path). Nothing here runs for a request that succeeds.
  */
-import { toIsoString } from './dates'
+import { toIsoString } from '../domain/dates'
 import type { ServiceContext } from './service-context'
 import { appendLogs, logRow, type LogActor } from './logs.service'
 

@@ -30,14 +30,14 @@ import {
   promoteStagedWrappings,
   type KeyRotationRow
 } from '../storage/repositories/vault.repository'
-import { toIsoString } from './dates'
-import { ConflictError, NotFoundError } from './errors'
+import { toIsoString } from '../domain/dates'
+import { ConflictError, NotFoundError } from '../domain/errors'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 import { logRow, recordLogs, type LogOperation } from './logs.service'
 import { outboxContext } from './mail.service'
 import { sealedSettingAssociatedData } from './sealed-settings.service'
-import { tokenAssociatedData } from './token-request'
+import { tokenAssociatedData } from '../domain/token-request'
 
 /** Who performs a ceremony: a person acting as this user id; `via` says how, for the audit message. */
 export interface CeremonyActor {

@@ -2,7 +2,7 @@
 import type { Database } from '../storage/database'
 import type { WriteQueue } from '../storage/write-queue'
 import type { Logger } from '../logger'
-import type { Clock } from './context'
+import type { Clock } from '../domain/actor'
 import type { Keyring } from './keyring'
 
 export interface ServiceContext {

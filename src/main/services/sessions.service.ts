@@ -28,16 +28,16 @@ import {
   listExpiredSessions,
   type SessionSummaryRow
 } from '../storage/repositories/sessions.repository'
-import { grantBeyond, requirePermission } from './access'
+import { grantBeyond, requirePermission } from '../domain/access'
 import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
-import type { Actor } from './context'
-import { parseIsoExpiresAt, toIsoString } from './dates'
-import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from './errors'
-import { normalisePermissions, normaliseRules, requireSomeGrant } from './grants'
+import type { Actor } from '../domain/actor'
+import { parseIsoExpiresAt, toIsoString } from '../domain/dates'
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors'
+import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
 import { appendLogs, logRow, recordLogs, type LogActor } from './logs.service'
-import { offsetOf, toPage } from './pagination'
-import { parseOrThrow } from './validation'
+import { offsetOf, toPage } from '../domain/pagination'
+import { parseOrThrow } from '../domain/validation'
 
 /** Default lifetime of a session (spec "Limits"). */
 export const SESSION_LIFETIME_MS = 3 * 60_000

@@ -6,15 +6,15 @@
  * transaction with multi-row statements — one bad element and nothing is created.
  */
 import type { Knex } from 'knex'
-import type { Actor } from './context'
-import { ConflictError, ValidationError, type FieldErrors } from './errors'
-import { ExpressionBudget, ExpressionCountError } from './expressions'
+import type { Actor } from '../domain/actor'
+import { ConflictError, ValidationError, type FieldErrors } from '../domain/errors'
+import { ExpressionBudget, ExpressionCountError } from '../domain/expressions'
 import type { ServiceContext } from './service-context'
-import { admitExpressions, parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from './token-request'
+import { admitExpressions, parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from '../domain/token-request'
 import type { CreateTokenInput } from '../../shared/contracts'
-import { toWireToken } from './token-view'
+import { toWireToken } from '../domain/token-view'
 import { appendPrepared, type TokensService } from './tokens.service'
-import { addFieldError, formatPath } from './validation'
+import { addFieldError, formatPath } from '../domain/validation'
 
 /** Nesting deeper than this is refused rather than walked. */
 const MAX_DEPTH = 32

@@ -7,7 +7,7 @@ import { readySodium } from '../../../src/main/crypto/sodium'
 import { sealJson } from '../../../src/main/crypto/aead'
 import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsChange, type SettingsSecrets } from '../../../src/main/desktop/settings'
 import { SMTP_PASSWORD_SETTING } from '../../../src/main/services/sealed-settings.service'
-import { ValidationError } from '../../../src/main/services/errors'
+import { ValidationError } from '../../../src/main/domain/errors'
 
 describe('SettingsStore', () => {
   let dataDir: string

@@ -11,7 +11,7 @@ import { createMasterKeyFile, encodeMasterKey, generateMasterKey, loadMasterKey,
 import { readySodium } from '../../../src/main/crypto/sodium'
 import type { MasterKey } from '../../../src/main/crypto/types'
 import { silentLogger } from '../../../src/main/logger'
-import type { Actor } from '../../../src/main/services/context'
+import type { Actor } from '../../../src/main/domain/actor'
 import type { MasterRotationStep } from '../../../src/main/services/keys.service'
 import { initVault, openVault, type Vault } from '../../../src/main/services/vault'
 

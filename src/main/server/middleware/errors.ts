@@ -6,7 +6,7 @@
  * statement (knex puts them in the message), so they are never echoed.
  */
 import type { Context, Middleware } from 'koa'
-import { AppError } from '../../services/errors'
+import { AppError } from '../../domain/errors'
 import type { Problem } from '../../../shared/types'
 
 const TITLES: Record<number, string> = {

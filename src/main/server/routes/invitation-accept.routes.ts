@@ -8,7 +8,7 @@
 import Router from '@koa/router'
 import parse from 'co-body'
 import type { Context } from 'koa'
-import { AppError, ValidationError } from '../../services/errors'
+import { AppError, ValidationError } from '../../domain/errors'
 import { ACCEPT_PATH } from '../../services/invitations.service'
 import { INVITATION_PAGE_HEADERS, renderInvitationForm, renderInvitationMessage } from '../pages/invitation-page'
 import type { AppState, RouteDeps } from '../types'

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { ValidationError } from '../../../src/main/services/errors'
-import { checkIdExpression, checkMaskMaximum, leavesShowingData } from '../../../src/main/services/expression-rules'
-import { evaluateMask, maskExpressions } from '../../../src/main/services/expressions'
-import { getTokenType } from '../../../src/main/services/token-types'
+import { ValidationError } from '../../src/main/domain/errors'
+import { checkIdExpression, checkMaskMaximum, leavesShowingData } from '../../src/main/domain/expression-rules'
+import { evaluateMask, maskExpressions } from '../../src/main/domain/expressions'
+import { getTokenType } from '../../src/main/domain/token-types'
 
 const card = getTokenType('card')!
 const bank = getTokenType('bank')!

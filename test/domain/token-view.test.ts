@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { TokenRow } from '../../../src/main/storage/repositories/tokens.repository'
-import { toWireToken } from '../../../src/main/services/token-view'
+import type { TokenRow } from '../../src/main/storage/repositories/tokens.repository'
+import { toWireToken } from '../../src/main/domain/token-view'
 
 function row(type: string, mask: unknown): TokenRow {
   return {

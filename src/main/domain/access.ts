@@ -5,7 +5,7 @@
  * with an implicit transform.
  */
 import type { AccessRule, Condition, Permission, Transform } from '../../shared/types'
-import type { Actor } from './context'
+import type { Actor } from './actor'
 import { ForbiddenError } from './errors'
 
 /** The parts of a token that rules look at. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { TOKEN_TYPES } from '../../../src/shared/contracts'
-import { ValidationError } from '../../../src/main/services/errors'
-import { abaRoutingValid, getTokenType, luhnValid, tokenTypeNames } from '../../../src/main/services/token-types'
-import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from '../../../src/main/services/expressions'
+import { TOKEN_TYPES } from '../../src/shared/contracts'
+import { ValidationError } from '../../src/main/domain/errors'
+import { abaRoutingValid, getTokenType, luhnValid, tokenTypeNames } from '../../src/main/domain/token-types'
+import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from '../../src/main/domain/expressions'
 
 const NOW = new Date('2026-05-15T12:00:00Z')
 const CARD = '4242424242424242'

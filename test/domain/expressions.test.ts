@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { Liquid } from 'liquidjs'
-import { ValidationError } from '../../../src/main/services/errors'
+import { ValidationError } from '../../src/main/domain/errors'
 import {
   EXPRESSION_LIMITS,
   ExpressionBudget,
@@ -9,8 +9,8 @@ import {
   renderFingerprintSource,
   validateExpression,
   validateMask
-} from '../../../src/main/services/expressions'
-import { luhnValid } from '../../../src/main/services/token-types'
+} from '../../src/main/domain/expressions'
+import { luhnValid } from '../../src/main/domain/token-types'
 
 const CARD = '4242424242424242'
 const evaluate = (source: string, data: unknown, metadata?: Record<string, string>) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ValidationError } from '../../../src/main/services/errors'
-import { parseExpiresAt, toIsoString } from '../../../src/main/services/dates'
+import { ValidationError } from '../../src/main/domain/errors'
+import { parseExpiresAt, toIsoString } from '../../src/main/domain/dates'
 
 const NOW = new Date('2026-05-15T12:00:00Z')
 const iso = (value: string) => parseExpiresAt(value, 'expires_at', NOW).toISOString()

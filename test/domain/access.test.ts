@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { AccessRule, Permission } from '../../../src/shared/types'
+import type { AccessRule, Permission } from '../../src/shared/types'
 import {
   holdsPermission,
   requirePermission,
@@ -10,9 +10,9 @@ import {
   transformFor,
   visibilityScope,
   type AccessTarget
-} from '../../../src/main/services/access'
-import type { Actor } from '../../../src/main/services/context'
-import { ForbiddenError } from '../../../src/main/services/errors'
+} from '../../src/main/domain/access'
+import type { Actor } from '../../src/main/domain/actor'
+import { ForbiddenError } from '../../src/main/domain/errors'
 
 function actor(grant: { permissions?: Permission[]; rules?: AccessRule[]; isMember?: boolean } = {}): Actor {
   return {
