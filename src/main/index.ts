@@ -15,7 +15,7 @@ import { claimSingleInstance, installQuitHandler } from './electron/lifecycle'
 import { desktopDataDir, devServerUrl, preloadPath, rendererDir } from './electron/paths'
 import { registerAppScheme, serveRenderer } from './electron/protocol'
 import { APP_ENTRY_URL, createMainWindow, installSessionPolicies } from './electron/window'
-import { createLogger } from './logger'
+import { createLogger } from './infra/logger'
 
 async function main(): Promise<void> {
   let window: BrowserWindow | undefined

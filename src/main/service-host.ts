@@ -4,7 +4,7 @@
  * app and the API tests, so all three exercise the same start and stop path.
  */
 import type { MasterKey } from './crypto/types'
-import type { Logger } from './logger'
+import type { Logger } from './infra/logger'
 import { createServer, listen, type ServerOptions } from './server/app'
 import type { Clock } from './domain/actor'
 import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './services/vault'

@@ -16,7 +16,7 @@ import { readySodium } from '../../src/main/crypto/sodium'
 import { DesktopVault } from '../../src/main/desktop/desktop-vault'
 import { keyFileStore } from '../../src/main/desktop/key-store'
 import { SETTINGS_FILE, SettingsStore } from '../../src/main/desktop/settings'
-import { silentLogger } from '../../src/main/logger'
+import { silentLogger } from '../../src/main/infra/logger'
 import { listening, run, serve, start, terminate, track } from '../helpers/cli'
 
 const REPO = join(__dirname, '..', '..')

@@ -5,7 +5,7 @@
  * only when the command runs.
  */
 import { z } from 'zod'
-import { defaultDataDir } from '../paths'
+import { defaultDataDir } from '../infra/paths'
 import { emailSchema, tenantNameSchema } from '../domain/fields'
 import { hostSchema, listenPortSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'

@@ -6,7 +6,7 @@
 import { CannotUnlockError } from '../crypto/keys'
 import { AppError } from '../domain/errors'
 import { VaultAlreadyInitialisedError } from '../services/vault'
-import { VaultInUseError } from '../services/vault-lock'
+import { VaultInUseError } from '../infra/vault-lock'
 import { CliError } from './exit-codes'
 
 function inUseHint({ dataDir, owner }: VaultInUseError): string {

@@ -7,7 +7,7 @@
  * (a service manager, `nohup`, a shell's `&`) keeps running when its parent
  * exits, as daemons do.
  */
-import { isProcessRunning, processInfo, processStartTime } from '../processes'
+import { isProcessRunning, processInfo, processStartTime } from '../infra/processes'
 
 /** npm sets these in the environment of everything it runs. */
 export function startedThroughNpm(env: NodeJS.ProcessEnv): boolean {

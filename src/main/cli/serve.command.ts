@@ -2,7 +2,7 @@
  * `tessera serve`: serves the REST interface until SIGTERM or SIGINT (or,
  * when started through npm, until that npm process goes away).
  */
-import { createLogger, type Logger } from '../logger'
+import { createLogger, type Logger } from '../infra/logger'
 import { ListenError } from '../server/app'
 import { startServiceHost, type ServiceHost } from '../service-host'
 import type { CommandInput } from './commands'

@@ -3,7 +3,7 @@
  * init in progress) holds the vault in the data directory, with its process
  * id and URL, as its lock records them.
  */
-import { describeOwner, runningOwner } from '../services/vault-lock'
+import { describeOwner, runningOwner } from '../infra/vault-lock'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { exitCode, type ExitCode } from './exit-codes'

@@ -4,8 +4,8 @@
  * vault) and waits until it has exited.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { isProcessRunning } from '../processes'
-import { describeOwner, runningOwner } from '../services/vault-lock'
+import { isProcessRunning } from '../infra/processes'
+import { describeOwner, runningOwner } from '../infra/vault-lock'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'

@@ -6,7 +6,7 @@
  * (a database error's message can hold statement values).
  */
 import { CHANNEL_PREFIX, IPC_METHODS, type IpcResult, type Namespace } from '../../shared/ipc'
-import type { Logger } from '../logger'
+import type { Logger } from '../infra/logger'
 import { problem } from '../server/middleware/errors'
 import { AppError } from '../domain/errors'
 import type { DesktopHandlers } from './handlers'

@@ -7,7 +7,7 @@
  */
 import { ipcMain, type IpcMainInvokeEvent, type WebFrameMain } from 'electron'
 import { CHANNEL_PREFIX, IPC_CHANNELS, type IpcResult } from '../../shared/ipc'
-import type { Logger } from '../logger'
+import type { Logger } from '../infra/logger'
 import { problem } from '../server/middleware/errors'
 import { dispatch } from '../desktop/dispatch'
 import type { DesktopHandlers } from '../desktop/handlers'

@@ -4,7 +4,7 @@
  * the REST service and closes the database before the process exits.
  */
 import { app } from 'electron'
-import type { Logger } from '../logger'
+import type { Logger } from '../infra/logger'
 
 /** Takes the single-instance lock; when another instance holds it, quits and returns false. */
 export function claimSingleInstance(focusExisting: () => void): boolean {

@@ -13,7 +13,7 @@ import { findApplicationByKeyHash, type ApplicationRow } from '../storage/reposi
 import type { Actor, Clock } from '../domain/actor'
 import { UnauthenticatedError } from '../domain/errors'
 import type { Keyring } from './keyring'
-import { ReadThroughCache } from './read-through-cache'
+import { ReadThroughCache } from '../infra/read-through-cache'
 
 /** Session keys carry this prefix so they are told apart from application keys without a second lookup. */
 export const SESSION_KEY_PREFIX = 'key_sess'

@@ -4,7 +4,7 @@
  */
 import type { Database } from '../storage/database'
 import { WriteQueue } from '../storage/write-queue'
-import type { Logger } from '../logger'
+import type { Logger } from '../infra/logger'
 import { ApplicationsService } from './applications.service'
 import type { AuditChain } from './audit-chain'
 import { AuthService } from './auth.service'

@@ -1,7 +1,7 @@
 /** What every service is built with: readers, the single writer queue, keys, time and logs. */
 import type { Database } from '../storage/database'
 import type { WriteQueue } from '../storage/write-queue'
-import type { Logger } from '../logger'
+import type { Logger } from '../infra/logger'
 import type { Clock } from '../domain/actor'
 import type { Keyring } from './keyring'
 

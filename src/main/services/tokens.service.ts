@@ -38,7 +38,7 @@ import { offsetOf, toPage } from '../domain/pagination'
 import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from '../domain/token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from '../domain/token-view'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
-import { ReadThroughCache } from './read-through-cache'
+import { ReadThroughCache } from '../infra/read-through-cache'
 import { parseOrThrow } from '../domain/validation'
 
 export interface CreateResult {

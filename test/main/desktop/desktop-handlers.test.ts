@@ -11,7 +11,7 @@ import { createDesktopHandlers, toServiceQuery } from '../../../src/main/desktop
 import { keyFileStore } from '../../../src/main/desktop/key-store'
 import { memoryClipboard, SecretClipboard } from '../../../src/main/desktop/secret-clipboard'
 import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
-import { silentLogger } from '../../../src/main/logger'
+import { silentLogger } from '../../../src/main/infra/logger'
 import type { LogEntry } from '../../../src/shared/types'
 import { TestClock } from '../../helpers/clock'
 

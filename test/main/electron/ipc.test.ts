@@ -20,7 +20,7 @@ const { DesktopVault } = await import('../../../src/main/desktop/desktop-vault')
 const { createDesktopHandlers } = await import('../../../src/main/desktop/handlers')
 const { keyFileStore } = await import('../../../src/main/desktop/key-store')
 const { SettingsStore } = await import('../../../src/main/desktop/settings')
-const { silentLogger } = await import('../../../src/main/logger')
+const { silentLogger } = await import('../../../src/main/infra/logger')
 
 const APP_URL = 'app://tessera/index.html#/tokens'
 const mainFrame = { processId: 4, routingId: 1, parent: null, url: APP_URL }

@@ -20,7 +20,7 @@ vi.mock('electron', () => ({
 }))
 
 const { claimSingleInstance, installQuitHandler } = await import('../../../src/main/electron/lifecycle')
-const { silentLogger } = await import('../../../src/main/logger')
+const { silentLogger } = await import('../../../src/main/infra/logger')
 
 describe('claimSingleInstance', () => {
   beforeEach(() => {

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { silentLogger } from '../../../src/main/logger'
+import { silentLogger } from '../../../src/main/infra/logger'
 import { startServiceHost } from '../../../src/main/service-host'
 import { JobsService, type Sweep } from '../../../src/main/services/jobs.service'
 import { startTestService, type TestService } from '../../helpers/service'

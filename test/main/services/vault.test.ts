@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../../src/main/crypto/keys'
-import { silentLogger } from '../../../src/main/logger'
+import { silentLogger } from '../../../src/main/infra/logger'
 import { initVault, openVault, VaultAlreadyInitialisedError } from '../../../src/main/services/vault'
-import { acquireVaultLock, readLockOwner, VaultInUseError } from '../../../src/main/services/vault-lock'
+import { acquireVaultLock, readLockOwner, VaultInUseError } from '../../../src/main/infra/vault-lock'
 
 describe('vault', () => {
   let dataDir: string

@@ -5,7 +5,7 @@
  * and may not be cached or framed.
  */
 import { createHash } from 'node:crypto'
-import { escapeHtml } from '../../services/html'
+import { escapeHtml } from '../../infra/html'
 
 const STYLE = `
 body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1d2330; }

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { createLogger } from '../../src/main/logger'
+import { createLogger } from '../../src/main/infra/logger'
 
 function capture(level: string) {
   const lines: Array<Record<string, unknown>> = []

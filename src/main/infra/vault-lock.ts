@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import sqlite3 from 'sqlite3'
 import { z } from 'zod'
-import { isProcessRunning, processStartTime } from '../processes'
+import { isProcessRunning, processStartTime } from './processes'
 
 const LOCK_FILE = 'tessera.lock'
 const LOCK_DB_FILE = 'tessera.lock.db'
