@@ -49,7 +49,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', electronOnlyInGlue] }
   },
   {
-    files: ['src/main/services/**/*.ts', 'src/main/domain/**/*.ts', 'src/main/storage/**/*.ts', 'src/main/crypto/**/*.ts'],
+    files: ['src/main/app/**/*.ts', 'src/main/infra/**/*.ts', 'src/main/domain/**/*.ts', 'src/main/storage/**/*.ts', 'src/main/crypto/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

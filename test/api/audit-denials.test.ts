@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { MAX_DENIAL_ENTRIES_PER_MINUTE } from '../../src/main/services/denials.service'
+import { MAX_DENIAL_ENTRIES_PER_MINUTE } from '../../src/main/app/denials.service'
 import type { LogEntry } from '../../src/shared/types'
 import { startTestService, type TestService } from '../helpers/service'
 

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KeyRetirementReport, TenantKeyStatus } from '../../src/shared/types'
-import type { CeremonyActor } from '../../src/main/services/keys.service'
-import { SMTP_PASSWORD_SETTING } from '../../src/main/services/sealed-settings.service'
+import type { CeremonyActor } from '../../src/main/app/keys.service'
+import { SMTP_PASSWORD_SETTING } from '../../src/main/app/sealed-settings.service'
 import { startTestService, type TestService } from '../helpers/service'
 import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
 

@@ -17,9 +17,9 @@ import { encodeMasterKey, generateMasterKey, loadMasterKey, MASTER_KEY_FILE } fr
 import { readySodium } from '../../src/main/crypto/sodium'
 import { silentLogger } from '../../src/main/infra/logger'
 import type { Actor } from '../../src/main/domain/actor'
-import { unlockKeyring } from '../../src/main/services/keyring'
+import { unlockKeyring } from '../../src/main/app/keyring'
 import { tokenAssociatedData } from '../../src/main/domain/token-request'
-import { openVault } from '../../src/main/services/vault'
+import { openVault } from '../../src/main/bootstrap/vault'
 import { run as runCli, start as startCli } from '../helpers/cli'
 
 const TOKENS = 4000

@@ -10,7 +10,7 @@ import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../src/main/crypto/keys'
 import { silentLogger } from '../../src/main/infra/logger'
-import { openVault } from '../../src/main/services/vault'
+import { openVault } from '../../src/main/bootstrap/vault'
 import { startTestService, type TestService } from '../helpers/service'
 import { withCheckDigit } from '../helpers/tokens'
 

@@ -10,7 +10,7 @@ import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
 import { KEY_BYTES } from '../crypto/types'
 import { parseCvcRetention } from '../domain/cvc-retention'
-import type { MailConfig } from '../services/mail.service'
+import type { MailConfig } from '../app/mail.service'
 import { CliError } from './exit-codes'
 
 const hostname = z.hostname()

@@ -5,7 +5,7 @@
  */
 import { CannotUnlockError } from '../crypto/keys'
 import { AppError } from '../domain/errors'
-import { VaultAlreadyInitialisedError } from '../services/vault'
+import { VaultAlreadyInitialisedError } from '../bootstrap/vault'
 import { VaultInUseError } from '../infra/vault-lock'
 import { CliError } from './exit-codes'
 

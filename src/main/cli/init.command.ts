@@ -2,7 +2,7 @@
  * `tessera init`: creates the vault, its tenant, the OWNER user and a
  * management application, and prints that application's key once.
  */
-import { initVault } from '../services/vault'
+import { initVault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
 import { prepareDataDir } from './data-dir'
 import { loadOrCreateMasterKey } from './vault-access'

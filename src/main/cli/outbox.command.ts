@@ -4,7 +4,7 @@
  * can follow an invitation without a mail server. Reads only; safe while
  * `tessera serve` runs on the same data dir.
  */
-import { readOutbox, type OutboxEntry } from '../services/mail.service'
+import { readOutbox, type OutboxEntry } from '../app/mail.service'
 import type { CommandInput } from './commands'
 import { withUnlockedDatabase } from './vault-access'
 

@@ -4,7 +4,7 @@
  */
 import { createLogger, type Logger } from '../infra/logger'
 import { ListenError } from '../server/app'
-import { startServiceHost, type ServiceHost } from '../service-host'
+import { startServiceHost, type ServiceHost } from '../bootstrap/service-host'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { mailConfig } from './environment'

@@ -1,6 +1,6 @@
 import type Router from '@koa/router'
 import type { Actor } from '../domain/actor'
-import type { Services } from '../services'
+import type { Services } from '../bootstrap/services'
 import type { JsonBody } from './middleware/body'
 
 /** Koa state after authentication. */

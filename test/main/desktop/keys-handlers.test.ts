@@ -17,8 +17,8 @@ import { createDesktopHandlers } from '../../../src/main/desktop/handlers'
 import { keyFileStore } from '../../../src/main/desktop/key-store'
 import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/infra/logger'
-import { SMTP_PASSWORD_SETTING } from '../../../src/main/services/sealed-settings.service'
-import { openVault } from '../../../src/main/services/vault'
+import { SMTP_PASSWORD_SETTING } from '../../../src/main/app/sealed-settings.service'
+import { openVault } from '../../../src/main/bootstrap/vault'
 import { TestClock } from '../../helpers/clock'
 
 async function freePort(): Promise<number> {

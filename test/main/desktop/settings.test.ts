@@ -6,7 +6,7 @@ import { generateMasterKey } from '../../../src/main/crypto/keys'
 import { readySodium } from '../../../src/main/crypto/sodium'
 import { sealJson } from '../../../src/main/crypto/aead'
 import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsChange, type SettingsSecrets } from '../../../src/main/desktop/settings'
-import { SMTP_PASSWORD_SETTING } from '../../../src/main/services/sealed-settings.service'
+import { SMTP_PASSWORD_SETTING } from '../../../src/main/app/sealed-settings.service'
 import { ValidationError } from '../../../src/main/domain/errors'
 
 describe('SettingsStore', () => {

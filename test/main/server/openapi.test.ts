@@ -6,7 +6,7 @@ import { silentLogger } from '../../../src/main/infra/logger'
 import { createServer } from '../../../src/main/server/app'
 import { openApiDocument } from '../../../src/main/server/openapi'
 import { renderApiMarkdown } from '../../../src/main/server/openapi-markdown'
-import type { Services } from '../../../src/main/services'
+import type { Services } from '../../../src/main/bootstrap/services'
 import { undocumentedResponse } from '../../helpers/openapi'
 
 type Operation = { operationId: string; security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, unknown> }

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa'
-import type { AuthService } from '../../services/auth.service'
+import type { AuthService } from '../../app/auth.service'
 
 /** Resolves SVC-API-KEY to `ctx.state.actor`; 401 when it cannot. Not async: a cached key costs no promise hop. */
 export function authenticate(auth: AuthService): Middleware {

@@ -9,7 +9,7 @@ import Router from '@koa/router'
 import parse from 'co-body'
 import type { Context } from 'koa'
 import { AppError, ValidationError } from '../../domain/errors'
-import { ACCEPT_PATH } from '../../services/invitations.service'
+import { ACCEPT_PATH } from '../../app/invitations.service'
 import { INVITATION_PAGE_HEADERS, renderInvitationForm, renderInvitationMessage } from '../pages/invitation-page'
 import type { AppState, RouteDeps } from '../types'
 

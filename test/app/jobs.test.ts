@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { silentLogger } from '../../../src/main/infra/logger'
-import { startServiceHost } from '../../../src/main/service-host'
-import { JobsService, type Sweep } from '../../../src/main/services/jobs.service'
-import { startTestService, type TestService } from '../../helpers/service'
+import { silentLogger } from '../../src/main/infra/logger'
+import { startServiceHost } from '../../src/main/bootstrap/service-host'
+import { JobsService, type Sweep } from '../../src/main/app/jobs.service'
+import { startTestService, type TestService } from '../helpers/service'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE

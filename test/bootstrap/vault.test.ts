@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateMasterKey } from '../../../src/main/crypto/keys'
-import { silentLogger } from '../../../src/main/infra/logger'
-import { initVault, openVault, VaultAlreadyInitialisedError } from '../../../src/main/services/vault'
-import { acquireVaultLock, readLockOwner, VaultInUseError } from '../../../src/main/infra/vault-lock'
+import { generateMasterKey } from '../../src/main/crypto/keys'
+import { silentLogger } from '../../src/main/infra/logger'
+import { initVault, openVault, VaultAlreadyInitialisedError } from '../../src/main/bootstrap/vault'
+import { acquireVaultLock, readLockOwner, VaultInUseError } from '../../src/main/infra/vault-lock'
 
 describe('vault', () => {
   let dataDir: string

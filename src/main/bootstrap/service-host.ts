@@ -3,11 +3,11 @@
  * (later) runs the background jobs. Shared by `tessera serve`, the desktop
  * app and the API tests, so all three exercise the same start and stop path.
  */
-import type { MasterKey } from './crypto/types'
-import type { Logger } from './infra/logger'
-import { createServer, listen, type ServerOptions } from './server/app'
-import type { Clock } from './domain/actor'
-import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './services/vault'
+import type { MasterKey } from '../crypto/types'
+import type { Logger } from '../infra/logger'
+import { createServer, listen, type ServerOptions } from '../server/app'
+import type { Clock } from '../domain/actor'
+import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   dataDir: string
