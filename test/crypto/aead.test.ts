@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { DecryptionError, open, openJson, seal, sealJson } from '../../../src/main/crypto/aead'
-import { keyedHash } from '../../../src/main/crypto/hashing'
-import { randomBytes } from '../../../src/main/crypto/random'
-import { readySodium, sodium } from '../../../src/main/crypto/sodium'
+import { DecryptionError, open, openJson, seal, sealJson } from '../../src/main/crypto/aead'
+import { keyedHash } from '../../src/main/crypto/hashing'
+import { randomBytes } from '../../src/main/crypto/random'
+import { readySodium, sodium } from '../../src/main/crypto/sodium'
 
 const hex = (value: string) => Uint8Array.from(Buffer.from(value, 'hex'))
 

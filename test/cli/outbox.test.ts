@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestService, type TestService } from '../../helpers/service'
+import { startTestService, type TestService } from '../helpers/service'
 
 const run = promisify(execFile)
-const BIN = join(__dirname, '../../../bin/tessera.cjs')
+const BIN = join(__dirname, '../../bin/tessera.cjs')
 
 describe('tessera outbox', () => {
   let service: TestService

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { IPC_CHANNELS, IPC_METHODS } from '../../../src/shared/ipc'
+import { IPC_CHANNELS, IPC_METHODS } from '../../src/shared/ipc'
 
 const exposed: Record<string, any> = {}
 const invoke = vi.fn(async (channel: string, ...args: unknown[]) => ({ ok: true, value: { channel, args } }))
@@ -9,7 +9,7 @@ vi.mock('electron', () => ({
   ipcRenderer: { invoke: (channel: string, ...args: unknown[]) => invoke(channel, ...args) }
 }))
 
-await import('../../../src/preload/index')
+await import('../../src/preload/index')
 
 describe('preload', () => {
   it('exposes only window.tessera', () => {

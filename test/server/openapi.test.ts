@@ -2,12 +2,12 @@ import type Router from '@koa/router'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { silentLogger } from '../../../src/main/infra/logger'
-import { createServer } from '../../../src/main/server/app'
-import { openApiDocument } from '../../../src/main/server/openapi'
-import { renderApiMarkdown } from '../../../src/main/server/openapi-markdown'
-import type { Services } from '../../../src/main/bootstrap/services'
-import { undocumentedResponse } from '../../helpers/openapi'
+import { silentLogger } from '../../src/main/infra/logger'
+import { createServer } from '../../src/main/server/app'
+import { openApiDocument } from '../../src/main/server/openapi'
+import { renderApiMarkdown } from '../../src/main/server/openapi-markdown'
+import type { Services } from '../../src/main/bootstrap/services'
+import { undocumentedResponse } from '../helpers/openapi'
 
 type Operation = { operationId: string; security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, unknown> }
 
@@ -58,7 +58,7 @@ describe('the OpenAPI document', () => {
   })
 
   it('is what docs/api.md shows (run `npm run docs:api` after changing the interface)', () => {
-    const committed = readFileSync(join(__dirname, '../../../docs/api.md'), 'utf8')
+    const committed = readFileSync(join(__dirname, '../../docs/api.md'), 'utf8')
     expect(committed).toBe(renderApiMarkdown(openApiDocument()))
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { CliError } from '../../../src/main/cli/exit-codes'
-import { ENV_NAMES, mailConfig, readEnvironment } from '../../../src/main/cli/environment'
+import { CliError } from '../../src/main/cli/exit-codes'
+import { ENV_NAMES, mailConfig, readEnvironment } from '../../src/main/cli/environment'
 
 function failure(env: Record<string, string>): CliError {
   try {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { memoryClipboard, SecretClipboard } from '../../../src/main/desktop/secret-clipboard'
+import { memoryClipboard, SecretClipboard } from '../../src/main/desktop/secret-clipboard'
 
 describe('SecretClipboard', () => {
   beforeEach(() => vi.useFakeTimers())

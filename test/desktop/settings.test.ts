@@ -2,12 +2,12 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { generateMasterKey } from '../../../src/main/crypto/keys'
-import { readySodium } from '../../../src/main/crypto/sodium'
-import { sealJson } from '../../../src/main/crypto/aead'
-import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsChange, type SettingsSecrets } from '../../../src/main/desktop/settings'
-import { SMTP_PASSWORD_SETTING } from '../../../src/main/app/sealed-settings.service'
-import { ValidationError } from '../../../src/main/domain/errors'
+import { generateMasterKey } from '../../src/main/crypto/keys'
+import { readySodium } from '../../src/main/crypto/sodium'
+import { sealJson } from '../../src/main/crypto/aead'
+import { DEFAULT_PORT, SETTINGS_FILE, SettingsStore, type SettingsChange, type SettingsSecrets } from '../../src/main/desktop/settings'
+import { SMTP_PASSWORD_SETTING } from '../../src/main/app/sealed-settings.service'
+import { ValidationError } from '../../src/main/domain/errors'
 
 describe('SettingsStore', () => {
   let dataDir: string

@@ -19,8 +19,8 @@ vi.mock('electron', () => ({
   }
 }))
 
-const { claimSingleInstance, installQuitHandler } = await import('../../../src/main/electron/lifecycle')
-const { silentLogger } = await import('../../../src/main/infra/logger')
+const { claimSingleInstance, installQuitHandler } = await import('../../src/main/electron/lifecycle')
+const { silentLogger } = await import('../../src/main/infra/logger')
 
 describe('claimSingleInstance', () => {
   beforeEach(() => {

@@ -4,7 +4,7 @@ import { FuseV1Options, FuseVersion } from '@electron/fuses'
 import { describe, expect, it, vi } from 'vitest'
 
 const require = createRequire(import.meta.url)
-const ROOT = join(__dirname, '..', '..', '..')
+const ROOT = join(__dirname, '..', '..')
 const { afterPack, fuseConfig } = require(join(ROOT, 'build/after-pack.cjs')) as {
   afterPack: (context: unknown) => Promise<void>
   fuseConfig: (platform: string) => Record<string | number, unknown>

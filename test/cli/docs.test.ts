@@ -5,12 +5,12 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { commandEnvironment, synopsis } from '../../../src/main/cli/command-line'
-import { COMMANDS } from '../../../src/main/cli/commands'
-import { ENV_NAMES } from '../../../src/main/cli/environment'
-import { EXIT_CODES } from '../../../src/main/cli/exit-codes'
+import { commandEnvironment, synopsis } from '../../src/main/cli/command-line'
+import { COMMANDS } from '../../src/main/cli/commands'
+import { ENV_NAMES } from '../../src/main/cli/environment'
+import { EXIT_CODES } from '../../src/main/cli/exit-codes'
 
-const docs = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'cli.md'), 'utf8')
+const docs = readFileSync(join(__dirname, '..', '..', 'docs', 'cli.md'), 'utf8')
 
 /** The part of the page about one command: from its heading to the next one. */
 function section(command: string): string {

@@ -2,11 +2,11 @@ import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { CannotUnlockError, createMasterKeyFile, decodeMasterKey, generateMasterKey, loadMasterKey, unwrapKey, wrapKey } from '../../../src/main/crypto/keys'
-import { randomBytes } from '../../../src/main/crypto/random'
-import { generateSecret, hashSecret } from '../../../src/main/crypto/secrets'
-import { readySodium } from '../../../src/main/crypto/sodium'
-import type { SecretHashKey } from '../../../src/main/crypto/types'
+import { CannotUnlockError, createMasterKeyFile, decodeMasterKey, generateMasterKey, loadMasterKey, unwrapKey, wrapKey } from '../../src/main/crypto/keys'
+import { randomBytes } from '../../src/main/crypto/random'
+import { generateSecret, hashSecret } from '../../src/main/crypto/secrets'
+import { readySodium } from '../../src/main/crypto/sodium'
+import type { SecretHashKey } from '../../src/main/crypto/types'
 
 describe('master key', () => {
   let dir: string

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { entryMac, GENESIS_MAC, keyFingerprint, signHead, signingKeys, verifyHead, type AuditMacKey, type AuditSigningSeed, type ChainedEntry } from '../../../src/main/crypto/audit'
-import { randomBytes } from '../../../src/main/crypto/random'
-import { readySodium } from '../../../src/main/crypto/sodium'
+import { entryMac, GENESIS_MAC, keyFingerprint, signHead, signingKeys, verifyHead, type AuditMacKey, type AuditSigningSeed, type ChainedEntry } from '../../src/main/crypto/audit'
+import { randomBytes } from '../../src/main/crypto/random'
+import { readySodium } from '../../src/main/crypto/sodium'
 
 const TEXT = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message'] as const
 

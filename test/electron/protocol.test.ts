@@ -17,8 +17,8 @@ vi.mock('electron', () => ({
   nativeTheme: { shouldUseDarkColors: false }
 }))
 
-const { registerAppScheme, resolveAppFile, serveRenderer } = await import('../../../src/main/electron/protocol')
-const { CONTENT_SECURITY_POLICY } = await import('../../../src/main/electron/window')
+const { registerAppScheme, resolveAppFile, serveRenderer } = await import('../../src/main/electron/protocol')
+const { CONTENT_SECURITY_POLICY } = await import('../../src/main/electron/window')
 
 describe('the app:// protocol', () => {
   let root: string

@@ -18,7 +18,7 @@ vi.mock('electron', () => {
 })
 
 const { APP_ENTRY_URL, CONTENT_SECURITY_POLICY, WINDOW_SIZE, createMainWindow, installSessionPolicies, isAppUrl, lockDownContents } = await import(
-  '../../../src/main/electron/window'
+  '../../src/main/electron/window'
 )
 
 function fakeSession() {
@@ -100,7 +100,7 @@ describe('installSessionPolicies', () => {
   })
 
   it('uses the same policy as the <meta> of index.html (minus frame-ancestors, which a meta cannot set)', () => {
-    const html = readFileSync(resolve(__dirname, '../../../src/renderer/index.html'), 'utf8')
+    const html = readFileSync(resolve(__dirname, '../../src/renderer/index.html'), 'utf8')
     const meta = html.match(/http-equiv="Content-Security-Policy"\s+content="([^"]+)"/)![1]
     expect(meta).toBe(CONTENT_SECURITY_POLICY.replace("; frame-ancestors 'none'", ''))
   })

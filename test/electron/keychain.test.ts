@@ -20,9 +20,9 @@ vi.mock('electron', () => ({
   }
 }))
 
-const { createKeychainStore, isKeychainAvailable, KEYCHAIN_KEY_FILE } = await import('../../../src/main/electron/keychain')
-const { createMasterKeyFile, CannotUnlockError, generateMasterKey, MASTER_KEY_FILE } = await import('../../../src/main/crypto/keys')
-const { readySodium } = await import('../../../src/main/crypto/sodium')
+const { createKeychainStore, isKeychainAvailable, KEYCHAIN_KEY_FILE } = await import('../../src/main/electron/keychain')
+const { createMasterKeyFile, CannotUnlockError, generateMasterKey, MASTER_KEY_FILE } = await import('../../src/main/crypto/keys')
+const { readySodium } = await import('../../src/main/crypto/sodium')
 
 describe('keychain store', () => {
   let dataDir: string

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readEnvironment } from '../../../src/main/cli/environment'
+import { readEnvironment } from '../../src/main/cli/environment'
 
 const ttl = (value: string | undefined) => readEnvironment(['TESSERA_SESSION_MAX_TTL'], { TESSERA_SESSION_MAX_TTL: value }).TESSERA_SESSION_MAX_TTL
 

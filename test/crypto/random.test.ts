@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { newTimeOrderedId, randomBytes } from '../../../src/main/crypto/random'
+import { newTimeOrderedId, randomBytes } from '../../src/main/crypto/random'
 
 describe('randomness', () => {
   it('never hands out the same pooled bytes twice', () => {

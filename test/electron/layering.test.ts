@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-const ROOT = resolve(__dirname, '../../..')
+const ROOT = resolve(__dirname, '../..')
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { IPC_CHANNELS } from '../../../src/shared/ipc'
+import { IPC_CHANNELS } from '../../src/shared/ipc'
 
 const handlers = new Map<string, (event: unknown, ...args: unknown[]) => Promise<any>>()
 
@@ -15,12 +15,12 @@ vi.mock('electron', () => ({
   nativeTheme: { shouldUseDarkColors: false }
 }))
 
-const { registerIpcHandlers, isTrustedSender } = await import('../../../src/main/electron/ipc')
-const { DesktopVault } = await import('../../../src/main/desktop/desktop-vault')
-const { createDesktopHandlers } = await import('../../../src/main/desktop/handlers')
-const { keyFileStore } = await import('../../../src/main/desktop/key-store')
-const { SettingsStore } = await import('../../../src/main/desktop/settings')
-const { silentLogger } = await import('../../../src/main/infra/logger')
+const { registerIpcHandlers, isTrustedSender } = await import('../../src/main/electron/ipc')
+const { DesktopVault } = await import('../../src/main/desktop/desktop-vault')
+const { createDesktopHandlers } = await import('../../src/main/desktop/handlers')
+const { keyFileStore } = await import('../../src/main/desktop/key-store')
+const { SettingsStore } = await import('../../src/main/desktop/settings')
+const { silentLogger } = await import('../../src/main/infra/logger')
 
 const APP_URL = 'app://tessera/index.html#/tokens'
 const mainFrame = { processId: 4, routingId: 1, parent: null, url: APP_URL }

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { IPC_CHANNELS } from '../../../src/shared/ipc'
+import { IPC_CHANNELS } from '../../src/shared/ipc'
 
 const state = vi.hoisted(() => ({
   handlers: new Map<string, (event: unknown, ...args: unknown[]) => Promise<any>>(),
@@ -62,7 +62,7 @@ describe('src/main/index.ts (bootstrap)', () => {
     vi.stubEnv('ELECTRON_RENDERER_URL', '')
     vi.stubEnv('TESSERA_LOG_LEVEL', 'silent')
     electron = await import('electron')
-    await import('../../../src/main/index')
+    await import('../../src/main/index')
     await vi.waitFor(() => expect(state.windows).toHaveLength(1), { timeout: 10_000 })
   })
 
