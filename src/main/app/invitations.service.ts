@@ -37,7 +37,7 @@ import { requirePermission } from '../domain/access'
 import type { Actor } from '../domain/actor'
 import { toIsoString } from '../domain/dates'
 import { isEmailAddress } from '../domain/fields'
-import { AppError, ConflictError, NotFoundError } from '../domain/errors'
+import { ConflictError, InvitationExpiredError, InvitationLinkInvalidError, NotFoundError } from '../domain/errors'
 import { escapeHtml } from '../infra/html'
 import type { ServiceContext } from './service-context'
 import { logRow, recordLogs } from './logs.service'
@@ -65,20 +65,6 @@ const createBodyWithAddressCheck = createInvitationBody.superRefine((body, ctx) 
 function pathId(id: unknown, entity: string): string {
   if (!z.uuid().safeParse(id).success) throw new NotFoundError(entity)
   return (id as string).toLowerCase()
-}
-
-/** 404: the link was used, replaced by a newer one, or its invitation deleted. */
-export class InvitationLinkInvalidError extends AppError {
-  constructor() {
-    super(404, 'invitation_link_invalid', 'This invitation link is not valid: it was already used, replaced by a newer link, or the invitation was deleted.')
-  }
-}
-
-/** 410: the link is the current one, but the invitation has expired. */
-export class InvitationExpiredError extends AppError {
-  constructor() {
-    super(410, 'invitation_expired', 'This invitation has expired. Ask the tenant administrator to resend it.')
-  }
 }
 
 /** What the acceptance page shows about a valid link. */

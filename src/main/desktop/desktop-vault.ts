@@ -13,7 +13,7 @@ import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../infra/logger'
 import { startServiceHost, type ServiceHost } from '../bootstrap/service-host'
 import type { Actor, Clock } from '../domain/actor'
-import { AppError, BusinessRuleError, ConflictError, ValidationError, VaultLockedError } from '../domain/errors'
+import { BusinessRuleError, ConflictError, ValidationError, VaultLockedError } from '../domain/errors'
 import type { CeremonyActor } from '../app/keys.service'
 import type { LogInput } from '../app/logs.service'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
@@ -33,13 +33,6 @@ export interface DesktopVaultOptions {
   /** The app's version, shown in Settings. */
   version: string
   clock?: Clock
-}
-
-/** 503 for anything asked of a vault that is not open. */
-export class VaultNotOpenError extends AppError {
-  constructor() {
-    super(503, 'vault_locked', 'The vault is locked. Unlock it to continue.')
-  }
 }
 
 function describeStartFailure(error: unknown, port: number): string {
@@ -76,7 +69,7 @@ export class DesktopVault {
 
   /** The open vault, or a 503 problem when locked. */
   requireVault(): Vault {
-    if (!this.host) throw new VaultNotOpenError()
+    if (!this.host) throw new VaultLockedError()
     return this.host.vault
   }
 
@@ -183,7 +176,7 @@ export class DesktopVault {
     await this.settings.update(patch, this.settingsSecrets(), async (change) => {
       if (this.host) await this.recordAction(settingsAction(change.message))
       else if (change.portOnly) this.changedWhileLocked.push(change.message)
-      else throw new VaultNotOpenError()
+      else throw new VaultLockedError()
     })
     await this.restartService(previousPort)
     return this.settings.view()

@@ -63,11 +63,11 @@ export function bodyParser(limitBytes: number) {
 function requireDecodable(request: Request): void {
   const encoding = request.get('content-encoding') || 'identity'
   if (!CONTENT_ENCODINGS.has(encoding)) {
-    throw new AppError(415, 'unsupported_content_encoding', 'Content-Encoding must be one of gzip, deflate, br or identity.')
+    throw new AppError('unsupported_content_encoding')
   }
   const charset = request.charset.toLowerCase()
   if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new AppError(415, 'unsupported_charset', 'The body must be UTF-8: send charset=utf-8 or no charset.')
+    throw new AppError('unsupported_charset')
   }
 }
 

@@ -56,10 +56,10 @@ export function errorHandler(onRefused?: RefusalListener): Middleware {
       await next()
       // Unrouted paths and methods answer with a problem document too.
       if (ctx.status === 404 && ctx.body == null) {
-        throw new AppError(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`)
+        throw new AppError('route_not_found', `No route for ${ctx.method} ${ctx.path}.`)
       }
       if (ctx.status === 405 && ctx.body == null) {
-        throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`)
+        throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`)
       }
     } catch (error) {
       let body: Problem

@@ -28,7 +28,7 @@ export function hostCheck(allowedHosts: readonly string[] = []): Middleware {
   return (ctx, next) => {
     const host = hostOfHeader(ctx.get('host'))
     if (host === undefined || !allowed.has(host)) {
-      throw new AppError(421, 'host_not_allowed', 'The Host header names a host this service does not serve.')
+      throw new AppError('host_not_allowed')
     }
     return next()
   }
