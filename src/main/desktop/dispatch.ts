@@ -7,7 +7,7 @@
  */
 import { CHANNEL_PREFIX, IPC_METHODS, type IpcResult, type Namespace } from '../../shared/ipc'
 import type { Logger } from '../infra/logger'
-import { problem } from '../server/middleware/errors'
+import { problemOf, problemOfCode } from '../app/problem'
 import { AppError } from '../domain/errors'
 import type { DesktopHandlers } from './handlers'
 
@@ -29,19 +29,15 @@ function lookup(channel: unknown): { namespace: Namespace; method: string } | un
 /** Runs the handler behind `channel` with `args`; never throws. */
 export async function dispatch(handlers: DesktopHandlers, channel: unknown, args: unknown[], logger: Logger): Promise<IpcResult<unknown>> {
   const target = lookup(channel)
-  if (!target) return { ok: false, problem: problem(404, 'No such IPC channel.', { code: 'unknown_channel' }) }
+  if (!target) return { ok: false, problem: problemOfCode('unknown_channel') }
   const handler = (handlers[target.namespace] as Record<string, AnyHandler>)[target.method]
   try {
     return { ok: true, value: await handler(...args) }
   } catch (error) {
-    if (error instanceof AppError) {
-      return {
-        ok: false,
-        problem: problem(error.status, error.message, { code: error.code, ...(error.errors ? { errors: error.errors } : {}) })
-      }
+    if (!(error instanceof AppError)) {
+      const { name, code } = error as { name?: string; code?: string }
+      logger.error({ err: { name, code }, channel }, 'IPC handler failed')
     }
-    const { name, code } = error as { name?: string; code?: string }
-    logger.error({ err: { name, code }, channel }, 'IPC handler failed')
-    return { ok: false, problem: problem(500, 'An unexpected error occurred.', { code: 'internal_error' }) }
+    return { ok: false, problem: problemOf(error) }
   }
 }

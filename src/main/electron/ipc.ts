@@ -8,7 +8,7 @@
 import { ipcMain, type IpcMainInvokeEvent, type WebFrameMain } from 'electron'
 import { CHANNEL_PREFIX, IPC_CHANNELS, type IpcResult } from '../../shared/ipc'
 import type { Logger } from '../infra/logger'
-import { problem } from '../server/middleware/errors'
+import { problemOfCode } from '../app/problem'
 import { dispatch } from '../desktop/dispatch'
 import type { DesktopHandlers } from '../desktop/handlers'
 import { isAppUrl } from './window'
@@ -29,7 +29,7 @@ export function isTrustedSender(event: IpcMainInvokeEvent, mainFrame: WebFrameMa
   return isAppUrl(frame.url, devServerUrl)
 }
 
-const refused = (): IpcResult<never> => ({ ok: false, problem: problem(403, 'This caller may not use the IPC contract.', { code: 'ipc_sender_refused' }) })
+const refused = (): IpcResult<never> => ({ ok: false, problem: problemOfCode('ipc_sender_refused') })
 
 /** Registers the handlers; returns a function that removes them again. */
 export function registerIpcHandlers(options: IpcOptions): () => void {
