@@ -37,6 +37,7 @@ import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from '../domain/pagination'
 import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from '../domain/token-request'
 import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from '../domain/token-view'
+import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
 import { ReadThroughCache } from '../infra/read-through-cache'
 import { parseOrThrow } from '../domain/validation'
@@ -57,25 +58,6 @@ function rowCacheKey(tenantId: string, id: unknown): string {
 
 function tokenLog(row: Pick<TokenRow, 'type' | 'id'>, operation: LogInput['operation'], message: string): LogInput {
   return { entityType: row.type, entityId: row.id, operation, message }
-}
-
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/**
- * RFC 7386 merge patch, returning a new value. Written out rather than taken from
- * json-merge-patch, which throws on a target holding a `hasOwnProperty` key and
- * silently drops `constructor` and `prototype` keys; here every key is plain data.
- */
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isJsonObject(patch)) return patch
-  const merged = new Map(isJsonObject(target) ? Object.entries(target) : [])
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) merged.delete(key)
-    else merged.set(key, mergePatch(merged.get(key), value))
-  }
-  return Object.fromEntries(merged)
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mergePatch } from '../../src/main/app/tokens.service'
+import { mergePatch } from '../../src/main/domain/merge-patch'
 
 describe('mergePatch (RFC 7386)', () => {
   // RFC 7386 Appendix A, every example.
