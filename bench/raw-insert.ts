@@ -12,6 +12,7 @@ import { sealJson } from '../src/main/crypto/aead'
 import { keyedHash } from '../src/main/crypto/hashing'
 import { newTimeOrderedId, randomBytes } from '../src/main/crypto/random'
 import { readySodium } from '../src/main/crypto/sodium'
+import { sql } from '../src/main/storage/connections'
 import { openDatabase } from '../src/main/storage/database'
 
 const COLUMNS = ['tenant_id', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'containers', 'metadata', 'created_at']
@@ -33,7 +34,7 @@ export class RawInsertCeiling {
     await readySodium()
     const schema = await openDatabase(file)
     const tenantId = randomUUID()
-    await schema.writer('tenants').insert({ id: tenantId, name: 'bench', created_at: Date.now() })
+    await sql(schema.writer)('tenants').insert({ id: tenantId, name: 'bench', created_at: Date.now() })
     await schema.close()
     const db = new sqlite3.Database(file)
     for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'secure_delete = ON', 'busy_timeout = 5000']) await run(db, `PRAGMA ${pragma}`)

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../src/shared/permissions'
 import { startTestService, type TestService } from '../helpers/service'
+import { sql } from '../../src/main/storage/connections'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
@@ -484,7 +485,7 @@ describe('applications', () => {
       expect((await service.request('GET', '/applications/key', { key: created.key })).status).toBe(401)
       expect((await service.request('GET', `/applications/${created.id}`)).status).toBe(404)
       expect((await service.request('GET', `/applications?id=${created.id}`)).body.pagination.total_items).toBe(0)
-      const db = service.host.vault.db.reader
+      const db = sql(service.host.vault.db.reader)
       expect(await db('applications').where({ id: created.id }).first()).toBeDefined()
 
       const deleted = await service.host.vault.services.applications.deleteExpiredApplications(service.clock.now(), 100)

@@ -13,6 +13,7 @@ import { unlockKeyring } from '../../src/main/app/keyring'
 import { tokenAssociatedData } from '../../src/main/domain/token-request'
 import { startTestService, type TestService } from '../helpers/service'
 import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
+import { readerOf, sql } from '../../src/main/storage/connections'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -100,7 +101,7 @@ describe('CVC retention', () => {
   it('clears the mark of a card stored before CVC retention that holds no cvc, without an audit entry', async () => {
     const created = await request('POST', '/tokens', { type: 'card', data: { number: cardNumber(), expiration_month: 5, expiration_year: 2032 } })
     // The upgrade marks every card already stored as due, cvc or not.
-    await service.host.vault.db.writer('tokens').where({ id: created.body.id }).update({ cvc_expires_at: service.clock.now() })
+    await sql(service.host.vault.db.writer)('tokens').where({ id: created.body.id }).update({ cvc_expires_at: service.clock.now() })
     service.clock.advance(MINUTE)
     expect(await cvcSweep()).toBe(1)
     expect((await request('GET', `/tokens/${created.body.id}`)).body.data).toMatchObject({ expiration_month: 5 })
@@ -143,7 +144,7 @@ describe('CVC retention of 0', () => {
     await service.host.stop()
     const direct = knex({ client: 'sqlite3', connection: { filename: join(service.dataDir, 'tessera.db') }, useNullAsDefault: true })
     try {
-      const keyring = await unlockKeyring(direct, service.masterKey)
+      const keyring = await unlockKeyring(readerOf(direct), service.masterKey)
       const rows = await direct('tokens').select('tenant_id', 'id', 'key_version', 'sealed_data', 'cvc_expires_at')
       expect(rows).toHaveLength(2)
       for (const row of rows) {

@@ -10,6 +10,7 @@ import type { CeremonyActor } from '../../src/main/app/keys.service'
 import { SMTP_PASSWORD_SETTING } from '../../src/main/app/sealed-settings.service'
 import { startTestService, type TestService } from '../helpers/service'
 import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
+import { sql } from '../../src/main/storage/connections'
 
 const CRUD = ['token:create', 'token:read', 'token:update', 'token:delete']
 
@@ -114,7 +115,7 @@ describe('data-key rotation', () => {
     expect(report.retired_key_check_value).not.toBe(report.current_key_check_value)
     expect(await services().keys.report(service.tenantId, 1)).toEqual(report)
 
-    const stored = await service.host.vault.db.reader('tenant_keys').where({ purpose: 'data' }).select('version')
+    const stored = await sql(service.host.vault.db.reader)('tenant_keys').where({ purpose: 'data' }).select('version')
     expect(stored.map((row) => row.version)).toEqual([2])
     expect((await tenant()).versions[0]).toMatchObject({ version: 1, retired_at: report.retired_at, key_check_value: report.retired_key_check_value })
     for (const [id, data] of before) expect((await service.request('GET', `/tokens/${id}`, { key })).body.data).toEqual(data)

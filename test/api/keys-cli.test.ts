@@ -21,6 +21,7 @@ import { unlockKeyring } from '../../src/main/app/keyring'
 import { tokenAssociatedData } from '../../src/main/domain/token-request'
 import { openVault } from '../../src/main/bootstrap/vault'
 import { run as runCli, start as startCli } from '../helpers/cli'
+import { readerOf } from '../../src/main/storage/connections'
 
 const TOKENS = 4000
 
@@ -51,7 +52,7 @@ describe('tessera keys', { timeout: 180_000 }, () => {
   async function expectAllTokensOn(version: number): Promise<void> {
     const db = knex({ client: 'sqlite3', connection: { filename: join(dataDir, 'tessera.db') }, useNullAsDefault: true })
     try {
-      const keyring = await unlockKeyring(db, (await loadMasterKey(dataDir, {}))!)
+      const keyring = await unlockKeyring(readerOf(db), (await loadMasterKey(dataDir, {}))!)
       const rows = await db('tokens').select('tenant_id', 'id', 'key_version', 'sealed_data')
       expect(rows).toHaveLength(TOKENS)
       for (const row of rows) {

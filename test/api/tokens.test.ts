@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestService, type TestService } from '../helpers/service'
 import { breakLuhn, cardNumber, cardNumberEndingWith, MERGE_PATCH } from '../helpers/tokens'
+import { sql } from '../../src/main/storage/connections'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const FINGERPRINT = /^[A-Za-z0-9]{1,100}$/
@@ -1104,7 +1105,7 @@ describe('tokens', () => {
     it('recomputes the stored search indexes when the data changes', async () => {
       const { id } = await create({ type: 'token', data: 'before', search_indexes: ['{{ data }}'] })
       const hashes = () =>
-        service.host.vault.db.reader('token_search_indexes').where({ token_id: id }).pluck('index_hash') as Promise<string[]>
+        sql(service.host.vault.db.reader)('token_search_indexes').where({ token_id: id }).pluck('index_hash') as Promise<string[]>
       const before = await hashes()
       expect(before).toHaveLength(1)
       expect((await patch(id, { data: 'after' })).status).toBe(200)
@@ -1112,7 +1113,7 @@ describe('tokens', () => {
       expect(after).toHaveLength(1)
       expect(after).not.toEqual(before)
       const fresh = await create({ type: 'token', data: 'after', search_indexes: ['{{ data }}'] })
-      expect(await service.host.vault.db.reader('token_search_indexes').where({ token_id: fresh.id }).pluck('index_hash')).toEqual(after)
+      expect(await sql(service.host.vault.db.reader)('token_search_indexes').where({ token_id: fresh.id }).pluck('index_hash')).toEqual(after)
     })
 
     it('replaces expires_at, in any accepted format, and removes it when null', async () => {

@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/main/infra/logger'
 import { openVault } from '../../src/main/bootstrap/vault'
 import { startTestService, type TestService } from '../helpers/service'
 import { withCheckDigit } from '../helpers/tokens'
+import { sql } from '../../src/main/storage/connections'
 
 const CARD_NUMBER = withCheckDigit('491633850608283')
 const CVC = '7319'
@@ -80,12 +81,12 @@ describe('vault at rest', { timeout: 60_000 }, () => {
     expect((await request('GET', '/tokens')).status).toBe(200)
 
     const patched = await request('POST', '/tokens', { type: 'token', data: PATCHED_AWAY })
-    patchedCiphertext = await service.host.vault.db.reader('tokens').where({ id: patched.body.id }).first().then((row) => Buffer.from(row.sealed_data))
+    patchedCiphertext = await sql(service.host.vault.db.reader)('tokens').where({ id: patched.body.id }).first().then((row) => Buffer.from(row.sealed_data))
     expect((await request('PATCH', `/tokens/${patched.body.id}`, { data: 'new value' }, 'application/merge-patch+json')).status).toBe(200)
 
     const doomed = await request('POST', '/tokens', { id: 'doomed-token', type: 'token', data: DELETED_STRING, search_indexes: ['{{ data }}'] })
     deletedId = doomed.body.id
-    deletedCiphertext = await service.host.vault.db.reader('tokens').where({ id: deletedId }).first().then((row) => Buffer.from(row.sealed_data))
+    deletedCiphertext = await sql(service.host.vault.db.reader)('tokens').where({ id: deletedId }).first().then((row) => Buffer.from(row.sealed_data))
     expect((await request('DELETE', `/tokens/${deletedId}`)).status).toBe(204)
 
     runningFiles = await readDataDir(service.dataDir)

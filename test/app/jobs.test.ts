@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/main/infra/logger'
 import { startServiceHost } from '../../src/main/bootstrap/service-host'
 import { JobsService, type Sweep } from '../../src/main/app/jobs.service'
 import { startTestService, type TestService } from '../helpers/service'
+import { sql } from '../../src/main/storage/connections'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -53,7 +54,7 @@ describe('expiry jobs', () => {
     service.clock.advance(HOUR)
     expect(processed(await jobs().runDueJobs(), 'expire-tokens')).toBe(1)
     expect((await service.request('GET', '/tokens/expiring-token', { key: privateKey })).status).toBe(404)
-    const { reader } = service.host.vault.db
+    const reader = sql(service.host.vault.db.reader)
     expect(await reader('tokens').where({ id: 'expiring-token' }).first()).toBeUndefined()
     expect(await reader('token_tombstones').where({ token_id: 'expiring-token' }).first()).toMatchObject({ reason: 'expired' })
     expect((await logsFor('token', 'expiring-token'))[0]).toMatchObject({ operation: 'delete' })
@@ -69,7 +70,7 @@ describe('expiry jobs', () => {
     })
     service.clock.advance(10 * MINUTE)
     expect(processed(await jobs().runDueJobs(), 'expire-applications')).toBe(1)
-    expect(await service.host.vault.db.reader('applications').where({ id: app.id }).first()).toBeUndefined()
+    expect(await sql(service.host.vault.db.reader)('applications').where({ id: app.id }).first()).toBeUndefined()
     expect((await logsFor('application', app.id))[0]).toMatchObject({ operation: 'delete' })
   })
 
@@ -79,7 +80,7 @@ describe('expiry jobs', () => {
     await service.request('POST', '/sessions/authorize', { key: privateKey, body: { nonce: used.body.nonce, permissions: ['token:read'] } })
     service.clock.advance(3 * MINUTE)
     expect(processed(await jobs().runDueJobs(), 'expire-sessions')).toBe(2)
-    expect(await service.host.vault.db.reader('sessions').count({ count: '*' }).first()).toEqual({ count: 0 })
+    expect(await sql(service.host.vault.db.reader)('sessions').count({ count: '*' }).first()).toEqual({ count: 0 })
     expect((await service.request('GET', '/tokens', { key: used.body.session_key })).status).toBe(401)
     expect((await service.request('GET', '/tokens', { key: unused.body.session_key })).status).toBe(401)
     const logs = (await service.request('GET', '/logs?entity_type=session&size=100')).body.data as Array<Record<string, unknown>>
@@ -90,7 +91,7 @@ describe('expiry jobs', () => {
     const invitation = (await service.request('POST', '/tenants/self/invitations', { body: { email: 'late@example.com' } })).body
     service.clock.advance(72 * HOUR)
     expect(processed(await jobs().runDueJobs(), 'expire-invitations')).toBe(1)
-    expect(await service.host.vault.db.reader('invitations').where({ id: invitation.id }).first()).toMatchObject({ status: 'EXPIRED' })
+    expect(await sql(service.host.vault.db.reader)('invitations').where({ id: invitation.id }).first()).toMatchObject({ status: 'EXPIRED' })
     expect((await service.host.vault.services.mail.listOutbox()).some((mail) => mail.invitation_id === invitation.id)).toBe(false)
     expect((await logsFor('invitation', invitation.id))[0]).toMatchObject({ operation: 'expire', message: 'Invitation expired' })
     // A resend brings it back to PENDING; the sweep leaves it alone until it expires again.
@@ -198,7 +199,7 @@ describe('expiry jobs across a restart', () => {
         expect(results.find((result) => result.name === 'expire-tokens')?.processed).toBe(1)
         expect(results.find((result) => result.name === 'expire-sessions')?.processed).toBe(1)
         expect((await jobs.status()).every((job) => job.lastRunAt === service.clock.now())).toBe(true)
-        expect(await host.vault.db.reader('tokens').where({ id: 'outlives-nothing' }).first()).toBeUndefined()
+        expect(await sql(host.vault.db.reader)('tokens').where({ id: 'outlives-nothing' }).first()).toBeUndefined()
       } finally {
         await host.stop()
       }

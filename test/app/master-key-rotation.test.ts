@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/main/infra/logger'
 import type { Actor } from '../../src/main/domain/actor'
 import type { MasterRotationStep } from '../../src/main/app/keys.service'
 import { initVault, openVault, type Vault } from '../../src/main/bootstrap/vault'
+import { sql } from '../../src/main/storage/connections'
 
 /** Thrown by a fault-injection hook: the rotation stops there, as if the process died. */
 class Crash extends Error {}
@@ -33,13 +34,13 @@ describe('master-key rotation', () => {
   }
 
   async function stagedWrappings(vault: Vault): Promise<number> {
-    const [vaultRow] = await vault.db.reader('vault').whereNotNull('wrapped_secret_hash_key_next')
-    const keys = await vault.db.reader('tenant_keys').whereNotNull('wrapped_key_next')
+    const [vaultRow] = await sql(vault.db.reader)('vault').whereNotNull('wrapped_secret_hash_key_next')
+    const keys = await sql(vault.db.reader)('tenant_keys').whereNotNull('wrapped_key_next')
     return (vaultRow ? 1 : 0) + keys.length
   }
 
   async function masterLogs(vault: Vault): Promise<string[]> {
-    const rows = await vault.db.reader('logs').where({ entity_type: 'key', entity_id: 'master-key' }).orderBy('seq')
+    const rows = await sql(vault.db.reader)('logs').where({ entity_type: 'key', entity_id: 'master-key' }).orderBy('seq')
     return rows.map((row) => row.message)
   }
 

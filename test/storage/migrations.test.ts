@@ -5,6 +5,7 @@ import knex, { type Knex } from 'knex'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { migrations } from '../../db/migrations'
 import { countLogs, listLogs } from '../../src/main/storage/repositories/logs.repository'
+import { readerOf } from '../../src/main/storage/connections'
 
 const source: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations).sort(),
@@ -34,11 +35,11 @@ describe('migrations', () => {
 
     await db.migrate.latest()
     const filter = { tenantId: 't', entityType: 'token', entityId: 'a' }
-    expect(await countLogs(db, filter)).toBe(2)
-    expect((await listLogs(db, filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([3, 1])
+    expect(await countLogs(readerOf(db), filter)).toBe(2)
+    expect((await listLogs(readerOf(db), filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([3, 1])
     // After the migration, new entries are past the mark and found through the tail.
     await db('logs').insert(entry('a', 4))
-    expect((await listLogs(db, filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([4, 3, 1])
+    expect((await listLogs(readerOf(db), filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([4, 3, 1])
 
     await db.migrate.rollback(undefined, true)
     expect(await db.schema.hasTable('log_entities')).toBe(false)

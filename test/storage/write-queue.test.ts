@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../src/main/storage/database'
 import { rowsOf, WriteQueue, type RowSealer } from '../../src/main/storage/write-queue'
+import { sql } from '../../src/main/storage/connections'
 
 const COLUMNS = ['name', 'last_run_at']
 
@@ -22,7 +23,7 @@ describe('WriteQueue', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  const names = async () => (await db.reader('job_runs').select('name').orderBy('name')).map((row) => row.name)
+  const names = async () => (await sql(db.reader)('job_runs').select('name').orderBy('name')).map((row) => row.name)
 
   it('commits the appended rows of concurrent requests and resolves each with its own result', async () => {
     const results = await Promise.all(
@@ -47,7 +48,7 @@ describe('WriteQueue', () => {
   it('lets a transactional unit read rows appended earlier in the same batch', async () => {
     const [, seen] = await Promise.all([
       queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name: 'early', last_run_at: 1 }])),
-      queue.run(async (trx) => (await trx('job_runs').where({ name: 'early' }).first())?.name)
+      queue.run(async (trx) => (await sql(trx)('job_runs').where({ name: 'early' }).first())?.name)
     ])
     expect(seen).toBe('early')
   })
@@ -84,7 +85,7 @@ describe('WriteQueue', () => {
       }
     }
 
-    const stamps = async () => (await db.reader('job_runs').select('name', 'last_run_at').orderBy('last_run_at')).map((row) => [row.name, row.last_run_at])
+    const stamps = async () => (await sql(db.reader)('job_runs').select('name', 'last_run_at').orderBy('last_run_at')).map((row) => [row.name, row.last_run_at])
 
     it('stamps rows in commit order across batches, and a failed batch moves nothing on', async () => {
       const sealer = counter()
@@ -120,7 +121,7 @@ describe('WriteQueue', () => {
 
   it('rolls back every write of a failing unit', async () => {
     const failing = queue.run(async (trx) => {
-      await trx('job_runs').insert({ name: 'half', last_run_at: 1 })
+      await sql(trx)('job_runs').insert({ name: 'half', last_run_at: 1 })
       throw new Error('boom')
     })
     await expect(failing).rejects.toThrow('boom')

@@ -19,7 +19,7 @@
  *   `application:update` alone cannot escalate to the full management set.
  * - `expires_at` takes the same formats as a token's (ISO 8601 among them).
  */
-import type { Knex } from 'knex'
+import type { Tx } from '../storage/connections'
 import { applicationType, createApplicationBody, listApplicationsQuery, permissionsQuery, updateApplicationBody } from '../../shared/contracts'
 import { MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
 import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
@@ -291,7 +291,7 @@ export class ApplicationsService {
     operation: LogOperation,
     message: string,
     now: number,
-    revokeDependentSessions: (trx: Knex.Transaction) => Promise<string[]>
+    revokeDependentSessions: (trx: Tx) => Promise<string[]>
   ): Promise<void> {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')

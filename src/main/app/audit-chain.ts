@@ -10,7 +10,7 @@
  * the `index-logs` sweep every few seconds and when the vault closes): a chain
  * that ends before its checkpoint was cut.
  */
-import type { Knex } from 'knex'
+import { inTransaction, type Db, type Reader, type Tx, type Writer } from '../storage/connections'
 import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypto/audit'
 import { CannotUnlockError } from '../crypto/keys'
 import type { RowSealer } from '../storage/write-queue'
@@ -62,17 +62,17 @@ export class AuditChain implements RowSealer<ChainLink> {
   }
 
   /** Records the newest committed entry as the checkpoint; runs inside a write transaction. */
-  async checkpoint(trx: Knex.Transaction): Promise<void> {
+  async checkpoint(trx: Tx): Promise<void> {
     await writeCheckpoint(trx, this.key, await committedHead(trx))
   }
 }
 
-async function committedHead(db: Knex | Knex.Transaction): Promise<ChainLink> {
+async function committedHead(db: Db): Promise<ChainLink> {
   const last = await lastChainedLog(db)
   return last?.mac ? { seq: Number(last.seq), mac: last.mac } : GENESIS
 }
 
-function writeCheckpoint(trx: Knex.Transaction, key: AuditMacKey, link: ChainLink): Promise<void> {
+function writeCheckpoint(trx: Tx, key: AuditMacKey, link: ChainLink): Promise<void> {
   return saveChainCheckpoint(trx, { checkpoint_seq: link.seq, checkpoint_mac: link.mac, checkpoint_tag: checkpointMac(key, link.seq, link.mac) })
 }
 
@@ -82,12 +82,12 @@ function writeCheckpoint(trx: Knex.Transaction, key: AuditMacKey, link: ChainLin
  * audit keys here, at its first opening, and its entries are chained as they
  * stand then: from that moment on, any change to them shows.
  */
-export async function openAuditChain(writer: Knex, keyring: Keyring): Promise<AuditChain> {
-  if (!keyring.hasAuditKeys) await writer.transaction((trx) => upgrade(trx, keyring))
+export async function openAuditChain(writer: Writer, keyring: Keyring): Promise<AuditChain> {
+  if (!keyring.hasAuditKeys) await inTransaction(writer, (trx) => upgrade(trx, keyring))
   return new AuditChain(keyring.auditKeys.mac, await committedHead(writer))
 }
 
-async function upgrade(trx: Knex.Transaction, keyring: Keyring): Promise<void> {
+async function upgrade(trx: Tx, keyring: Keyring): Promise<void> {
   // Take the write lock first, so two processes opening the vault at once upgrade it once.
   await lockVaultRow(trx)
   const vault = await findVault(trx)
@@ -122,7 +122,7 @@ export type ChainReport =
  * checkpoint; reports the first broken link. Safe while the service writes:
  * entries committed meanwhile only extend the chain.
  */
-export async function verifyAuditChain(db: Knex, key: AuditMacKey): Promise<ChainReport> {
+export async function verifyAuditChain(db: Reader, key: AuditMacKey): Promise<ChainReport> {
   const checkpoint = await findChainCheckpoint(db)
   // From the lowest possible seq: a row slipped in below the first entry must not escape the check.
   let previous = { seq: Number.MIN_SAFE_INTEGER, mac: GENESIS.mac }

@@ -14,7 +14,7 @@
  */
 import { once } from 'node:events'
 import type { Writable } from 'node:stream'
-import type { Knex } from 'knex'
+import type { Reader } from '../storage/connections'
 import { z } from 'zod'
 import { anchorHash, entryHash, keyFingerprint, signHead, signingKeys, verifyHead, type ChainedEntry } from '../crypto/audit'
 import { chainedLogBefore, listChainedLogs, logSeqRange, type ChainedLogRow } from '../storage/repositories/logs.repository'
@@ -73,7 +73,7 @@ function entryLine(row: ChainedLogRow, hash: Buffer): string {
  * Writes the entries from `since` to `until` (contiguous in chain order) to
  * `out`; refuses with BrokenChainError when the vault's chain does not verify.
  */
-export async function writeAuditExport(db: Knex, keys: AuditKeys, out: Writable, options: ExportOptions): Promise<ExportSummary> {
+export async function writeAuditExport(db: Reader, keys: AuditKeys, out: Writable, options: ExportOptions): Promise<ExportSummary> {
   const report = await verifyAuditChain(db, keys.mac)
   if (!report.intact) throw new BrokenChainError(report)
   const range = await logSeqRange(db, options.since, options.until)

@@ -6,7 +6,7 @@
  * session evicts its entries, so a regenerated or deleted key stops working at
  * once. Expiry is checked on every call against the injected clock.
  */
-import type { Knex } from 'knex'
+import type { Reader } from '../storage/connections'
 import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
 import { hashSecret } from '../crypto/secrets'
 import { findApplicationByKeyHash, type ApplicationRow } from '../storage/repositories/applications.repository'
@@ -60,7 +60,7 @@ export class AuthService {
   private readonly cache = new ReadThroughCache<string, CachedActor>(MAX_CACHED)
   private sessionResolver: SessionResolver = async () => undefined
 
-  constructor(private readonly deps: { reader: Knex; keyring: Keyring; clock: Clock }) {}
+  constructor(private readonly deps: { reader: Reader; keyring: Keyring; clock: Clock }) {}
 
   /** Installed by the sessions service. */
   setSessionResolver(resolver: SessionResolver): void {

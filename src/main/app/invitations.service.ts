@@ -11,7 +11,7 @@
  * `EXPIRED` is derived from `expires_at` on every read; the expiry job also
  * persists it (and cancels waiting mail).
  */
-import type { Knex } from 'knex'
+import type { Tx } from '../storage/connections'
 import { z } from 'zod'
 import { acceptInvitationBody, createInvitationBody, invitationLinkToken, listInvitationsQuery } from '../../shared/contracts'
 import type { Page, TenantInvitation, TenantMember } from '../../shared/types'
@@ -269,7 +269,7 @@ export class InvitationsService {
 
   /** The existing user with this e-mail (missing names filled in), or a new one. */
   private async acceptingUser(
-    trx: Knex.Transaction,
+    trx: Tx,
     email: string,
     names: { first_name: string; last_name: string },
     newUserId: string,

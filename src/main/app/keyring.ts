@@ -8,7 +8,7 @@
  * staged wrappings; `unlockKeyring` accepts either wrapping, so the vault opens
  * with whichever master key survived a crash between those steps.
  */
-import type { Knex } from 'knex'
+import type { Db, Reader, Tx } from '../storage/connections'
 import type { AuditMacKey, AuditSigningSeed } from '../crypto/audit'
 import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
 import { randomBytes } from '../crypto/random'
@@ -69,7 +69,7 @@ export class Keyring {
   }
 
   /** Creates and stores the first data key and the fingerprint key of a new tenant. */
-  async createTenantKeys(db: Knex | Knex.Transaction, tenantId: string, now: number): Promise<void> {
+  async createTenantKeys(db: Db, tenantId: string, now: number): Promise<void> {
     const dataKey = randomBytes(KEY_BYTES) as DataKey
     const fingerprintKey = randomBytes(KEY_BYTES) as FingerprintKey
     for (const [purpose, key] of [['data', dataKey], ['fingerprint', fingerprintKey]] as const) {
@@ -83,7 +83,7 @@ export class Keyring {
    * Stores a new data-key version of a tenant in the caller's transaction.
    * It seals nothing until `installDataKey`, called once that transaction committed.
    */
-  async createDataKey(db: Knex.Transaction, tenantId: string, version: number, now: number): Promise<DataKey> {
+  async createDataKey(db: Tx, tenantId: string, version: number, now: number): Promise<DataKey> {
     const key = randomBytes(KEY_BYTES) as DataKey
     const wrapped = wrapKey(this.master, key, tenantKeyLabel(tenantId, 'data', version))
     await insertTenantKey(db, { tenant_id: tenantId, purpose: 'data', version, wrapped_key: Buffer.from(wrapped) }, now)
@@ -103,7 +103,7 @@ export class Keyring {
   }
 
   /** Wraps every stored key under `next` beside its current wrapping, in the caller's transaction. */
-  async stageMaster(db: Knex.Transaction, next: MasterKey): Promise<void> {
+  async stageMaster(db: Tx, next: MasterKey): Promise<void> {
     const rows = await listTenantKeys(db)
     const staged = rows.map((row) => {
       const label = tenantKeyLabel(row.tenant_id, row.purpose, row.version)
@@ -122,7 +122,7 @@ export class Keyring {
   }
 
   /** Loads and unwraps every tenant key, current or staged wrapping (throws CannotUnlockError on a wrong master key). */
-  async load(db: Knex): Promise<void> {
+  async load(db: Reader): Promise<void> {
     const rows = await listTenantKeys(db)
     for (const row of rows) {
       const { key, staged } = unwrapEither(this.master, tenantKeyLabel(row.tenant_id, row.purpose, row.version), row.wrapped_key, row.wrapped_key_next)
@@ -153,7 +153,7 @@ export class Keyring {
   }
 
   /** Creates and stores the audit keys of a vault that has none. */
-  async createAuditKeys(db: Knex | Knex.Transaction): Promise<void> {
+  async createAuditKeys(db: Db): Promise<void> {
     const keys = { mac: randomBytes(KEY_BYTES) as AuditMacKey, signingSeed: randomBytes(KEY_BYTES) as AuditSigningSeed }
     await updateAuditKeys(db, {
       wrapped_audit_mac_key: wrapKey(this.master, keys.mac, AUDIT_MAC_LABEL),
@@ -197,7 +197,7 @@ const AUDIT_MAC_LABEL = 'vault:audit-mac'
 const AUDIT_SIGNING_LABEL = 'vault:audit-signing'
 
 /** Creates the vault's own keys in a new, empty database. */
-export async function createKeyring(db: Knex | Knex.Transaction, master: MasterKey, now: number): Promise<Keyring> {
+export async function createKeyring(db: Db, master: MasterKey, now: number): Promise<Keyring> {
   const secretHashKey = randomBytes(KEY_BYTES) as SecretHashKey
   await insertVault(db, wrapKey(master, secretHashKey, SECRET_HASH_LABEL), now)
   const keyring = new Keyring(master, secretHashKey)
@@ -206,7 +206,7 @@ export async function createKeyring(db: Knex | Knex.Transaction, master: MasterK
 }
 
 /** Opens an existing vault's keys; a wrong master key fails here, before any data is touched. */
-export async function unlockKeyring(db: Knex, master: MasterKey): Promise<Keyring> {
+export async function unlockKeyring(db: Reader, master: MasterKey): Promise<Keyring> {
   const vault = await findVault(db)
   if (!vault) throw new CannotUnlockError('this data directory holds no initialised vault.', 'create it with `tessera init` (an interrupted init can simply be run again).')
   const { key, staged } = unwrapEither(master, SECRET_HASH_LABEL, vault.wrapped_secret_hash_key, vault.wrapped_secret_hash_key_next)

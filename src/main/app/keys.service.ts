@@ -7,12 +7,11 @@
  * A master rotation re-wraps every key; see `rotateMaster` for its crash safety.
  * Every step writes an audit entry.
  */
-import type { Knex } from 'knex'
+import type { Db, Tx } from '../storage/connections'
 import type { KeyRetirementReport, KeyStatus, MasterKeyRotated, SealedCountsByVersion, SealedObjectKind, TenantKeyStatus } from '../../shared/types'
 import { open, seal } from '../crypto/aead'
 import { keyCheckValue } from '../crypto/keys'
 import type { MasterKey } from '../crypto/types'
-import type { Db } from '../storage/sql'
 import type { WriteQueue } from '../storage/write-queue'
 import { countSealedByVersion, listSealedOffVersion, resealObject, SEALED_KINDS } from '../storage/repositories/sealed-objects.repository'
 import {
@@ -310,7 +309,7 @@ export class KeysService {
     })
   }
 
-  private async reencryptBatch(trx: Knex.Transaction, rotation: KeyRotationRow, limit: number): Promise<number> {
+  private async reencryptBatch(trx: Tx, rotation: KeyRotationRow, limit: number): Promise<number> {
     const { tenant_id: tenantId } = rotation
     const target = Number(rotation.target_version)
     const key = this.ctx.keyring.dataKey(tenantId, target)

@@ -4,7 +4,7 @@
  * them, and reading the log is itself logged. The write queue seals every
  * entry into the audit chain (audit-chain.ts).
  */
-import type { Knex } from 'knex'
+import type { Reader, Tx } from '../storage/connections'
 import { z } from 'zod'
 import { listLogsQuery } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
@@ -81,7 +81,7 @@ export function logRow(actor: LogActor | null, tenantId: string, input: LogInput
 }
 
 /** Appends entries inside the caller's transaction (one the write queue runs, which seals them). */
-export async function recordLogs(trx: Knex.Transaction, rows: LogRow[]): Promise<void> {
+export async function recordLogs(trx: Tx, rows: LogRow[]): Promise<void> {
   appendLogs(rowsOf(trx), rows)
 }
 
@@ -138,7 +138,7 @@ function toLogEntry(row: LogRow): LogEntry {
 
 export class LogsService {
   constructor(
-    private readonly deps: { reader: Knex; clock: Clock; writes: WriteQueue; chain: AuditChain }
+    private readonly deps: { reader: Reader; clock: Clock; writes: WriteQueue; chain: AuditChain }
   ) {}
 
   /**

@@ -10,7 +10,7 @@
  * Bodies carry one-time links, so they are sealed with the tenant's data key
  * like token data; logs name an outbox id and an error code, nothing more.
  */
-import type { Knex } from 'knex'
+import type { Reader, Tx } from '../storage/connections'
 import nodemailer, { type Transporter } from 'nodemailer'
 import { openJson, sealJson } from '../crypto/aead'
 import { newId } from '../crypto/random'
@@ -108,7 +108,7 @@ function openBody(keyring: Keyring, row: OutboxRow): MailBody | undefined {
  * newest first, with links decrypted. Takes only a reader and the keys, so
  * `tessera outbox` can read it while another process serves the vault.
  */
-export async function readOutbox(db: Knex, keyring: Keyring, limit = 200): Promise<OutboxEntry[]> {
+export async function readOutbox(db: Reader, keyring: Keyring, limit = 200): Promise<OutboxEntry[]> {
   const rows = await listOutboxMails(db, ['PENDING', 'SENT'], limit)
   return rows.map((row) => {
     const entry: OutboxEntry = {
@@ -174,7 +174,7 @@ export class MailService {
   }
 
   /** Queues a mail inside the caller's transaction; call `kick()` after the commit. */
-  async enqueue(trx: Knex.Transaction, mail: OutgoingMail, now: number): Promise<string> {
+  async enqueue(trx: Tx, mail: OutgoingMail, now: number): Promise<string> {
     const id = newId()
     const { version, key } = this.context.keyring.currentDataKey(mail.tenantId)
     const row: OutboxRow = {

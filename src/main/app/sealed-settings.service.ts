@@ -3,7 +3,7 @@
  * vault and sealed with the tenant's data key like token data, so key rotation
  * re-encrypts them with everything else and the settings file holds no secret.
  */
-import type { Knex } from 'knex'
+import type { Reader } from '../storage/connections'
 import { openJson, sealJson } from '../crypto/aead'
 import { deleteSealedSetting, findSealedSetting, upsertSealedSetting } from '../storage/repositories/sealed-settings.repository'
 import type { ServiceContext } from './service-context'
@@ -18,7 +18,7 @@ export function sealedSettingAssociatedData(tenantId: string, name: string): str
 }
 
 /** Reads one secret with a reader and the keys (usable before the services exist); undefined when unset. */
-export async function readSealedSetting(db: Knex, keyring: Keyring, tenantId: string, name: string): Promise<string | undefined> {
+export async function readSealedSetting(db: Reader, keyring: Keyring, tenantId: string, name: string): Promise<string | undefined> {
   const row = await findSealedSetting(db, tenantId, name)
   if (!row) return undefined
   return openJson<string>(keyring.dataKey(tenantId, Number(row.key_version)), row.sealed_value, sealedSettingAssociatedData(tenantId, name))

@@ -10,7 +10,7 @@
  * authorizing application is changed so it no longer holds what it granted.
  * Management keys list active sessions and revoke them.
  */
-import type { Knex } from 'knex'
+import type { Tx } from '../storage/connections'
 import { authorizeSessionBody, createSessionBody, listSessionsQuery } from '../../shared/contracts'
 import type { AccessRule, ApplicationType, Page, Permission, Session, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
@@ -108,7 +108,7 @@ export function sessionsBeyondGrant(application: Actor, sessions: readonly Sessi
  * them from the key cache once the transaction has committed.
  */
 export async function revokeSessions(
-  trx: Knex.Transaction,
+  trx: Tx,
   actor: Actor | null,
   sessions: readonly Pick<SessionSummaryRow, 'id' | 'tenant_id'>[],
   message: string,
@@ -278,7 +278,7 @@ export class SessionsService {
   }
 
   /** The authorizing application's current grant; its key is refused (401) if it is gone or expired meanwhile. */
-  private async currentApplication(trx: Knex.Transaction, actor: Actor, now: number): Promise<Actor> {
+  private async currentApplication(trx: Tx, actor: Actor, now: number): Promise<Actor> {
     const row = await findApplication(trx, actor.tenantId, actor.id)
     if (!row || (row.expires_at !== null && Number(row.expires_at) <= now)) throw new UnauthenticatedError('The API key is invalid or has expired.', 'unknown or expired key (type key_private)')
     return applicationActor(row)

@@ -5,7 +5,7 @@
  * element is validated and sealed first, then everything is inserted in one
  * transaction with multi-row statements — one bad element and nothing is created.
  */
-import type { Knex } from 'knex'
+import type { Tx } from '../storage/connections'
 import type { Actor } from '../domain/actor'
 import { ConflictError, ValidationError, type FieldErrors } from '../domain/errors'
 import { ExpressionBudget, ExpressionCountError } from '../domain/expressions'
@@ -115,7 +115,7 @@ export class TokenizeService {
   }
 
   /** The rare path: some elements ask for deduplication, which needs reads inside the transaction. */
-  private async insertDeduplicating(trx: Knex.Transaction, actor: Actor, slots: PreparedSlot[], now: number): Promise<void> {
+  private async insertDeduplicating(trx: Tx, actor: Actor, slots: PreparedSlot[], now: number): Promise<void> {
     for (const slot of slots) {
       const { prepared } = slot
       slot.result = prepared.deduplicate ? (await this.tokens.insertPrepared(trx, actor, prepared, now, { single: false })).token : undefined

@@ -3,7 +3,7 @@
  * plus the desktop's explicit reveal and the expiry sweep. Every operation
  * writes its audit entry in the same transaction as its effect (reads too).
  */
-import type { Knex } from 'knex'
+import type { Db, Tx } from '../storage/connections'
 import { listTokensQuery, revealReason, tokenMetadata, updateTokenBody, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
 import { openJson, sealJson } from '../crypto/aead'
@@ -126,7 +126,7 @@ export class TokensService {
    * existing duplicate when deduplication was asked for. `view` shapes the
    * token: tokenize shows card masks as expressions, POST /tokens evaluated.
    */
-  async insertPrepared(trx: Knex.Transaction, actor: Actor, prepared: PreparedToken, now: number, view: ViewOptions = { single: true }): Promise<CreateResult> {
+  async insertPrepared(trx: Tx, actor: Actor, prepared: PreparedToken, now: number, view: ViewOptions = { single: true }): Promise<CreateResult> {
     if (prepared.deduplicate) {
       const existing = await findByFingerprint(trx, actor.tenantId, prepared.row.type, prepared.row.fingerprint, now)
       if (existing) {
@@ -139,7 +139,7 @@ export class TokensService {
   }
 
   /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */
-  async insertMany(trx: Knex.Transaction, actor: Actor, prepared: PreparedToken[], now: number, message: string): Promise<void> {
+  async insertMany(trx: Tx, actor: Actor, prepared: PreparedToken[], now: number, message: string): Promise<void> {
     try {
       await insertTokens(trx, prepared.map((p) => p.row))
     } catch (error) {
@@ -316,7 +316,7 @@ export class TokensService {
     this.rowCache.delete(rowCacheKey(tenantId, id))
   }
 
-  private async findOr404(db: Knex | Knex.Transaction, actor: Actor, id: unknown, now: number): Promise<TokenRow> {
+  private async findOr404(db: Db, actor: Actor, id: unknown, now: number): Promise<TokenRow> {
     const row = typeof id === 'string' && id.length <= 400 ? await findToken(db, actor.tenantId, id, now) : undefined
     if (!row) throw new NotFoundError('Token')
     return row

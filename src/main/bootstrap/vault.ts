@@ -9,6 +9,7 @@ import type { Application } from '../../shared/types'
 import { CannotUnlockError } from '../crypto/keys'
 import { newId } from '../crypto/random'
 import type { MasterKey } from '../crypto/types'
+import { inTransaction } from '../storage/connections'
 import { openDatabase, type Database } from '../storage/database'
 import type { Logger } from '../infra/logger'
 import { insertApplication } from '../storage/repositories/applications.repository'
@@ -97,7 +98,7 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
     const tenantId = newId()
     const userId = newId()
     const permissions = [...MANAGEMENT_PERMISSIONS]
-    const application = await db.writer.transaction(async (trx) => {
+    const application = await inTransaction(db.writer, async (trx) => {
       const keyring = await createKeyring(trx, options.masterKey, now)
       await insertTenant(trx, { id: tenantId, name: options.tenantName, owner_user_id: userId, created_at: now })
       await keyring.createTenantKeys(trx, tenantId, now)

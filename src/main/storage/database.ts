@@ -5,6 +5,7 @@
 import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
 import { migrations } from '../../../db/migrations'
+import { readerOf, writerOf, type Reader, type Writer } from './connections'
 
 /** Pragmas applied to every connection (DESIGN §3). */
 const CONNECTION_PRAGMAS = [
@@ -18,9 +19,9 @@ const CONNECTION_PRAGMAS = [
 
 export interface Database {
   /** The single connection every write goes through. */
-  writer: Knex
+  writer: Writer
   /** A pool of read-only connections. */
-  reader: Knex
+  reader: Reader
   close(): Promise<void>
 }
 
@@ -65,8 +66,8 @@ export async function openDatabase(filename: string, options: { readers?: number
   }
   const reader = connect(filename, options.readers ?? 2)
   return {
-    writer,
-    reader,
+    writer: writerOf(writer),
+    reader: readerOf(reader),
     async close() {
       await reader.destroy()
       // Fold the WAL back into the main file so a closed vault is one file.

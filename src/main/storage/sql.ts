@@ -18,7 +18,7 @@ function multiRowInsertSql(table: string, columns: readonly string[], rowCount: 
 }
 
 /** Inserts rows with multi-row statements, in chunks. */
-export async function insertRows(db: Knex | Knex.Transaction, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
+export async function insertRows(db: Knex, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
   const chunk = Math.max(1, Math.floor(MAX_PARAMETERS_PER_STATEMENT / columns.length))
   for (let start = 0; start < rows.length; start += chunk) {
     const slice = rows.slice(start, start + chunk)
@@ -33,10 +33,6 @@ export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: string }).code ?? ''
   return code === 'SQLITE_CONSTRAINT' || code.startsWith('SQLITE_CONSTRAINT_') || code === '23505'
 }
-
-
-/** A knex instance or transaction: what every repository function takes. */
-export type Db = Knex | Knex.Transaction
 
 /** Where-clause for rows that have not expired at `now` (no `expires_at`, or one after it). */
 export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {

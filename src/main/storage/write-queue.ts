@@ -21,6 +21,7 @@
  * a batch commits, so a failed batch leaves no gap or fork behind.
  */
 import type { Knex } from 'knex'
+import { sql, txOf, type Tx, type Writer } from './connections'
 import { insertRows, isUniqueViolation } from './sql'
 import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
 
@@ -47,7 +48,7 @@ export interface RowSealer<Link = unknown> {
   advance(link: Link): void
 }
 
-export type WriteWork<T> = (trx: Knex.Transaction) => Promise<T>
+export type WriteWork<T> = (tx: Tx) => Promise<T>
 export type AppendWork<T> = (rows: RowBuffer) => T
 
 type Settle = () => void
@@ -66,14 +67,14 @@ interface TableRows extends InsertStatement {
 }
 
 /** The row buffer of each transaction the queue runs, for `rowsOf`. */
-const transactionRows = new WeakMap<Knex.Transaction, RowBuffer>()
+const transactionRows = new WeakMap<Tx, RowBuffer>()
 
 /**
  * The row buffer of a transaction the write queue runs: rows queued here are
  * written (and sealed) before the next unit of the batch and before commit.
  */
-export function rowsOf(trx: Knex.Transaction): RowBuffer {
-  const rows = transactionRows.get(trx)
+export function rowsOf(tx: Tx): RowBuffer {
+  const rows = transactionRows.get(tx)
   if (!rows) throw new Error('Rows can only be queued in a transaction of the write queue')
   return rows
 }
@@ -160,11 +161,14 @@ export class WriteQueue {
    * @param options.maxBatch units per transaction
    * @param options.sealer stamps the rows of its table in commit order (the audit chain)
    */
+  private readonly db: Knex
+
   constructor(
-    private readonly db: Knex,
+    writer: Writer,
     private readonly options: { maxBatch?: number; sealer?: RowSealer } = {}
   ) {
-    this.scriptable = isSqlite3(db)
+    this.db = sql(writer)
+    this.scriptable = isSqlite3(this.db)
   }
 
   /** Runs `work` in a transaction shared with other queued writes; resolves after commit. */
@@ -248,14 +252,15 @@ export class WriteQueue {
     }
     const rows = new BatchRows(this.options.sealer)
     const results = await this.db.transaction(async (trx) => {
-      transactionRows.set(trx, rows)
+      const tx = txOf(trx)
+      transactionRows.set(tx, rows)
       const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {
           outcomes.push(unit.work(rows))
         } else {
           await rows.flush(trx)
-          outcomes.push(await unit.work(trx))
+          outcomes.push(await unit.work(tx))
         }
       }
       await rows.flush(trx)

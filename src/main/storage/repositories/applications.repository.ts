@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
-import { type Db, notExpiredAt } from '../sql'
+import { sql, type Db } from '../connections'
+import { notExpiredAt } from '../sql'
 
 
 /** An application row; `permissions` and `rules` are JSON text. */
@@ -19,15 +20,15 @@ export interface ApplicationRow {
 }
 
 export async function insertApplication(db: Db, row: ApplicationRow): Promise<void> {
-  await db('applications').insert(row)
+  await sql(db)('applications').insert(row)
 }
 
 export async function findApplicationByKeyHash(db: Db, keyHash: string): Promise<ApplicationRow | undefined> {
-  return db('applications').where({ key_hash: keyHash }).first()
+  return sql(db)('applications').where({ key_hash: keyHash }).first()
 }
 
 export async function findApplication(db: Db, tenantId: string, id: string): Promise<ApplicationRow | undefined> {
-  return db('applications').where({ tenant_id: tenantId, id }).first()
+  return sql(db)('applications').where({ tenant_id: tenantId, id }).first()
 }
 
 export interface ApplicationFilter {
@@ -39,7 +40,7 @@ export interface ApplicationFilter {
 }
 
 function filtered(db: Db, filter: ApplicationFilter): Knex.QueryBuilder {
-  const query = db('applications').where('tenant_id', filter.tenantId)
+  const query = sql(db)('applications').where('tenant_id', filter.tenantId)
   if (filter.ids.length) query.whereIn('id', filter.ids)
   if (filter.types.length) query.whereIn('type', filter.types)
   const activeAt = filter.activeAt
@@ -58,14 +59,14 @@ export async function listApplications(db: Db, filter: ApplicationFilter, limit:
 }
 
 export async function updateApplication(db: Db, tenantId: string, id: string, changes: Partial<ApplicationRow>): Promise<number> {
-  return db('applications').where({ tenant_id: tenantId, id }).update(changes)
+  return sql(db)('applications').where({ tenant_id: tenantId, id }).update(changes)
 }
 
 export async function deleteApplication(db: Db, tenantId: string, id: string): Promise<number> {
-  return db('applications').where({ tenant_id: tenantId, id }).delete()
+  return sql(db)('applications').where({ tenant_id: tenantId, id }).delete()
 }
 
 /** Applications whose `expires_at` has passed (for the expiry sweep). */
 export async function listExpiredApplications(db: Db, now: number, limit: number): Promise<ApplicationRow[]> {
-  return db('applications').where('expires_at', '<=', now).limit(limit)
+  return sql(db)('applications').where('expires_at', '<=', now).limit(limit)
 }

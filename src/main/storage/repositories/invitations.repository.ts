@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 
 export type PersistedInvitationStatus = 'PENDING' | 'EXPIRED'
@@ -26,23 +26,23 @@ export interface InvitationFilter {
 }
 
 export async function insertInvitation(db: Db, row: InvitationRow): Promise<void> {
-  await db('invitations').insert(row)
+  await sql(db)('invitations').insert(row)
 }
 
 export async function findInvitation(db: Db, tenantId: string, id: string): Promise<InvitationRow | undefined> {
-  return db('invitations').where({ tenant_id: tenantId, id }).first()
+  return sql(db)('invitations').where({ tenant_id: tenantId, id }).first()
 }
 
 export async function findInvitationByLinkHash(db: Db, linkHash: string): Promise<InvitationRow | undefined> {
-  return db('invitations').where({ link_hash: linkHash }).first()
+  return sql(db)('invitations').where({ link_hash: linkHash }).first()
 }
 
 export async function findInvitationByEmail(db: Db, tenantId: string, email: string): Promise<InvitationRow | undefined> {
-  return db('invitations').where({ tenant_id: tenantId }).whereRaw('lower(email) = lower(?)', [email]).first()
+  return sql(db)('invitations').where({ tenant_id: tenantId }).whereRaw('lower(email) = lower(?)', [email]).first()
 }
 
 function filtered(db: Db, filter: InvitationFilter): Knex.QueryBuilder {
-  const query = db('invitations').where('tenant_id', filter.tenantId)
+  const query = sql(db)('invitations').where('tenant_id', filter.tenantId)
   if (filter.status === 'EXPIRED') query.andWhere('expires_at', '<=', filter.now)
   if (filter.status === 'PENDING') query.andWhere('expires_at', '>', filter.now)
   return query
@@ -62,18 +62,18 @@ export async function listInvitations(db: Db, filter: InvitationFilter, limit: n
 }
 
 export async function updateInvitation(db: Db, tenantId: string, id: string, changes: Partial<InvitationRow>): Promise<number> {
-  return db('invitations').where({ tenant_id: tenantId, id }).update(changes)
+  return sql(db)('invitations').where({ tenant_id: tenantId, id }).update(changes)
 }
 
 export async function deleteInvitation(db: Db, tenantId: string, id: string): Promise<number> {
-  return db('invitations').where({ tenant_id: tenantId, id }).delete()
+  return sql(db)('invitations').where({ tenant_id: tenantId, id }).delete()
 }
 
 /** Pending invitations whose `expires_at` has passed (for the expiry sweep). */
 export async function listInvitationsToExpire(db: Db, now: number, limit: number): Promise<Pick<InvitationRow, 'id' | 'tenant_id'>[]> {
-  return db('invitations').select('id', 'tenant_id').where('status', 'PENDING').andWhere('expires_at', '<=', now).limit(limit)
+  return sql(db)('invitations').select('id', 'tenant_id').where('status', 'PENDING').andWhere('expires_at', '<=', now).limit(limit)
 }
 
 export async function markInvitationsExpired(db: Db, ids: string[]): Promise<number> {
-  return ids.length ? db('invitations').whereIn('id', ids).andWhere('status', 'PENDING').update({ status: 'EXPIRED' }) : 0
+  return ids.length ? sql(db)('invitations').whereIn('id', ids).andWhere('status', 'PENDING').update({ status: 'EXPIRED' }) : 0
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 
 export interface JobRunRow {
@@ -7,9 +7,9 @@ export interface JobRunRow {
 }
 
 export async function listJobRuns(db: Db): Promise<JobRunRow[]> {
-  return db('job_runs').select('name', 'last_run_at')
+  return sql(db)('job_runs').select('name', 'last_run_at')
 }
 
 export async function recordJobRun(db: Db, name: string, at: number): Promise<void> {
-  await db('job_runs').insert({ name, last_run_at: at }).onConflict('name').merge()
+  await sql(db)('job_runs').insert({ name, last_run_at: at }).onConflict('name').merge()
 }

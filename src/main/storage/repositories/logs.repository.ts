@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
-import { insertRows, type Db } from '../sql'
+import { sql, type Db, type Tx } from '../connections'
+import { insertRows } from '../sql'
 
 
 export interface LogRow {
@@ -41,7 +42,7 @@ const ENTRY_COLUMNS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'en
 export const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
 
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
-  await insertRows(db, 'logs', LOG_COLUMNS, rows)
+  await insertRows(sql(db), 'logs', LOG_COLUMNS, rows)
 }
 
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
@@ -49,7 +50,7 @@ function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
   // By entity: the entries up to the folded mark come from log_entities, the rest from the tail of `logs`
   // (rowid lookups and a rowid range). The unary + keeps SQLite from scanning the tenant's whole log
   // through the (tenant_id, created_at) index instead, which it would prefer without statistics.
-  const query = byEntity ? db('logs').whereRaw('+tenant_id = ?', [filter.tenantId]) : db('logs').where('tenant_id', filter.tenantId)
+  const query = byEntity ? sql(db)('logs').whereRaw('+tenant_id = ?', [filter.tenantId]) : sql(db)('logs').where('tenant_id', filter.tenantId)
   if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   if (byEntity) query.andWhere((q) => q.whereIn('seq', entitySeqs(db, filter)).orWhere('seq', '>', foldedThrough(db)))
@@ -60,14 +61,14 @@ function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
 
 /** The entries of an entity up to the folded mark, through `log_entities`. */
 function entitySeqs(db: Db, filter: LogFilter): Knex.QueryBuilder {
-  const query = db('log_entities').select('seq').where('tenant_id', filter.tenantId)
+  const query = sql(db)('log_entities').select('seq').where('tenant_id', filter.tenantId)
   if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   return query
 }
 
 function foldedThrough(db: Db): Knex.QueryBuilder {
-  return db('log_entity_index').select('folded_through')
+  return sql(db)('log_entity_index').select('folded_through')
 }
 
 /**
@@ -75,13 +76,13 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
  * its key so each page of it is written once per fold, and moves the mark.
  * Returns how many it added.
  */
-export async function foldLogEntities(trx: Knex.Transaction, limit: number): Promise<number> {
+export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   const [{ folded_through: from }] = await foldedThrough(trx)
-  const chunk = trx('logs').select('tenant_id', 'entity_type', 'entity_id', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
-  const [{ last, count }] = await trx.from(chunk.clone().as('chunk')).max({ last: 'seq' }).count({ count: '*' })
+  const chunk = sql(trx)('logs').select('tenant_id', 'entity_type', 'entity_id', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
+  const [{ last, count }] = await sql(trx).from(chunk.clone().as('chunk')).max({ last: 'seq' }).count({ count: '*' })
   if (Number(count) === 0) return 0
-  await trx.raw('INSERT INTO log_entities (tenant_id, entity_type, entity_id, seq) SELECT * FROM (?) ORDER BY 1, 2, 3, 4', [chunk])
-  await trx('log_entity_index').update({ folded_through: Number(last) })
+  await sql(trx).raw('INSERT INTO log_entities (tenant_id, entity_type, entity_id, seq) SELECT * FROM (?) ORDER BY 1, 2, 3, 4', [chunk])
+  await sql(trx)('log_entity_index').update({ folded_through: Number(last) })
   return Number(count)
 }
 
@@ -101,49 +102,49 @@ export async function listLogs(db: Db, filter: LogFilter, limit: number, offset:
 
 /** Entries in chain order after `afterSeq`, with their MACs. */
 export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
-  return db('logs').select('seq', ...ENTRY_COLUMNS, 'mac').where('seq', '>', afterSeq).andWhere('seq', '<=', throughSeq).orderBy('seq').limit(limit)
+  return sql(db)('logs').select('seq', ...ENTRY_COLUMNS, 'mac').where('seq', '>', afterSeq).andWhere('seq', '<=', throughSeq).orderBy('seq').limit(limit)
 }
 
 /** The newest entry's seq and MAC, if any. */
 export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
-  return db('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
+  return sql(db)('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
 }
 
 /** The entry just before `seq` in chain order. */
 export async function chainedLogBefore(db: Db, seq: number): Promise<{ seq: number; mac: Buffer | null } | undefined> {
-  return db('logs').select('seq', 'mac').where('seq', '<', seq).orderBy('seq', 'desc').first()
+  return sql(db)('logs').select('seq', 'mac').where('seq', '<', seq).orderBy('seq', 'desc').first()
 }
 
 /** Whether any entry carries a MAC. */
 export async function hasChainedLogs(db: Db): Promise<boolean> {
-  return (await db('logs').select('seq').whereNotNull('mac').first()) !== undefined
+  return (await sql(db)('logs').select('seq').whereNotNull('mac').first()) !== undefined
 }
 
 /** Stores MACs computed for existing entries (the audit chain's upgrade), up to 500 per statement. */
-export async function setLogMacs(trx: Knex.Transaction, macs: { seq: number; mac: Buffer }[]): Promise<void> {
+export async function setLogMacs(trx: Tx, macs: { seq: number; mac: Buffer }[]): Promise<void> {
   for (let start = 0; start < macs.length; start += 500) {
     const chunk = macs.slice(start, start + 500)
     const cases = chunk.map(() => 'when ? then ?').join(' ')
     const bindings = chunk.flatMap(({ seq, mac }) => [seq, mac])
-    await trx.raw(`update logs set mac = case seq ${cases} end where seq in (${chunk.map(() => '?').join(',')})`, [...bindings, ...chunk.map(({ seq }) => seq)])
+    await sql(trx).raw(`update logs set mac = case seq ${cases} end where seq in (${chunk.map(() => '?').join(',')})`, [...bindings, ...chunk.map(({ seq }) => seq)])
   }
 }
 
 /** The first and last seq of the entries from `since` (inclusive) to `until` (exclusive). */
 export async function logSeqRange(db: Db, since?: number, until?: number): Promise<{ first: number; last: number } | undefined> {
-  const first = db('logs').min({ seq: 'seq' })
+  const first = sql(db)('logs').min({ seq: 'seq' })
   if (since !== undefined) first.where('created_at', '>=', since)
-  const last = db('logs').max({ seq: 'seq' })
+  const last = sql(db)('logs').max({ seq: 'seq' })
   if (until !== undefined) last.where('created_at', '<', until)
   const [[{ seq: from }], [{ seq: to }]] = await Promise.all([first, last])
   return from === null || to === null || Number(from) > Number(to) ? undefined : { first: Number(from), last: Number(to) }
 }
 
 export async function findChainCheckpoint(db: Db): Promise<ChainCheckpoint | undefined> {
-  return db('log_chain').select('checkpoint_seq', 'checkpoint_mac', 'checkpoint_tag').first()
+  return sql(db)('log_chain').select('checkpoint_seq', 'checkpoint_mac', 'checkpoint_tag').first()
 }
 
-export async function saveChainCheckpoint(trx: Knex.Transaction, checkpoint: ChainCheckpoint): Promise<void> {
-  await trx('log_chain').del()
-  await trx('log_chain').insert(checkpoint)
+export async function saveChainCheckpoint(trx: Tx, checkpoint: ChainCheckpoint): Promise<void> {
+  await sql(trx)('log_chain').del()
+  await sql(trx)('log_chain').insert(checkpoint)
 }

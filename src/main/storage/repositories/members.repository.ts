@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 import type { MemberRow } from './tenants.repository'
 
 
@@ -29,7 +29,7 @@ function withUser(query: Knex.QueryBuilder): Knex.QueryBuilder {
 }
 
 function filtered(db: Db, filter: MemberFilter): Knex.QueryBuilder {
-  const query = db('members').where('members.tenant_id', filter.tenantId)
+  const query = sql(db)('members').where('members.tenant_id', filter.tenantId)
   if (filter.userIds.length) query.whereIn('members.user_id', filter.userIds)
   return query
 }
@@ -48,16 +48,16 @@ export async function listMembers(db: Db, filter: MemberFilter, limit: number, o
 }
 
 export async function findMemberWithUser(db: Db, tenantId: string, id: string): Promise<MemberWithUserRow | undefined> {
-  return withUser(db('members').where({ 'members.tenant_id': tenantId, 'members.id': id })).first()
+  return withUser(sql(db)('members').where({ 'members.tenant_id': tenantId, 'members.id': id })).first()
 }
 
 export async function deleteMember(db: Db, tenantId: string, id: string): Promise<number> {
-  return db('members').where({ tenant_id: tenantId, id }).delete()
+  return sql(db)('members').where({ tenant_id: tenantId, id }).delete()
 }
 
 /** The member whose user has this e-mail (case-insensitive), if any. */
 export async function findMemberByEmail(db: Db, tenantId: string, email: string): Promise<MemberRow | undefined> {
-  return db('members')
+  return sql(db)('members')
     .join('users', 'users.id', 'members.user_id')
     .where('members.tenant_id', tenantId)
     .whereRaw('lower(users.email) = lower(?)', [email])

@@ -1,4 +1,4 @@
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 
 export type OutboxStatus = 'PENDING' | 'SENT' | 'CANCELLED'
@@ -21,16 +21,16 @@ export interface OutboxRow {
 }
 
 export async function insertOutboxMail(db: Db, row: OutboxRow): Promise<void> {
-  await db('mail_outbox').insert(row)
+  await sql(db)('mail_outbox').insert(row)
 }
 
 export async function findOutboxMail(db: Db, id: string): Promise<OutboxRow | undefined> {
-  return db('mail_outbox').where({ id }).first()
+  return sql(db)('mail_outbox').where({ id }).first()
 }
 
 /** Ids of pending mails due at `now`, oldest first. */
 export async function listDueOutboxIds(db: Db, now: number, limit: number): Promise<string[]> {
-  const rows: { id: string }[] = await db('mail_outbox')
+  const rows: { id: string }[] = await sql(db)('mail_outbox')
     .select('id')
     .where('status', 'PENDING')
     .andWhere('next_attempt_at', '<=', now)
@@ -44,25 +44,25 @@ export async function listDueOutboxIds(db: Db, now: number, limit: number): Prom
  * to `leaseUntil`; 0 when another worker took it first or it is no longer due.
  */
 export async function claimOutboxMail(db: Db, id: string, now: number, leaseUntil: number): Promise<number> {
-  return db('mail_outbox')
+  return sql(db)('mail_outbox')
     .where({ id, status: 'PENDING' })
     .andWhere('next_attempt_at', '<=', now)
     .update({ next_attempt_at: leaseUntil })
 }
 
 export async function updateOutboxMail(db: Db, id: string, changes: Partial<OutboxRow>): Promise<number> {
-  return db('mail_outbox').where({ id }).update(changes)
+  return sql(db)('mail_outbox').where({ id }).update(changes)
 }
 
 /** Cancels the pending mails of invitations, so outdated links are never delivered. */
 export async function cancelInvitationMails(db: Db, invitationIds: string[]): Promise<number> {
   if (!invitationIds.length) return 0
-  return db('mail_outbox').whereIn('invitation_id', invitationIds).andWhere('status', 'PENDING').update({ status: 'CANCELLED' })
+  return sql(db)('mail_outbox').whereIn('invitation_id', invitationIds).andWhere('status', 'PENDING').update({ status: 'CANCELLED' })
 }
 
 /** Mails with the given statuses, newest first. */
 export async function listOutboxMails(db: Db, statuses: OutboxStatus[], limit: number): Promise<OutboxRow[]> {
-  return db('mail_outbox')
+  return sql(db)('mail_outbox')
     .whereIn('status', statuses)
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
     .limit(limit)

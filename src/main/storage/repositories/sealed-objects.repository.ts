@@ -4,7 +4,7 @@
  * The sealed bytes pass through untouched; the services open and seal them.
  */
 import type { SealedObjectKind } from '../../../shared/types'
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings']
 
@@ -23,7 +23,7 @@ export interface SealedObject {
 
 /** `key_version → rows` of one kind for a tenant. */
 export async function countSealedByVersion(db: Db, kind: SealedObjectKind, tenantId: string): Promise<Map<number, number>> {
-  const rows: { key_version: number | string; count: number | string }[] = await db(TABLES[kind].table)
+  const rows: { key_version: number | string; count: number | string }[] = await sql(db)(TABLES[kind].table)
     .where('tenant_id', tenantId)
     .select('key_version')
     .count({ count: '*' })
@@ -34,7 +34,7 @@ export async function countSealedByVersion(db: Db, kind: SealedObjectKind, tenan
 /** Up to `limit` rows of one kind sealed under another version than `version`. */
 export async function listSealedOffVersion(db: Db, kind: SealedObjectKind, tenantId: string, version: number, limit: number): Promise<SealedObject[]> {
   const { table, id, sealed } = TABLES[kind]
-  return db(table)
+  return sql(db)(table)
     .select({ id, key_version: 'key_version', sealed })
     .where('tenant_id', tenantId)
     .andWhereNot('key_version', version)
@@ -44,7 +44,7 @@ export async function listSealedOffVersion(db: Db, kind: SealedObjectKind, tenan
 /** Replaces a row's sealed bytes and version, only if it is still on `fromVersion` (a concurrent change wins). */
 export async function resealObject(db: Db, kind: SealedObjectKind, tenantId: string, object: SealedObject, sealed: Uint8Array, version: number): Promise<number> {
   const table = TABLES[kind]
-  return db(table.table)
+  return sql(db)(table.table)
     .where({ tenant_id: tenantId, [table.id]: object.id, key_version: object.key_version })
     .update({ [table.sealed]: Buffer.from(sealed), key_version: version })
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 /** A secret of the settings (the SMTP password), sealed with the tenant's data key. */
 export interface SealedSettingRow {
@@ -10,13 +10,13 @@ export interface SealedSettingRow {
 }
 
 export async function findSealedSetting(db: Db, tenantId: string, name: string): Promise<SealedSettingRow | undefined> {
-  return db('sealed_settings').where({ tenant_id: tenantId, name }).first()
+  return sql(db)('sealed_settings').where({ tenant_id: tenantId, name }).first()
 }
 
 export async function upsertSealedSetting(db: Db, row: SealedSettingRow): Promise<void> {
-  await db('sealed_settings').insert(row).onConflict(['tenant_id', 'name']).merge()
+  await sql(db)('sealed_settings').insert(row).onConflict(['tenant_id', 'name']).merge()
 }
 
 export async function deleteSealedSetting(db: Db, tenantId: string, name: string): Promise<void> {
-  await db('sealed_settings').where({ tenant_id: tenantId, name }).delete()
+  await sql(db)('sealed_settings').where({ tenant_id: tenantId, name }).delete()
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex'
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 
 /** A session row; `permissions` and `rules` are JSON text, empty until authorized. */
@@ -31,12 +31,12 @@ export type SessionSummaryRow = Omit<SessionRow, 'key_hash' | 'nonce_hash'>
 const SUMMARY_COLUMNS = ['id', 'tenant_id', 'application_id', 'authorized_by', 'authorized_at', 'permissions', 'rules', 'expires_at', 'created_at']
 
 export async function insertSession(db: Db, row: SessionRow): Promise<void> {
-  await db('sessions').insert(row)
+  await sql(db)('sessions').insert(row)
 }
 
 /** The session behind a key hash, with its creating and authorizing applications (left joined: a missing one reads as null). */
 export async function findSessionCredential(db: Db, keyHash: string): Promise<SessionCredentialRow | undefined> {
-  return db('sessions')
+  return sql(db)('sessions')
     .leftJoin('applications as creator', 'creator.id', 'sessions.application_id')
     .leftJoin('applications as authorizer', 'authorizer.id', 'sessions.authorized_by')
     .select(
@@ -51,11 +51,11 @@ export async function findSessionCredential(db: Db, keyHash: string): Promise<Se
 }
 
 export async function findSessionByNonceHash(db: Db, tenantId: string, nonceHash: string): Promise<SessionRow | undefined> {
-  return db('sessions').where({ tenant_id: tenantId, nonce_hash: nonceHash }).first()
+  return sql(db)('sessions').where({ tenant_id: tenantId, nonce_hash: nonceHash }).first()
 }
 
 export async function findSession(db: Db, tenantId: string, id: string): Promise<SessionSummaryRow | undefined> {
-  return db('sessions').select(SUMMARY_COLUMNS).where({ tenant_id: tenantId, id }).first()
+  return sql(db)('sessions').select(SUMMARY_COLUMNS).where({ tenant_id: tenantId, id }).first()
 }
 
 /** Authorizes a session unless it already was; returns the number of rows changed (0 or 1). */
@@ -64,11 +64,11 @@ export async function authorizeSession(
   id: string,
   changes: Pick<SessionRow, 'authorized_by' | 'authorized_at' | 'permissions' | 'rules' | 'expires_at'>
 ): Promise<number> {
-  return db('sessions').where({ id }).whereNull('authorized_at').update(changes)
+  return sql(db)('sessions').where({ id }).whereNull('authorized_at').update(changes)
 }
 
 function activeSessions(db: Db, tenantId: string, now: number): Knex.QueryBuilder {
-  return db('sessions').where('tenant_id', tenantId).andWhere('expires_at', '>', now)
+  return sql(db)('sessions').where('tenant_id', tenantId).andWhere('expires_at', '>', now)
 }
 
 export async function countActiveSessions(db: Db, tenantId: string, now: number): Promise<number> {
@@ -87,19 +87,19 @@ export async function listActiveSessions(db: Db, tenantId: string, now: number, 
 
 /** Sessions whose `expires_at` has passed, oldest expiry first (for the expiry sweep). */
 export async function listExpiredSessions(db: Db, now: number, limit: number): Promise<Pick<SessionRow, 'id' | 'tenant_id'>[]> {
-  return db('sessions').select('id', 'tenant_id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+  return sql(db)('sessions').select('id', 'tenant_id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
 }
 
 /** Sessions an application created or authorized. */
 export async function listSessionsOfApplication(db: Db, applicationId: string): Promise<SessionSummaryRow[]> {
-  return db('sessions').select(SUMMARY_COLUMNS).where('application_id', applicationId).orWhere('authorized_by', applicationId)
+  return sql(db)('sessions').select(SUMMARY_COLUMNS).where('application_id', applicationId).orWhere('authorized_by', applicationId)
 }
 
 /** Sessions an application authorized. */
 export async function listSessionsAuthorizedBy(db: Db, applicationId: string): Promise<SessionSummaryRow[]> {
-  return db('sessions').select(SUMMARY_COLUMNS).where('authorized_by', applicationId)
+  return sql(db)('sessions').select(SUMMARY_COLUMNS).where('authorized_by', applicationId)
 }
 
 export async function deleteSessions(db: Db, ids: string[]): Promise<number> {
-  return ids.length ? db('sessions').whereIn('id', ids).delete() : 0
+  return ids.length ? sql(db)('sessions').whereIn('id', ids).delete() : 0
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 
 export interface TenantRow {
@@ -29,41 +29,41 @@ export interface MemberRow {
 }
 
 export async function insertTenant(db: Db, row: TenantRow): Promise<void> {
-  await db('tenants').insert(row)
+  await sql(db)('tenants').insert(row)
 }
 
 export async function listTenants(db: Db): Promise<TenantRow[]> {
-  return db('tenants').select('id', 'name', 'owner_user_id', 'created_at').orderBy('created_at')
+  return sql(db)('tenants').select('id', 'name', 'owner_user_id', 'created_at').orderBy('created_at')
 }
 
 export async function insertUser(db: Db, row: UserRow): Promise<void> {
-  await db('users').insert(row)
+  await sql(db)('users').insert(row)
 }
 
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  return db('users').whereRaw('lower(email) = lower(?)', [email]).first()
+  return sql(db)('users').whereRaw('lower(email) = lower(?)', [email]).first()
 }
 
 export async function findUser(db: Db, id: string): Promise<UserRow | undefined> {
-  return db('users').where({ id }).first()
+  return sql(db)('users').where({ id }).first()
 }
 
 export async function insertMember(db: Db, row: MemberRow): Promise<void> {
-  await db('members').insert(row)
+  await sql(db)('members').insert(row)
 }
 
 export async function findMember(db: Db, tenantId: string, id: string): Promise<MemberRow | undefined> {
-  return db('members').where({ tenant_id: tenantId, id }).first()
+  return sql(db)('members').where({ tenant_id: tenantId, id }).first()
 }
 
 export async function findMemberByUser(db: Db, tenantId: string, userId: string): Promise<MemberRow | undefined> {
-  return db('members').where({ tenant_id: tenantId, user_id: userId }).first()
+  return sql(db)('members').where({ tenant_id: tenantId, user_id: userId }).first()
 }
 
 export async function findTenant(db: Db, id: string): Promise<TenantRow | undefined> {
-  return db('tenants').select('id', 'name', 'owner_user_id', 'created_at').where({ id }).first()
+  return sql(db)('tenants').select('id', 'name', 'owner_user_id', 'created_at').where({ id }).first()
 }
 
 export async function updateUser(db: Db, id: string, changes: Partial<Omit<UserRow, 'id'>>): Promise<number> {
-  return db('users').where({ id }).update(changes)
+  return sql(db)('users').where({ id }).update(changes)
 }

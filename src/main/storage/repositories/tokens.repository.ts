@@ -4,7 +4,8 @@
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../../shared/types'
-import { insertRows, type Db, notExpiredAt } from '../sql'
+import { sql, type Db } from '../connections'
+import { insertRows, notExpiredAt } from '../sql'
 
 
 export interface TokenRow {
@@ -55,23 +56,23 @@ export interface SearchIndexRow {
 }
 
 export async function insertTokens(db: Db, rows: TokenRow[]): Promise<void> {
-  await insertRows(db, 'tokens', TOKEN_COLUMNS, rows)
+  await insertRows(sql(db), 'tokens', TOKEN_COLUMNS, rows)
 }
 
 export const SEARCH_INDEX_COLUMNS: (keyof SearchIndexRow)[] = ['tenant_id', 'token_id', 'index_hash']
 
 export async function insertSearchIndexes(db: Db, rows: SearchIndexRow[]): Promise<void> {
-  await insertRows(db, 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
+  await insertRows(sql(db), 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
 }
 
 export async function replaceSearchIndexes(db: Db, tenantId: string, tokenId: string, rows: SearchIndexRow[]): Promise<void> {
-  await db('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
+  await sql(db)('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
   await insertSearchIndexes(db, rows)
 }
 
 /** A live (not expired) token. */
 export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<TokenRow | undefined> {
-  return db('tokens')
+  return sql(db)('tokens')
     .where({ tenant_id: tenantId, id })
     .andWhere(notExpiredAt(now))
     .first()
@@ -79,7 +80,7 @@ export async function findToken(db: Db, tenantId: string, id: string, now: numbe
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<TokenRow | undefined> {
-  const query = db('tokens')
+  const query = sql(db)('tokens')
     .where({ tenant_id: tenantId, type, fingerprint })
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
@@ -87,7 +88,7 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
 }
 
 export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<TokenRow>): Promise<number> {
-  return db('tokens').where({ tenant_id: tenantId, id }).update(changes)
+  return sql(db)('tokens').where({ tenant_id: tenantId, id }).update(changes)
 }
 
 /**
@@ -101,9 +102,9 @@ export async function deleteToken(
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
-  const removed = await db('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
+  const removed = await sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
   if (!removed) return false
-  await db('token_tombstones').insert({
+  await sql(db)('token_tombstones').insert({
     tenant_id: row.tenant_id,
     token_id: row.id,
     type: row.type,
@@ -116,12 +117,12 @@ export async function deleteToken(
 }
 
 export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<TokenRow[]> {
-  return db('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+  return sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
 }
 
 /** Tokens whose CVC retention window has passed, oldest deadline first. */
 export async function listCvcDue(db: Db, now: number, limit: number): Promise<TokenRow[]> {
-  return db('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
+  return sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
 }
 
 export interface TokenFilter {
@@ -163,7 +164,7 @@ function applyRule(query: Knex.QueryBuilder, rule: AccessRule): void {
 }
 
 function filtered(db: Db, filter: TokenFilter): Knex.QueryBuilder {
-  const query = db('tokens')
+  const query = sql(db)('tokens')
     .where('tenant_id', filter.tenantId)
     .andWhere(notExpiredAt(filter.now))
   if (filter.ids.length) query.whereIn('id', filter.ids)

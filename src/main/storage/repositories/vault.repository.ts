@@ -1,4 +1,4 @@
-import type { Db } from '../sql'
+import { sql, type Db } from '../connections'
 
 
 export interface VaultRow {
@@ -29,7 +29,7 @@ export interface TenantKeyRow {
 }
 
 export async function findVault(db: Db): Promise<VaultRow | undefined> {
-  return db('vault')
+  return sql(db)('vault')
     .select(
       'format_version',
       'wrapped_secret_hash_key',
@@ -44,26 +44,26 @@ export async function findVault(db: Db): Promise<VaultRow | undefined> {
 }
 
 export async function insertVault(db: Db, wrappedSecretHashKey: Uint8Array, now: number): Promise<void> {
-  await db('vault').insert({ id: 1, format_version: 1, wrapped_secret_hash_key: Buffer.from(wrappedSecretHashKey), created_at: now })
+  await sql(db)('vault').insert({ id: 1, format_version: 1, wrapped_secret_hash_key: Buffer.from(wrappedSecretHashKey), created_at: now })
 }
 
 export async function updateAuditKeys(db: Db, keys: WrappedAuditKeys): Promise<void> {
-  await db('vault')
+  await sql(db)('vault')
     .update({ wrapped_audit_mac_key: Buffer.from(keys.wrapped_audit_mac_key), wrapped_audit_signing_key: Buffer.from(keys.wrapped_audit_signing_key) })
     .where({ id: 1 })
 }
 
 export async function listTenantKeys(db: Db): Promise<TenantKeyRow[]> {
-  return db('tenant_keys').select('tenant_id', 'purpose', 'version', 'wrapped_key', 'wrapped_key_next', 'created_at')
+  return sql(db)('tenant_keys').select('tenant_id', 'purpose', 'version', 'wrapped_key', 'wrapped_key_next', 'created_at')
 }
 
 export async function insertTenantKey(db: Db, row: TenantKeyRow, now: number): Promise<void> {
-  await db('tenant_keys').insert({ ...row, wrapped_key: Buffer.from(row.wrapped_key), created_at: now })
+  await sql(db)('tenant_keys').insert({ ...row, wrapped_key: Buffer.from(row.wrapped_key), created_at: now })
 }
 
 /** Deletes a data key: whatever it sealed can never be opened again (crypto-shredding). */
 export async function deleteDataKey(db: Db, tenantId: string, version: number): Promise<number> {
-  return db('tenant_keys').where({ tenant_id: tenantId, purpose: 'data', version }).delete()
+  return sql(db)('tenant_keys').where({ tenant_id: tenantId, purpose: 'data', version }).delete()
 }
 
 /** Stages every key wrapped under a new master key, beside the current wrapping. */
@@ -76,38 +76,38 @@ export async function stageWrappings(
     wrapped_audit_mac_key_next: Buffer.from(vaultKeys.audit.wrapped_audit_mac_key),
     wrapped_audit_signing_key_next: Buffer.from(vaultKeys.audit.wrapped_audit_signing_key)
   }
-  await db('vault')
+  await sql(db)('vault')
     .where({ id: 1 })
     .update({ wrapped_secret_hash_key_next: Buffer.from(vaultKeys.secretHashKey), ...audit })
   for (const { tenant_id, purpose, version, wrapped } of tenantKeys) {
-    await db('tenant_keys').where({ tenant_id, purpose, version }).update({ wrapped_key_next: Buffer.from(wrapped) })
+    await sql(db)('tenant_keys').where({ tenant_id, purpose, version }).update({ wrapped_key_next: Buffer.from(wrapped) })
   }
 }
 
 /** Makes the staged wrappings the current ones (the new master key is stored by now). */
 export async function promoteStagedWrappings(db: Db): Promise<void> {
-  await db('vault').whereNotNull('wrapped_secret_hash_key_next').update({ wrapped_secret_hash_key: db.ref('wrapped_secret_hash_key_next'), wrapped_secret_hash_key_next: null })
-  await db('vault')
+  await sql(db)('vault').whereNotNull('wrapped_secret_hash_key_next').update({ wrapped_secret_hash_key: sql(db).ref('wrapped_secret_hash_key_next'), wrapped_secret_hash_key_next: null })
+  await sql(db)('vault')
     .whereNotNull('wrapped_audit_mac_key_next')
     .update({
-      wrapped_audit_mac_key: db.ref('wrapped_audit_mac_key_next'),
-      wrapped_audit_signing_key: db.ref('wrapped_audit_signing_key_next'),
+      wrapped_audit_mac_key: sql(db).ref('wrapped_audit_mac_key_next'),
+      wrapped_audit_signing_key: sql(db).ref('wrapped_audit_signing_key_next'),
       wrapped_audit_mac_key_next: null,
       wrapped_audit_signing_key_next: null
     })
-  await db('tenant_keys').whereNotNull('wrapped_key_next').update({ wrapped_key: db.ref('wrapped_key_next'), wrapped_key_next: null })
+  await sql(db)('tenant_keys').whereNotNull('wrapped_key_next').update({ wrapped_key: sql(db).ref('wrapped_key_next'), wrapped_key_next: null })
 }
 
 /** Drops staged wrappings of a master rotation that never stored its key. */
 export async function discardStagedWrappings(db: Db): Promise<void> {
-  await db('vault').update({ wrapped_secret_hash_key_next: null, wrapped_audit_mac_key_next: null, wrapped_audit_signing_key_next: null })
-  await db('tenant_keys').update({ wrapped_key_next: null })
+  await sql(db)('vault').update({ wrapped_secret_hash_key_next: null, wrapped_audit_mac_key_next: null, wrapped_audit_signing_key_next: null })
+  await sql(db)('tenant_keys').update({ wrapped_key_next: null })
 }
 
 /** The highest data-key version a tenant ever had, retired ones included (versions are never reused). */
 export async function lastDataKeyVersion(db: Db, tenantId: string): Promise<number> {
-  const [active] = await db('tenant_keys').where({ tenant_id: tenantId, purpose: 'data' }).max({ last: 'version' })
-  const [retired] = await db('retired_data_keys').where({ tenant_id: tenantId }).max({ last: 'version' })
+  const [active] = await sql(db)('tenant_keys').where({ tenant_id: tenantId, purpose: 'data' }).max({ last: 'version' })
+  const [retired] = await sql(db)('retired_data_keys').where({ tenant_id: tenantId }).max({ last: 'version' })
   return Math.max(Number(active?.last ?? 0), Number(retired?.last ?? 0))
 }
 
@@ -122,11 +122,11 @@ export interface RetiredDataKeyRow {
 }
 
 export async function insertRetiredDataKey(db: Db, row: RetiredDataKeyRow): Promise<void> {
-  await db('retired_data_keys').insert(row)
+  await sql(db)('retired_data_keys').insert(row)
 }
 
 export async function listRetiredDataKeys(db: Db, tenantId: string): Promise<RetiredDataKeyRow[]> {
-  return db('retired_data_keys').where({ tenant_id: tenantId }).orderBy('version')
+  return sql(db)('retired_data_keys').where({ tenant_id: tenantId }).orderBy('version')
 }
 
 export interface KeyRotationRow {
@@ -140,28 +140,28 @@ export interface KeyRotationRow {
 }
 
 export async function insertKeyRotation(db: Db, row: Omit<KeyRotationRow, 'id' | 'finished_at'>): Promise<void> {
-  await db('key_rotations').insert(row)
+  await sql(db)('key_rotations').insert(row)
 }
 
 /** Rotations whose re-encryption pass has not finished, oldest first. */
 export async function listUnfinishedRotations(db: Db): Promise<KeyRotationRow[]> {
-  return db('key_rotations').whereNull('finished_at').orderBy('id')
+  return sql(db)('key_rotations').whereNull('finished_at').orderBy('id')
 }
 
 /** The first rotation of a tenant onto a version after `version`: the one that moved objects off it. */
 export async function firstRotationAfter(db: Db, tenantId: string, version: number): Promise<KeyRotationRow | undefined> {
-  return db('key_rotations').where({ tenant_id: tenantId }).andWhere('target_version', '>', version).orderBy('id').first()
+  return sql(db)('key_rotations').where({ tenant_id: tenantId }).andWhere('target_version', '>', version).orderBy('id').first()
 }
 
 export async function latestRotation(db: Db, tenantId: string): Promise<KeyRotationRow | undefined> {
-  return db('key_rotations').where({ tenant_id: tenantId }).orderBy('id', 'desc').first()
+  return sql(db)('key_rotations').where({ tenant_id: tenantId }).orderBy('id', 'desc').first()
 }
 
 export async function finishKeyRotation(db: Db, id: number, at: number): Promise<void> {
-  await db('key_rotations').where({ id }).update({ finished_at: at })
+  await sql(db)('key_rotations').where({ id }).update({ finished_at: at })
 }
 
 /** A no-op write that takes SQLite's write lock at once (a deferred transaction would take it only at its first write). */
 export async function lockVaultRow(trx: Db): Promise<void> {
-  await trx('vault').update({ format_version: trx.ref('format_version') }).where({ id: 1 })
+  await sql(trx)('vault').update({ format_version: sql(trx).ref('format_version') }).where({ id: 1 })
 }
