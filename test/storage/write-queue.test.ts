@@ -37,7 +37,7 @@ describe('WriteQueue', () => {
     await queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name: 'taken', last_run_at: 1 }]))
     const outcomes = await Promise.allSettled(
       ['x', 'taken', 'y'].map((name) =>
-        queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 2 }], () => new Error(`duplicate ${name}`)))
+        queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 2 }], { onConflict: () => new Error(`duplicate ${name}`) }))
       )
     )
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
@@ -54,7 +54,7 @@ describe('WriteQueue', () => {
   })
 
   it('answers each batch with its own outcomes while the next batch is already committing', async () => {
-    const insert = (name: string) => queue.append((rows) => (rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }], () => new Error(`duplicate ${name}`)), name))
+    const insert = (name: string) => queue.append((rows) => (rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }], { onConflict: () => new Error(`duplicate ${name}`) }), name))
     const firstWave = ['a', 'b'].map(insert)
     await new Promise((resolve) => setImmediate(resolve)) // the first batch is on its way to SQLite
     const secondWave = ['c', 'a', 'd'].map(insert)
@@ -70,10 +70,9 @@ describe('WriteQueue', () => {
   })
 
   describe('with a sealer', () => {
-    /** Stamps job_runs rows with consecutive numbers in `last_run_at`, as the audit chain stamps seq. */
+    /** Stamps sealed job_runs rows with consecutive numbers in `last_run_at`, as the audit chain stamps seq. */
     function counter(): RowSealer<number> & { head: number } {
       return {
-        table: 'job_runs',
         head: 0,
         seal(rows, last) {
           for (const row of rows as { last_run_at: number }[]) row.last_run_at = ++last
@@ -90,7 +89,7 @@ describe('WriteQueue', () => {
     it('stamps rows in commit order across batches, and a failed batch moves nothing on', async () => {
       const sealer = counter()
       queue = new WriteQueue(db.writer, { sealer })
-      const insert = (name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 0 }], () => new Error(`duplicate ${name}`)))
+      const insert = (name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 0 }], { onConflict: () => new Error(`duplicate ${name}`), sealed: true }))
       await Promise.all(['a', 'b'].map(insert))
       expect(sealer.head).toBe(2)
       // This batch fails as a whole (a duplicate), rolls back, and is replayed one unit at a time.
@@ -105,13 +104,13 @@ describe('WriteQueue', () => {
       const sealer = counter()
       queue = new WriteQueue(db.writer, { sealer })
       const seen = await queue.run(async (trx) => {
-        rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'queued', last_run_at: 0 }])
+        rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'queued', last_run_at: 0 }], { sealed: true })
         return 'done'
       })
       expect(seen).toBe('done')
       expect(await stamps()).toEqual([['queued', 1]])
       await expect(queue.run(async (trx) => {
-        rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'rolled back', last_run_at: 0 }])
+        rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'rolled back', last_run_at: 0 }], { sealed: true })
         throw new Error('boom')
       })).rejects.toThrow('boom')
       expect(sealer.head).toBe(1)

@@ -44,7 +44,7 @@ import { parseExpiresAt, toIsoString } from '../domain/dates'
 import { ForbiddenError, NotFoundError } from '../domain/errors'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
-import { logRow, recordLogs, type LogOperation } from './logs.service'
+import { audit, type AuditOperation } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
 import { parseOrThrow } from '../domain/validation'
@@ -142,7 +142,7 @@ export class ApplicationsService {
     )
     await this.context.writes.run(async (trx) => {
       await insertApplication(trx, row)
-      await recordLogs(trx, [this.logEntry(actor, row.id, 'create', 'Application created', now)])
+      audit(trx, now, [{ actor, entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }])
     })
     return toApplication(row, key)
   }
@@ -167,7 +167,7 @@ export class ApplicationsService {
   async get(actor: Actor, id: string): Promise<Application> {
     requirePermission(actor, 'application:read')
     const row = await this.findLive(actor.tenantId, id)
-    await this.logRead(actor, row.id)
+    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
     return toApplication(row)
   }
 
@@ -176,7 +176,7 @@ export class ApplicationsService {
     requirePermission(actor, 'application:read')
     if (actor.type !== 'application') throw new NotFoundError('Application')
     const row = await this.findLive(actor.tenantId, actor.id)
-    await this.logRead(actor, row.id)
+    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
     return toApplication(row)
   }
 
@@ -226,7 +226,7 @@ export class ApplicationsService {
     const now = this.context.clock.now()
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
-      await recordLogs(trx, [this.logEntry(actor, existing.id, 'delete', 'Application deleted', now)])
+      audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: 'Application deleted' }])
       return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application was deleted', now)
     })
     this.forget([existing.id, ...sessionIds])
@@ -260,11 +260,10 @@ export class ApplicationsService {
         const sessions = await listSessionsOfApplication(trx, row.id)
         sessionIds.push(...(await revokeSessions(trx, null, sessions, 'Session revoked: its application expired', now)))
       }
-      await recordLogs(
+      audit(
         trx,
-        rows.map((row) =>
-          logRow(null, row.tenant_id, { entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }, now)
-        )
+        now,
+        rows.map((row) => ({ actor: null, tenantId: row.tenant_id, entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }))
       )
       return { applicationIds: rows.map((row) => row.id), sessionIds }
     })
@@ -288,25 +287,17 @@ export class ApplicationsService {
     actor: Actor,
     existing: ApplicationRow,
     changes: Partial<ApplicationRow>,
-    operation: LogOperation,
+    operation: AuditOperation,
     message: string,
     now: number,
     revokeDependentSessions: (trx: Tx) => Promise<string[]>
   ): Promise<void> {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')
-      await recordLogs(trx, [this.logEntry(actor, existing.id, operation, message, now)])
+      audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation, message }])
       return revokeDependentSessions(trx)
     })
     this.forget([existing.id, ...sessionIds])
   }
 
-  private async logRead(actor: Actor, id: string): Promise<void> {
-    const now = this.context.clock.now()
-    await this.context.writes.run((trx) => recordLogs(trx, [this.logEntry(actor, id, 'read', 'Application retrieved', now)]))
-  }
-
-  private logEntry(actor: Actor, id: string, operation: LogOperation, message: string, now: number) {
-    return logRow(actor, actor.tenantId, { entityType: 'application', entityId: id, operation, message }, now)
-  }
 }

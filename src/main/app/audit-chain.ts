@@ -41,8 +41,6 @@ const PAGE = 1000
 
 /** Seals log rows for the write queue: explicit, gapless `seq` and the chained MAC. */
 export class AuditChain implements RowSealer<ChainLink> {
-  readonly table = 'logs'
-
   constructor(
     private readonly key: AuditMacKey,
     public head: ChainLink

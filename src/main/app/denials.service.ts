@@ -9,7 +9,7 @@
  */
 import { toIsoString } from '../domain/dates'
 import type { ServiceContext } from './service-context'
-import { appendLogs, logRow, type LogActor } from './logs.service'
+import { audit, type AuditActor, type AuditEvent } from './audit'
 
 export interface Denial {
   status: 401 | 403
@@ -20,7 +20,7 @@ export interface Denial {
   /** The route, such as `GET /tokens/:id`. */
   operation: string
   /** The authenticated caller (403). */
-  actor?: LogActor
+  actor?: AuditActor
 }
 
 /** Distinct entries per minute; further refusals that minute share one entry per status. */
@@ -81,9 +81,9 @@ export class DenialsService {
     clearTimeout(this.timer)
     this.timer = undefined
     if (this.buckets.size === 0) return
-    const rows = [...this.buckets.values()].map((bucket) => this.toRow(bucket))
+    const events = [...this.buckets.values()].map((bucket) => this.toEvent(bucket))
     this.buckets = new Map()
-    await this.context.writes.append((buffer) => appendLogs(buffer, rows))
+    await audit(this.context.writes, this.context.clock.now(), events)
   }
 
   private flushInBackground(): void {
@@ -92,12 +92,12 @@ export class DenialsService {
     )
   }
 
-  private toRow({ denial, count, first, last }: Bucket) {
+  private toEvent({ denial, count, first, last }: Bucket): AuditEvent {
     const reason = denial.reason.length > MAX_REASON_LENGTH ? `${denial.reason.slice(0, MAX_REASON_LENGTH)}…` : denial.reason
     const times = count === 1 ? `at ${toIsoString(first)}` : `between ${toIsoString(first)} and ${toIsoString(last)}`
     const message = `${count} ${count === 1 ? 'request' : 'requests'} from ${denial.source} refused with ${denial.status} ${times}: ${reason}`
-    const operation = denial.status === 401 ? 'unauthenticated' : 'forbidden'
+    const operation = denial.status === 401 ? ('unauthenticated' as const) : ('forbidden' as const)
     const tenantId = denial.actor?.tenantId ?? this.tenantId
-    return logRow(denial.actor ?? null, tenantId, { entityType: 'request', entityId: denial.operation, operation, message }, first, count)
+    return { actor: denial.actor ?? null, tenantId, entityType: 'request', entityId: denial.operation, operation, message, at: first, count }
   }
 }

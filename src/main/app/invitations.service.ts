@@ -40,7 +40,7 @@ import { isEmailAddress } from '../domain/fields'
 import { ConflictError, InvitationExpiredError, InvitationLinkInvalidError, NotFoundError } from '../domain/errors'
 import { escapeHtml } from '../infra/html'
 import type { ServiceContext } from './service-context'
-import { logRow, recordLogs } from './logs.service'
+import { audit } from './audit'
 import type { MailBody, MailService } from './mail.service'
 import { toMember } from './members.service'
 import { offsetOf, toPage } from '../domain/pagination'
@@ -122,7 +122,7 @@ export class InvitationsService {
       }
       await insertInvitation(trx, row)
       await this.mail.enqueue(trx, this.invitationMail(row, tenantName, link.url), now)
-      await recordLogs(trx, [this.log(actor, row.id, 'create', 'Invitation created', now)])
+      audit(trx, now, [{ actor, entityType: 'invitation', entityId: row.id, operation: 'create', message: 'Invitation created' }])
     })
     this.mail.kick()
     return toInvitation(row, now)
@@ -152,7 +152,7 @@ export class InvitationsService {
       await updateInvitation(trx, actor.tenantId, id, changes)
       await cancelInvitationMails(trx, [id])
       await this.mail.enqueue(trx, this.invitationMail(row, tenantName, link.url), now)
-      await recordLogs(trx, [this.log(actor, id, 'resend', 'Invitation resent', now)])
+      audit(trx, now, [{ actor, entityType: 'invitation', entityId: id, operation: 'resend', message: 'Invitation resent' }])
       return row
     })
     this.mail.kick()
@@ -179,12 +179,9 @@ export class InvitationsService {
     requirePermission(actor, 'tenant:invitation:read')
     const id = pathId(rawId, 'Invitation')
     const now = this.context.clock.now()
-    const row = await this.context.writes.run(async (trx) => {
-      const found = await findInvitation(trx, actor.tenantId, id)
-      if (!found) throw new NotFoundError('Invitation')
-      await recordLogs(trx, [this.log(actor, id, 'read', 'Invitation retrieved', now)])
-      return found
-    })
+    const row = await findInvitation(this.context.reader, actor.tenantId, id)
+    if (!row) throw new NotFoundError('Invitation')
+    await audit(this.context.writes, now, [{ actor, entityType: 'invitation', entityId: id, operation: 'read', message: 'Invitation retrieved' }])
     return toInvitation(row, now)
   }
 
@@ -196,7 +193,7 @@ export class InvitationsService {
     await this.context.writes.run(async (trx) => {
       if (!(await deleteInvitation(trx, actor.tenantId, id))) throw new NotFoundError('Invitation')
       await cancelInvitationMails(trx, [id])
-      await recordLogs(trx, [this.log(actor, id, 'delete', 'Invitation deleted', now)])
+      audit(trx, now, [{ actor, entityType: 'invitation', entityId: id, operation: 'delete', message: 'Invitation deleted' }])
     })
   }
 
@@ -237,9 +234,9 @@ export class InvitationsService {
       await deleteInvitation(trx, tenantId, invitation.id)
       await cancelInvitationMails(trx, [invitation.id])
       const actor = { type: 'user' as const, id: user.id, tenantId }
-      await recordLogs(trx, [
-        this.log(actor, invitation.id, 'accept', 'Invitation accepted', now),
-        logRow(actor, tenantId, { entityType: 'member', entityId: member.id, operation: 'create', message: 'Member created' }, now)
+      audit(trx, now, [
+        { actor, entityType: 'invitation', entityId: invitation.id, operation: 'accept', message: 'Invitation accepted' },
+        { actor, entityType: 'member', entityId: member.id, operation: 'create', message: 'Member created' }
       ])
       return { member, user }
     })
@@ -259,9 +256,10 @@ export class InvitationsService {
       const ids = due.map((invitation) => invitation.id)
       await markInvitationsExpired(trx, ids)
       await cancelInvitationMails(trx, ids)
-      await recordLogs(
+      audit(
         trx,
-        due.map((invitation) => logRow(null, invitation.tenant_id, { entityType: 'invitation', entityId: invitation.id, operation: 'expire', message: 'Invitation expired' }, now))
+        now,
+        due.map((invitation) => ({ actor: null, tenantId: invitation.tenant_id, entityType: 'invitation', entityId: invitation.id, operation: 'expire', message: 'Invitation expired' }))
       )
       return due.length
     })
@@ -303,10 +301,6 @@ export class InvitationsService {
 
   private async tenantName(tenantId: string): Promise<string> {
     return (await findTenant(this.context.reader, tenantId))?.name ?? 'Tessera'
-  }
-
-  private log(actor: Pick<Actor, 'id' | 'type' | 'tenantId'>, id: string, operation: 'create' | 'read' | 'resend' | 'delete' | 'accept', message: string, now: number) {
-    return logRow(actor, actor.tenantId, { entityType: 'invitation', entityId: id, operation, message }, now)
   }
 
   private invitationMail(invitation: InvitationRow, tenantName: string, link: string) {

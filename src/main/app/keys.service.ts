@@ -33,7 +33,7 @@ import { toIsoString } from '../domain/dates'
 import { ConflictError, NotFoundError } from '../domain/errors'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
-import { logRow, recordLogs, type LogOperation } from './logs.service'
+import { audit, type AuditEvent, type AuditOperation } from './audit'
 import { outboxContext } from './mail.service'
 import { sealedSettingAssociatedData } from './sealed-settings.service'
 import { tokenAssociatedData } from '../domain/token-request'
@@ -82,6 +82,12 @@ function withVersion(counts: SealedCountsByVersion, version: number): SealedCoun
 }
 
 const dataKeyEntity = (version: number) => `data-key-v${version}`
+
+/** The audit entry of a key ceremony, naming the person and how they acted; `actor` null for the system (the background pass). */
+function keyEvent(actor: CeremonyActor | null, tenantId: string, entityId: string, operation: AuditOperation, message: string): AuditEvent {
+  const person = actor && { id: actor.userId, type: 'user' as const, tenantId }
+  return { actor: person, tenantId, entityType: 'key', entityId, operation, message: actor ? `${message} (${actor.via})` : message }
+}
 const MASTER_KEY_ENTITY = 'master-key'
 
 /**
@@ -98,8 +104,7 @@ export async function settleMasterRotation(writes: WriteQueue, keyring: Keyring,
       : 'Master key rotation abandoned: the new master key was never stored; the vault stays under its master key'
   await writes.run(async (trx) => {
     await (staged === 'promote' ? promoteStagedWrappings(trx) : discardStagedWrappings(trx))
-    const entry = { entityType: 'key', entityId: MASTER_KEY_ENTITY, operation: 'rotate' as const, message }
-    await recordLogs(trx, keyring.tenantIds().map((tenantId) => logRow(null, tenantId, entry, now)))
+    audit(trx, now, keyring.tenantIds().map((tenantId) => keyEvent(null, tenantId, MASTER_KEY_ENTITY, 'rotate', message)))
   })
   keyring.stagedMasterRotation = undefined
 }
@@ -194,7 +199,7 @@ export class KeysService {
         const counts = await sealedCounts(trx, tenantId)
         await insertKeyRotation(trx, { tenant_id: tenantId, target_version: version, counts_before: JSON.stringify(counts), started_at: now })
         const message = `Data key version ${version} created; re-encryption of ${describeCounts(this.totals(counts))} onto it started`
-        await recordLogs(trx, [this.log(actor, tenantId, dataKeyEntity(version), 'rotate', message, now)])
+        audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'rotate', message)])
         return { version, key }
       })
       this.ctx.keyring.installDataKey(tenantId, version, key)
@@ -257,7 +262,7 @@ export class KeysService {
           report: JSON.stringify(report)
         })
         const message = `Data key version ${version} retired: no token, outbox mail or sealed setting used it; the key was deleted`
-        await recordLogs(trx, [this.log(actor, tenantId, dataKeyEntity(version), 'retire', message, now)])
+        audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'retire', message)])
         return report
       })
       this.tokens.clearCache()
@@ -302,7 +307,7 @@ export class KeysService {
       await this.ctx.writes.run(async (trx) => {
         await promoteStagedWrappings(trx)
         const message = 'Master key rotated: every key is now wrapped under the new master key'
-        await recordLogs(trx, this.ctx.keyring.tenantIds().map((tenantId) => this.log(actor, tenantId, MASTER_KEY_ENTITY, 'rotate', message, now)))
+        audit(trx, now, this.ctx.keyring.tenantIds().map((tenantId) => keyEvent(actor, tenantId, MASTER_KEY_ENTITY, 'rotate', message)))
       })
       this.ctx.keyring.useMaster(next)
       return { rotated_at: toIsoString(now), key_check_value: keyCheckValue(next) }
@@ -327,7 +332,7 @@ export class KeysService {
       await finishKeyRotation(trx, rotation.id, now)
       const total = this.totals(JSON.parse(rotation.counts_before), target)
       const message = `Re-encryption onto data key version ${target} finished (${describeCounts(total)} re-encrypted)`
-      await recordLogs(trx, [this.log(null, tenantId, dataKeyEntity(target), 'update', message, now)])
+      audit(trx, now, [keyEvent(null, tenantId, dataKeyEntity(target), 'update', message)])
     }
     return moved
   }
@@ -349,12 +354,6 @@ export class KeysService {
       throw new ConflictError(`Data key version ${version} is the current one; rotate first (a new version), then retire this one once nothing uses it.`)
     }
     return this.ctx.keyring.dataKey(tenantId, version)
-  }
-
-  /** An audit entry for a key ceremony; `actor` null for the system (the background pass). */
-  private log(actor: CeremonyActor | null, tenantId: string, entityId: string, operation: LogOperation, message: string, now: number) {
-    const person = actor && { id: actor.userId, type: 'user' as const, tenantId }
-    return logRow(person, tenantId, { entityType: 'key', entityId, operation, message: actor ? `${message} (${actor.via})` : message }, now)
   }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {

@@ -1,47 +1,21 @@
 /**
- * The audit log. Entries are written by the other services in the same
- * transaction as the change they record; this service builds them and lists
- * them, and reading the log is itself logged. The write queue seals every
- * entry into the audit chain (audit-chain.ts).
+ * The audit log: listing it, the desktop's activity chart and export, and the
+ * upkeep of its entity index. Entries are written by every service through
+ * `audit()` (audit.ts); reading the log is itself logged.
  */
-import type { Reader, Tx } from '../storage/connections'
+import type { Reader } from '../storage/connections'
 import { z } from 'zod'
 import { listLogsQuery } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
-import { rowsOf, type RowBuffer, type WriteQueue } from '../storage/write-queue'
-import { countLogs, foldLogEntities, listLogs, LOG_COLUMNS, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
+import type { WriteQueue } from '../storage/write-queue'
+import { countLogs, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
+import { audit, type AuditActor, type AuditInput, type AuditOperation } from './audit'
 import type { AuditChain } from './audit-chain'
 import type { Actor, Clock } from '../domain/actor'
 import { requirePermission } from '../domain/access'
 import { offsetOf, toPage } from '../domain/pagination'
 import { toIsoString } from '../domain/dates'
 import { parseOrThrow } from '../domain/validation'
-
-export type LogOperation =
-  | 'create'
-  | 'read'
-  | 'update'
-  | 'delete'
-  | 'regenerate'
-  | 'authorize'
-  | 'resend'
-  | 'accept'
-  | 'reveal'
-  | 'expire'
-  | 'export'
-  | 'lock'
-  | 'unlock'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'rotate'
-  | 'retire'
-
-export interface LogInput {
-  entityType: string
-  entityId: string
-  operation: LogOperation
-  message: string
-}
 
 /** Every entity type a log entry can name (`GET /logs/entity-types`). */
 export const ENTITY_TYPES: EntityType[] = [
@@ -61,34 +35,6 @@ export const ENTITY_TYPES: EntityType[] = [
 ]
 
 const KNOWN_ENTITY_TYPES = new Set(ENTITY_TYPES.map((type) => type.value))
-
-/** Who an entry names as actor. */
-export type LogActor = Pick<Actor, 'id' | 'type' | 'tenantId'>
-
-/** Builds the row recording that `actor` did something, at `now`; `count` for an aggregated entry. */
-export function logRow(actor: LogActor | null, tenantId: string, input: LogInput, now: number, count: number | null = null): LogRow {
-  return {
-    tenant_id: tenantId,
-    actor_id: actor?.id ?? null,
-    actor_type: actor?.type ?? null,
-    entity_type: input.entityType,
-    entity_id: input.entityId,
-    operation: input.operation,
-    message: input.message,
-    created_at: now,
-    count
-  }
-}
-
-/** Appends entries inside the caller's transaction (one the write queue runs, which seals them). */
-export async function recordLogs(trx: Tx, rows: LogRow[]): Promise<void> {
-  appendLogs(rowsOf(trx), rows)
-}
-
-/** Queues entries for the write batch's multi-row insert (see WriteQueue.append). */
-export function appendLogs(buffer: RowBuffer, rows: LogRow[]): void {
-  buffer.insert('logs', LOG_COLUMNS, rows)
-}
 
 const filterQuery = listLogsQuery.omit({ page: true, size: true })
 
@@ -162,9 +108,8 @@ export class LogsService {
    * Records what `actor` did outside any service's transaction (the desktop's
    * lock, unlock and settings); resolves once the entry is committed.
    */
-  record(actor: LogActor, input: LogInput): Promise<void> {
-    const now = this.deps.clock.now()
-    return this.deps.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, input, now)]))
+  record(actor: AuditActor, input: AuditInput): Promise<void> {
+    return audit(this.deps.writes, this.deps.clock.now(), [{ actor, ...input }])
   }
 
   /** `GET /logs`: newest first, filtered by entity and a half-open date range; the read is logged. */
@@ -204,7 +149,7 @@ export class LogsService {
     return rows.map(toLogEntry)
   }
 
-  private recordRead(actor: Actor, operation: LogOperation, message: string): Promise<void> {
+  private recordRead(actor: Actor, operation: AuditOperation, message: string): Promise<void> {
     return this.record(actor, { entityType: 'log', entityId: actor.tenantId, operation, message })
   }
 }

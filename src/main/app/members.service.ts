@@ -14,7 +14,7 @@ import type { Actor } from '../domain/actor'
 import { toIsoString } from '../domain/dates'
 import { BusinessRuleError, NotFoundError } from '../domain/errors'
 import type { ServiceContext } from './service-context'
-import { logRow, recordLogs } from './logs.service'
+import { audit } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { parseOrThrow } from '../domain/validation'
 
@@ -61,7 +61,7 @@ export class MembersService {
       if (!member) throw new NotFoundError('Member')
       if (member.role === 'OWNER') throw new BusinessRuleError('The tenant OWNER cannot be deleted.')
       await deleteMember(trx, actor.tenantId, id)
-      await recordLogs(trx, [logRow(actor, actor.tenantId, { entityType: 'member', entityId: id, operation: 'delete', message: 'Member deleted' }, now)])
+      audit(trx, now, [{ actor, entityType: 'member', entityId: id, operation: 'delete', message: 'Member deleted' }])
     })
   }
 

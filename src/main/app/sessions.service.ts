@@ -35,7 +35,7 @@ import { parseIsoExpiresAt, toIsoString } from '../domain/dates'
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
-import { appendLogs, logRow, recordLogs, type LogActor } from './logs.service'
+import { audit, type AuditActor } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { parseOrThrow } from '../domain/validation'
 
@@ -93,7 +93,7 @@ function requireApplicationType(actor: Actor, type: ApplicationType, operation: 
   }
 }
 
-function sessionMessage(what: string, application: Actor, person: LogActor | undefined): string {
+function sessionMessage(what: string, application: Actor, person: AuditActor | undefined): string {
   return person ? `${what} through application ${application.id}` : what
 }
 
@@ -116,9 +116,10 @@ export async function revokeSessions(
 ): Promise<string[]> {
   const ids = sessions.map((session) => session.id)
   await deleteSessions(trx, ids)
-  await recordLogs(
+  audit(
     trx,
-    sessions.map((session) => logRow(actor, session.tenant_id, { entityType: 'session', entityId: session.id, operation: 'delete', message }, now))
+    now,
+    sessions.map((session) => ({ actor, tenantId: session.tenant_id, entityType: 'session', entityId: session.id, operation: 'delete', message }))
   )
   return ids
 }
@@ -142,7 +143,7 @@ export class SessionsService {
    * `person`: who acts through the application (the desktop user), named in
    * the log instead of it.
    */
-  async create(actor: Actor, body: unknown, person?: LogActor): Promise<SessionCreated & { id: string }> {
+  async create(actor: Actor, body: unknown, person?: AuditActor): Promise<SessionCreated & { id: string }> {
     requireApplicationType(actor, 'public', 'create a session')
     parseOrThrow(createSessionBody, body)
     const { keyring, clock, writes } = this.context
@@ -166,8 +167,8 @@ export class SessionsService {
     }
     await writes.run(async (trx) => {
       await insertSession(trx, row)
-      await recordLogs(trx, [
-        logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }, now)
+      audit(trx, now, [
+        { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }
       ])
     })
     return { id, session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
@@ -178,7 +179,7 @@ export class SessionsService {
    * A nonce works once (409 afterwards); an unknown or expired one is a 404.
    * `person` as for `create`.
    */
-  async authorize(actor: Actor, body: unknown, person?: LogActor): Promise<void> {
+  async authorize(actor: Actor, body: unknown, person?: AuditActor): Promise<void> {
     requireApplicationType(actor, 'private', 'authorize a session')
     const input = parseOrThrow(authorizeSessionBody, body)
     requireSomeGrant(input)
@@ -203,8 +204,8 @@ export class SessionsService {
         expires_at: expiresAt ?? Number(session.expires_at)
       })
       if (changed !== 1) throw new ConflictError('This nonce has already been used.')
-      await recordLogs(trx, [
-        logRow(person ?? actor, actor.tenantId, { entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }, now)
+      audit(trx, now, [
+        { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }
       ])
       return session.id
     })
@@ -225,14 +226,7 @@ export class SessionsService {
       countActiveSessions(reader, actor.tenantId, now),
       listActiveSessions(reader, actor.tenantId, now, q.size, offsetOf(q))
     ])
-    if (rows.length > 0) {
-      await writes.append((buffer) =>
-        appendLogs(
-          buffer,
-          rows.map((row) => logRow(actor, actor.tenantId, { entityType: 'session', entityId: row.id, operation: 'read', message: 'Session listed' }, now))
-        )
-      )
-    }
+    await audit(writes, now, rows.map((row) => ({ actor, entityType: 'session', entityId: row.id, operation: 'read', message: 'Session listed' })))
     return toPage(rows.map(toSession), total, q)
   }
 
@@ -256,11 +250,10 @@ export class SessionsService {
         trx,
         expired.map((session) => session.id)
       )
-      await recordLogs(
+      audit(
         trx,
-        expired.map((session) =>
-          logRow(null, session.tenant_id, { entityType: 'session', entityId: session.id, operation: 'expire', message: 'Session expired' }, now)
-        )
+        now,
+        expired.map((session) => ({ actor: null, tenantId: session.tenant_id, entityType: 'session', entityId: session.id, operation: 'expire', message: 'Session expired' }))
       )
       return expired
     })

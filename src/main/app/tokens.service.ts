@@ -12,12 +12,10 @@ import {
   deleteToken,
   findByFingerprint,
   findToken,
-  insertSearchIndexes,
+  appendTokens,
   insertTokens,
   listCvcDue,
   listExpiredTokens,
-  SEARCH_INDEX_COLUMNS,
-  TOKEN_COLUMNS,
   listTokens,
   replaceSearchIndexes,
   updateToken,
@@ -31,8 +29,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import { checkMaskMaximum, leavesShowingData } from '../domain/expression-rules'
 import { ExpressionBudget, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask } from '../domain/expressions'
 import type { ServiceContext } from './service-context'
-import { appendLogs, logRow, recordLogs, type LogInput } from './logs.service'
-import { isUniqueViolation } from '../storage/sql'
+import { audit } from './audit'
 import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from '../domain/pagination'
 import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from '../domain/token-request'
@@ -56,8 +53,12 @@ function rowCacheKey(tenantId: string, id: unknown): string {
   return typeof id === 'string' ? `${tenantId}\u0000${id}` : ''
 }
 
-function tokenLog(row: Pick<TokenRow, 'type' | 'id'>, operation: LogInput['operation'], message: string): LogInput {
-  return { entityType: row.type, entityId: row.id, operation, message }
+/** A token id is unique per tenant. */
+const duplicateId = () => new ConflictError('A token with this id already exists.')
+
+/** A token as the audit log names it: by type (`card`, `bank`, `token`) and id. */
+function tokenEntity(row: Pick<TokenRow, 'type' | 'id'>): { entityType: string; entityId: string } {
+  return { entityType: row.type, entityId: row.id }
 }
 
 /**
@@ -80,9 +81,8 @@ function metadataFilters(query: Record<string, unknown>): { metadata: Record<str
  * write batch's multi-row inserts. A duplicate id surfaces as a 409.
  */
 export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: PreparedToken[], now: number, message: string): void {
-  rows.insert('tokens', TOKEN_COLUMNS, prepared.map((p) => p.row), () => new ConflictError('A token with this id already exists.'))
-  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, prepared.flatMap((p) => p.searchIndexes))
-  appendLogs(rows, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
+  appendTokens(rows, prepared, duplicateId)
+  audit(rows, now, prepared.map((p) => ({ actor, ...tokenEntity(p.row), operation: 'create', message })))
 }
 
 /**
@@ -130,7 +130,7 @@ export class TokensService {
     if (prepared.deduplicate) {
       const existing = await findByFingerprint(trx, actor.tenantId, prepared.row.type, prepared.row.fingerprint, now)
       if (existing) {
-        await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(existing, 'read', 'Token returned by deduplication'), now)])
+        audit(trx, now, [{ actor, ...tokenEntity(existing), operation: 'read', message: 'Token returned by deduplication' }])
         return { token: this.viewForReader(actor, existing, view), created: false }
       }
     }
@@ -140,14 +140,8 @@ export class TokensService {
 
   /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */
   async insertMany(trx: Tx, actor: Actor, prepared: PreparedToken[], now: number, message: string): Promise<void> {
-    try {
-      await insertTokens(trx, prepared.map((p) => p.row))
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError('A token with this id already exists.')
-      throw error
-    }
-    await insertSearchIndexes(trx, prepared.flatMap((p) => p.searchIndexes))
-    await recordLogs(trx, prepared.map((p) => logRow(actor, actor.tenantId, tokenLog(p.row, 'create', message), now)))
+    await insertTokens(trx, prepared, duplicateId)
+    audit(trx, now, prepared.map((p) => ({ actor, ...tokenEntity(p.row), operation: 'create', message })))
   }
 
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
@@ -156,7 +150,7 @@ export class TokensService {
     const row = this.cachedRow(actor, id, now) ?? (await this.findCachedOr404(actor, id, now))
     const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
     const token = this.view(row, transform, { single: true })
-    await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token retrieved'), now)]))
+    await audit(this.ctx.writes, now, [{ actor, ...tokenEntity(row), operation: 'read', message: 'Token retrieved' }])
     return token
   }
 
@@ -177,11 +171,7 @@ export class TokensService {
       await budget.breathe()
       tokens.push(this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false, budget }))
     }
-    if (rows.length > 0) {
-      await this.ctx.writes.append((buffer) =>
-        appendLogs(buffer, rows.map((row) => logRow(actor, actor.tenantId, tokenLog(row, 'read', 'Token listed'), now)))
-      )
-    }
+    await audit(this.ctx.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message: 'Token listed' })))
     return toPage(tokens, total, q)
   }
 
@@ -219,10 +209,11 @@ export class TokensService {
         const indexes = await searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, indexedData, '', budget)
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
-      const logs = [tokenLog(row, 'update', 'Token updated')]
+      audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'update', message: 'Token updated' }])
       // The desktop user may reveal, but only as a logged act: such a change is logged like tokens.reveal.
-      if (actor.isMember && revealing.length > 0) logs.push(tokenLog(row, 'reveal', `Token revealed: ${revealing.join(', ')} changed to show the data as is`))
-      await recordLogs(trx, logs.map((log) => logRow(actor, actor.tenantId, log, now)))
+      if (actor.isMember && revealing.length > 0) {
+        audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'reveal', message: `Token revealed: ${revealing.join(', ')} changed to show the data as is` }])
+      }
       const updated = { ...row, ...changes }
       const token = toWireToken(updated, data, transform, { single: true })
       const duplicate = await findByFingerprint(trx, actor.tenantId, row.type, updated.fingerprint, now, row.id)
@@ -239,7 +230,7 @@ export class TokensService {
         const row = await this.findOr404(trx, actor, id, now)
         requireTokenAccess(actor, 'token:delete', targetOf(row))
         await deleteToken(trx, row, now, actor.id, 'deleted')
-        await recordLogs(trx, [logRow(actor, actor.tenantId, tokenLog(row, 'delete', 'Token deleted'), now)])
+        audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'delete', message: 'Token deleted' }])
       })
       .finally(() => this.evict(actor.tenantId, id))
   }
@@ -251,7 +242,7 @@ export class TokensService {
     const now = this.ctx.clock.now()
     const row = await this.findCachedOr404(actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
-    await this.ctx.writes.append((rows) => appendLogs(rows, [logRow(actor, actor.tenantId, tokenLog(row, 'reveal', `Token revealed: ${why}`), now)]))
+    await audit(this.ctx.writes, now, [{ actor, ...tokenEntity(row), operation: 'reveal', message: `Token revealed: ${why}` }])
     return token
   }
 
@@ -263,7 +254,7 @@ export class TokensService {
       let deleted = 0
       for (const row of rows) {
         if (!(await deleteToken(trx, row, now, null, 'expired'))) continue
-        await recordLogs(trx, [logRow(null, row.tenant_id, tokenLog(row, 'delete', 'Token expired and deleted'), now)])
+        audit(trx, now, [{ actor: null, tenantId: row.tenant_id, ...tokenEntity(row), operation: 'delete', message: 'Token expired and deleted' }])
         deleted++
       }
       return deleted
@@ -287,7 +278,7 @@ export class TokensService {
         await updateToken(trx, row.tenant_id, row.id, { ...changes, cvc_expires_at: null })
         if (holdsShortLived(type, data)) removed.push(row)
       }
-      await recordLogs(trx, removed.map((row) => logRow(null, row.tenant_id, tokenLog(row, 'update', 'CVC removed after retention window'), now)))
+      audit(trx, now, removed.map((row) => ({ actor: null, tenantId: row.tenant_id, ...tokenEntity(row), operation: 'update', message: 'CVC removed after retention window' })))
       return rows
     })
     const rows = await removing

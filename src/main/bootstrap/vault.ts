@@ -22,7 +22,7 @@ import { parseCvcRetention } from '../domain/cvc-retention'
 import { settleMasterRotation } from '../app/keys.service'
 import { AuditChain, GENESIS, openAuditChain } from '../app/audit-chain'
 import { createKeyring, unlockKeyring } from '../app/keyring'
-import { logRow } from '../app/logs.service'
+import { auditRows } from '../app/audit'
 import { insertLogs } from '../storage/repositories/logs.repository'
 import type { MailConfig } from '../app/mail.service'
 import { readSealedSetting } from '../app/sealed-settings.service'
@@ -111,10 +111,10 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
       )
       await insertApplication(trx, row)
       const actor = { id: userId, type: 'user' as const, tenantId }
-      const entries = [
-        logRow(actor, tenantId, { entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' }, now),
-        logRow(actor, tenantId, { entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }, now)
-      ]
+      const entries = auditRows(now, [
+        { actor, entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' },
+        { actor, entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }
+      ])
       // The first entries of the audit chain; the checkpoint vouches for them from the start.
       const chain = new AuditChain(keyring.auditKeys.mac, GENESIS)
       chain.seal(entries, GENESIS)

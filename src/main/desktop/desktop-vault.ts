@@ -15,7 +15,7 @@ import { startServiceHost, type ServiceHost } from '../bootstrap/service-host'
 import type { Actor, Clock } from '../domain/actor'
 import { BusinessRuleError, ConflictError, ValidationError, VaultLockedError } from '../domain/errors'
 import type { CeremonyActor } from '../app/keys.service'
-import type { LogInput } from '../app/logs.service'
+import type { AuditInput } from '../app/audit'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
 import { initVault, vaultExists, type Vault } from '../bootstrap/vault'
 import { VaultInUseError } from '../infra/vault-lock'
@@ -42,11 +42,11 @@ function describeStartFailure(error: unknown, port: number): string {
   return 'The vault could not be opened.'
 }
 
-function vaultAction(operation: 'lock' | 'unlock', message: string): LogInput {
+function vaultAction(operation: 'lock' | 'unlock', message: string): AuditInput {
   return { entityType: 'vault', entityId: 'desktop', operation, message }
 }
 
-function settingsAction(message: string): LogInput {
+function settingsAction(message: string): AuditInput {
   return { entityType: 'settings', entityId: 'desktop', operation: 'update', message }
 }
 
@@ -93,7 +93,7 @@ export class DesktopVault {
    * for GUI actions that change no vault row themselves, such as locking,
    * unlocking, settings and key ceremonies. Resolves once the entry is committed.
    */
-  recordAction(input: LogInput): Promise<void> {
+  recordAction(input: AuditInput): Promise<void> {
     return this.requireVault().services.logs.record(this.actor(), input)
   }
 

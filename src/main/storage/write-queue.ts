@@ -25,21 +25,24 @@ import { sql, txOf, type Tx, type Writer } from './connections'
 import { insertRows, isUniqueViolation } from './sql'
 import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
 
-/** Rows waiting for the batch's multi-row inserts. */
+export interface InsertOptions {
+  /** The error a uniqueness violation stands for (a duplicate id), reported to the unit that caused it. */
+  onConflict?: () => Error
+  /** Whether the queue's sealer stamps these rows (the audit log's). */
+  sealed?: boolean
+}
+
+/** Rows waiting for the batch's multi-row inserts; repositories queue their rows here. */
 export interface RowBuffer {
-  /**
-   * Queues rows for `table`. `onConflict` names the error a uniqueness
-   * violation stands for (a duplicate id), reported to the unit that caused it.
-   */
-  insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void
+  /** Queues rows for `table`; a table takes rows of one kind only (sealed or not). */
+  insert(table: string, columns: readonly string[], rows: readonly object[], options?: InsertOptions): void
 }
 
 /**
- * Stamps the rows of one table just before they are written, in commit order
- * (the audit chain: seq and MAC). A link is the chain's state after a row.
+ * Stamps the rows queued as `sealed` just before they are written, in commit
+ * order (the audit chain: seq and MAC). A link is the chain's state after a row.
  */
 export interface RowSealer<Link = unknown> {
-  readonly table: string
   /** The link after the last committed row. */
   readonly head: Link
   /** Stamps `rows` in order after `link`; returns the link after the last of them. */
@@ -61,9 +64,8 @@ interface Pending {
   reject(error: unknown): void
 }
 
-interface TableRows extends InsertStatement {
+interface TableRows extends InsertStatement, InsertOptions {
   rows: object[]
-  onConflict?: () => Error
 }
 
 /** The row buffer of each transaction the queue runs, for `rowsOf`. */
@@ -77,6 +79,19 @@ export function rowsOf(tx: Tx): RowBuffer {
   const rows = transactionRows.get(tx)
   if (!rows) throw new Error('Rows can only be queued in a transaction of the write queue')
   return rows
+}
+
+/** The row buffer to queue into: an appended unit's own, or that of a transaction of the queue. */
+export function bufferOf(into: Tx | RowBuffer): RowBuffer {
+  return into instanceof BatchRows ? into : rowsOf(into as Tx)
+}
+
+/**
+ * Writes what a transaction of the queue has queued so far, now: later reads
+ * in the transaction see it, and a conflict surfaces here, as the unit's error.
+ */
+export async function flushRows(tx: Tx): Promise<void> {
+  await (rowsOf(tx) as BatchRows).flush(sql(tx))
 }
 
 class BatchRows implements RowBuffer {
@@ -96,13 +111,13 @@ class BatchRows implements RowBuffer {
     this.sealer?.advance(this.link)
   }
 
-  insert(table: string, columns: readonly string[], rows: readonly object[], onConflict?: () => Error): void {
+  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed }: InsertOptions = {}): void {
     if (rows.length === 0) return
     let byColumns = this.byTable.get(table)
     if (!byColumns) this.byTable.set(table, (byColumns = new Map()))
     let entry = byColumns.get(columns)
     if (!entry) {
-      byColumns.set(columns, (entry = { table, columns, rows: [] }))
+      byColumns.set(columns, (entry = { table, columns, rows: [], sealed }))
       this.statements.push(entry)
     }
     for (const row of rows) entry.rows.push(row)
@@ -110,7 +125,7 @@ class BatchRows implements RowBuffer {
   }
 
   /** Writes everything queued, tables in the order they were first used. */
-  async flush(trx: Knex.Transaction): Promise<void> {
+  async flush(trx: Knex): Promise<void> {
     for (const statement of this.take()) {
       this.seal(statement)
       try {
@@ -135,7 +150,7 @@ class BatchRows implements RowBuffer {
   }
 
   private seal(statement: TableRows): void {
-    if (this.sealer && statement.table === this.sealer.table) this.link = this.sealer.seal(statement.rows, this.link)
+    if (this.sealer && statement.sealed) this.link = this.sealer.seal(statement.rows, this.link)
   }
 
   private take(): TableRows[] {

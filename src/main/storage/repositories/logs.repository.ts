@@ -1,6 +1,7 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
 import { insertRows } from '../sql'
+import type { RowBuffer } from '../write-queue'
 
 
 export interface LogRow {
@@ -39,10 +40,16 @@ export interface LogFilter {
 
 const ENTRY_COLUMNS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
 
-export const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
+const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
 
+/** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
   await insertRows(sql(db), 'logs', LOG_COLUMNS, rows)
+}
+
+/** Queues entries for the batch's multi-row insert; the write queue's sealer stamps them (seq and MAC) in commit order. */
+export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
+  rows.insert('logs', LOG_COLUMNS, entries, { sealed: true })
 }
 
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {

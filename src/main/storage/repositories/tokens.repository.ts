@@ -4,8 +4,9 @@
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../../shared/types'
-import { sql, type Db } from '../connections'
+import { sql, type Db, type Tx } from '../connections'
 import { insertRows, notExpiredAt } from '../sql'
+import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 
 
 export interface TokenRow {
@@ -29,7 +30,7 @@ export interface TokenRow {
   modified_at: number | null
 }
 
-export const TOKEN_COLUMNS: (keyof TokenRow)[] = [
+const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'tenant_id',
   'id',
   'type',
@@ -55,19 +56,32 @@ export interface SearchIndexRow {
   index_hash: string
 }
 
-export async function insertTokens(db: Db, rows: TokenRow[]): Promise<void> {
-  await insertRows(sql(db), 'tokens', TOKEN_COLUMNS, rows)
+const SEARCH_INDEX_COLUMNS: (keyof SearchIndexRow)[] = ['tenant_id', 'token_id', 'index_hash']
+
+/** A token to insert, with the keyed hashes of its search indexes. */
+export interface NewToken {
+  row: TokenRow
+  searchIndexes: readonly SearchIndexRow[]
 }
 
-export const SEARCH_INDEX_COLUMNS: (keyof SearchIndexRow)[] = ['tenant_id', 'token_id', 'index_hash']
-
-export async function insertSearchIndexes(db: Db, rows: SearchIndexRow[]): Promise<void> {
-  await insertRows(sql(db), 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
+/**
+ * Queues tokens and their search indexes for the batch's multi-row inserts.
+ * A token id that is already taken fails the unit that queued it with `onDuplicate()`.
+ */
+export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
+  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => token.row), { onConflict: onDuplicate })
+  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => token.searchIndexes))
 }
 
-export async function replaceSearchIndexes(db: Db, tenantId: string, tokenId: string, rows: SearchIndexRow[]): Promise<void> {
-  await sql(db)('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
-  await insertSearchIndexes(db, rows)
+/** `appendTokens` inside a transaction of the write queue, written at once: its later reads see the tokens. */
+export async function insertTokens(tx: Tx, tokens: readonly NewToken[], onDuplicate: () => Error): Promise<void> {
+  appendTokens(rowsOf(tx), tokens, onDuplicate)
+  await flushRows(tx)
+}
+
+export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexRow[]): Promise<void> {
+  await sql(tx)('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
+  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
 }
 
 /** A live (not expired) token. */
