@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import type { TokenRow } from '../../src/main/storage/repositories/tokens.repository'
+import type { StoredToken } from '../../src/main/domain/token'
 import { toWireToken } from '../../src/main/domain/token-view'
 
-function row(type: string, mask: unknown): TokenRow {
+function row(type: string, mask: unknown): StoredToken {
   return {
     tenant_id: '00000000-0000-4000-8000-000000000001',
     id: 'tok-1',
@@ -11,9 +11,9 @@ function row(type: string, mask: unknown): TokenRow {
     sealed_data: Buffer.alloc(0),
     fingerprint: 'f',
     fingerprint_expression: '{{ data }}',
-    mask: mask === undefined ? null : JSON.stringify(mask),
-    containers: '["/general/high/"]',
-    metadata: '{}',
+    mask: mask === undefined ? null : mask,
+    containers: ['/general/high/'],
+    metadata: {},
     search_indexes: null,
     expires_at: null,
     cvc_expires_at: null,

@@ -36,7 +36,7 @@ import type { Keyring } from './keyring'
 import { audit, type AuditEvent, type AuditOperation } from './audit'
 import { outboxContext } from './mail.service'
 import { sealedSettingAssociatedData } from './sealed-settings.service'
-import { tokenAssociatedData } from '../domain/token-request'
+import { tokenAssociatedData } from './token-crypto'
 
 /** Who performs a ceremony: a person acting as this user id; `via` says how, for the audit message. */
 export interface CeremonyActor {

@@ -10,6 +10,8 @@ import type { Actor } from '../domain/actor'
 import { ConflictError, ValidationError, type FieldErrors } from '../domain/errors'
 import { ExpressionBudget, ExpressionCountError } from '../domain/expressions'
 import type { ServiceContext } from './service-context'
+import { tokenKeys } from './token-crypto'
+import type { TokenKeys } from '../domain/token'
 import { admitExpressions, parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from '../domain/token-request'
 import type { CreateTokenInput } from '../../shared/contracts'
 import { toWireToken } from '../domain/token-view'
@@ -39,14 +41,18 @@ function isTokenRequest(value: object): value is { type: unknown; data: unknown 
 }
 
 export class TokenizeService {
+  private readonly keys: TokenKeys
+
   constructor(
     private readonly ctx: ServiceContext,
     private readonly tokens: TokensService
-  ) {}
+  ) {
+    this.keys = tokenKeys(ctx.keyring)
+  }
 
   async tokenize(actor: Actor, body: unknown): Promise<unknown> {
     const now = this.ctx.clock.now()
-    const context: PrepareContext = { actor, keyring: this.ctx.keyring, now, budget: new ExpressionBudget(), cvcRetentionMs: this.ctx.cvcRetentionMs }
+    const context: PrepareContext = { actor, keys: this.keys, now, budget: new ExpressionBudget(), cvcRetentionMs: this.ctx.cvcRetentionMs }
     const found: Slot[] = []
     const errors: FieldErrors = {}
     // The body is walked once to find the token requests, and the response is built with placeholders.
@@ -109,8 +115,8 @@ export class TokenizeService {
   private rejectDuplicateIds(slots: PreparedSlot[]): void {
     const seen = new Set<string>()
     for (const { prepared } of slots) {
-      if (seen.has(prepared.row.id)) throw new ConflictError('The request names the same token id twice.')
-      seen.add(prepared.row.id)
+      if (seen.has(prepared.token.id)) throw new ConflictError('The request names the same token id twice.')
+      seen.add(prepared.token.id)
     }
   }
 
@@ -127,8 +133,8 @@ export class TokenizeService {
   private fill(shape: unknown, slots: PreparedSlot[]): unknown {
     if (shape instanceof Placeholder) {
       const { prepared, plain, result } = slots[shape.index]
-      if (plain) return prepared.row.id
-      return result ?? toWireToken(prepared.row, prepared.data, prepared.transform, { single: false })
+      if (plain) return prepared.token.id
+      return result ?? toWireToken(prepared.token, prepared.data, prepared.transform, { single: false })
     }
     if (Array.isArray(shape)) return shape.map((item) => this.fill(item, slots))
     if (shape !== null && typeof shape === 'object') {

@@ -6,7 +6,6 @@
 import type { Db, Tx } from '../storage/connections'
 import { listTokensQuery, revealReason, tokenMetadata, updateTokenBody, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
-import { openJson, sealJson } from '../crypto/aead'
 import {
   countTokens,
   deleteToken,
@@ -18,8 +17,7 @@ import {
   listExpiredTokens,
   listTokens,
   replaceSearchIndexes,
-  updateToken,
-  type TokenRow
+  updateToken
 } from '../storage/repositories/tokens.repository'
 import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from '../domain/access'
 import type { Actor } from '../domain/actor'
@@ -32,8 +30,10 @@ import type { ServiceContext } from './service-context'
 import { audit } from './audit'
 import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from '../domain/pagination'
-import { admitExpressions, assertFreeOfPlaintext, fingerprintOf, plaintextFragments, prepareToken, searchIndexRows, tokenAssociatedData, parseCreateToken, type PreparedToken } from '../domain/token-request'
-import { columnsOf, redactForDuplicate, toMinimalToken, toWireToken, type ViewOptions } from '../domain/token-view'
+import { asStoredJson, type StoredToken, type TokenKeys } from '../domain/token'
+import { admitExpressions, assertFreeOfPlaintext, plaintextFragments, prepareToken, searchIndexEntries, parseCreateToken, type PreparedToken } from '../domain/token-request'
+import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, type ViewOptions } from '../domain/token-view'
+import { openToken, tokenKeys } from './token-crypto'
 import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
 import { ReadThroughCache } from '../infra/read-through-cache'
@@ -45,8 +45,8 @@ export interface CreateResult {
   created: boolean
 }
 
-function targetOf(row: TokenRow): AccessTarget {
-  return { id: row.id, containers: columnsOf(row).containers }
+function targetOf(row: StoredToken): AccessTarget {
+  return { id: row.id, containers: row.containers }
 }
 
 function rowCacheKey(tenantId: string, id: unknown): string {
@@ -57,7 +57,7 @@ function rowCacheKey(tenantId: string, id: unknown): string {
 const duplicateId = () => new ConflictError('A token with this id already exists.')
 
 /** A token as the audit log names it: by type (`card`, `bank`, `token`) and id. */
-function tokenEntity(row: Pick<TokenRow, 'type' | 'id'>): { entityType: string; entityId: string } {
+function tokenEntity(row: Pick<StoredToken, 'type' | 'id'>): { entityType: string; entityId: string } {
   return { entityType: row.type, entityId: row.id }
 }
 
@@ -82,19 +82,18 @@ function metadataFilters(query: Record<string, unknown>): { metadata: Record<str
  */
 export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: PreparedToken[], now: number, message: string): void {
   appendTokens(rows, prepared, duplicateId)
-  audit(rows, now, prepared.map((p) => ({ actor, ...tokenEntity(p.row), operation: 'create', message })))
+  audit(rows, now, prepared.map((p) => ({ actor, ...tokenEntity(p.token), operation: 'create', message })))
 }
 
 /**
  * Holds a patched token to the per-token expression limit, counted as at creation: the
  * type's default fingerprint expression and mask are evaluated natively and do not count.
  */
-function admitStoredExpressions(budget: ExpressionBudget, type: TokenTypeDefinition, row: TokenRow): void {
-  const mask = row.mask === null || row.mask === JSON.stringify(type.defaultMask) ? undefined : JSON.parse(row.mask)
+function admitStoredExpressions(budget: ExpressionBudget, type: TokenTypeDefinition, row: StoredToken): void {
   budget.admit([
     ['fingerprint_expression', row.fingerprint_expression === type.defaultFingerprintExpression ? 0 : 1],
-    ['search_indexes', row.search_indexes === null ? 0 : JSON.parse(row.search_indexes).length],
-    ['mask', mask === undefined ? 0 : maskExpressions(mask, 'mask').length]
+    ['search_indexes', row.search_indexes?.length ?? 0],
+    ['mask', row.mask === null || usesDefaultMask(row, type) ? 0 : maskExpressions(row.mask, 'mask').length]
   ])
 }
 
@@ -103,9 +102,13 @@ const ROW_CACHE_SIZE = 10_000
 
 export class TokensService {
   /** Hot token rows by tenant and id: only what the database holds (sealed data), evicted after every change. */
-  private readonly rowCache = new ReadThroughCache<string, TokenRow>(ROW_CACHE_SIZE)
+  private readonly rowCache = new ReadThroughCache<string, StoredToken>(ROW_CACHE_SIZE)
 
-  constructor(private readonly ctx: ServiceContext) {}
+  private readonly keys: TokenKeys
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.keys = tokenKeys(ctx.keyring)
+  }
 
   /** `POST /tokens`. */
   async create(actor: Actor, body: unknown): Promise<CreateResult> {
@@ -113,11 +116,11 @@ export class TokensService {
     const input = parseCreateToken(body)
     const budget = new ExpressionBudget()
     admitExpressions(budget, input)
-    const prepared = await prepareToken({ actor, keyring: this.ctx.keyring, now, budget, cvcRetentionMs: this.ctx.cvcRetentionMs }, input)
+    const prepared = await prepareToken({ actor, keys: this.keys, now, budget, cvcRetentionMs: this.ctx.cvcRetentionMs }, input)
     if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.ctx.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
-      return { token: toWireToken(prepared.row, prepared.data, prepared.transform, { single: true }), created: true }
+      return { token: toWireToken(prepared.token, prepared.data, prepared.transform, { single: true }), created: true }
     })
   }
 
@@ -128,20 +131,20 @@ export class TokensService {
    */
   async insertPrepared(trx: Tx, actor: Actor, prepared: PreparedToken, now: number, view: ViewOptions = { single: true }): Promise<CreateResult> {
     if (prepared.deduplicate) {
-      const existing = await findByFingerprint(trx, actor.tenantId, prepared.row.type, prepared.row.fingerprint, now)
+      const existing = await findByFingerprint(trx, actor.tenantId, prepared.token.type, prepared.token.fingerprint, now)
       if (existing) {
         audit(trx, now, [{ actor, ...tokenEntity(existing), operation: 'read', message: 'Token returned by deduplication' }])
         return { token: this.viewForReader(actor, existing, view), created: false }
       }
     }
     await this.insertMany(trx, actor, [prepared], now, 'Token created')
-    return { token: toWireToken(prepared.row, prepared.data, prepared.transform, view), created: true }
+    return { token: toWireToken(prepared.token, prepared.data, prepared.transform, view), created: true }
   }
 
   /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */
   async insertMany(trx: Tx, actor: Actor, prepared: PreparedToken[], now: number, message: string): Promise<void> {
     await insertTokens(trx, prepared, duplicateId)
-    audit(trx, now, prepared.map((p) => ({ actor, ...tokenEntity(p.row), operation: 'create', message })))
+    audit(trx, now, prepared.map((p) => ({ actor, ...tokenEntity(p.token), operation: 'create', message })))
   }
 
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
@@ -195,7 +198,7 @@ export class TokensService {
     const updating = this.ctx.writes.run(async (trx) => {
       const row = await this.findOr404(trx, actor, id, now)
       requireTokenAccess(actor, 'token:update', targetOf(row))
-      const target = { id: row.id, containers: patch.containers ?? columnsOf(row).containers }
+      const target = { id: row.id, containers: patch.containers ?? row.containers }
       const transform = requireTokenAccess(actor, 'token:update', target)
       const revealing = this.revealingFields(row, patch)
       if (revealing.length > 0 && !this.mayReveal(actor, target, transform)) {
@@ -205,8 +208,8 @@ export class TokensService {
       await updateToken(trx, actor.tenantId, row.id, changes)
       // New data must not stay findable by the index values of the old data.
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
-        const expressions: string[] = patch.search_indexes ?? JSON.parse(row.search_indexes ?? '[]')
-        const indexes = await searchIndexRows(this.ctx.keyring, actor.tenantId, row.id, expressions, indexedData, '', budget)
+        const expressions = patch.search_indexes ?? row.search_indexes ?? []
+        const indexes = await searchIndexEntries(this.keys, actor.tenantId, row.id, expressions, indexedData, '', budget)
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
       audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'update', message: 'Token updated' }])
@@ -269,7 +272,7 @@ export class TokensService {
   async removeExpiredCvcs(now: number, limit: number): Promise<number> {
     const removing = this.ctx.writes.run(async (trx) => {
       const rows = await listCvcDue(trx, now, limit)
-      const removed: TokenRow[] = []
+      const removed: StoredToken[] = []
       for (const row of rows) {
         const type = getTokenType(row.type)!
         const data = this.open(row)
@@ -292,14 +295,14 @@ export class TokensService {
   }
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
-  private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<TokenRow> {
+  private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<StoredToken> {
     return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.ctx.reader, actor, id, now)))!
   }
 
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
-  private cachedRow(actor: Actor, id: unknown, now: number): TokenRow | undefined {
+  private cachedRow(actor: Actor, id: unknown, now: number): StoredToken | undefined {
     const cached = this.rowCache.get(rowCacheKey(actor.tenantId, id))
-    return cached && (cached.expires_at === null || Number(cached.expires_at) > now) ? cached : undefined
+    return cached && (cached.expires_at === null || cached.expires_at > now) ? cached : undefined
   }
 
   /** Drops a changed row from the cache, after its transaction committed. */
@@ -307,29 +310,28 @@ export class TokensService {
     this.rowCache.delete(rowCacheKey(tenantId, id))
   }
 
-  private async findOr404(db: Db, actor: Actor, id: unknown, now: number): Promise<TokenRow> {
+  private async findOr404(db: Db, actor: Actor, id: unknown, now: number): Promise<StoredToken> {
     const row = typeof id === 'string' && id.length <= 400 ? await findToken(db, actor.tenantId, id, now) : undefined
     if (!row) throw new NotFoundError('Token')
     return row
   }
 
-  private open(row: TokenRow): unknown {
-    return openJson(this.ctx.keyring.dataKey(row.tenant_id, row.key_version), row.sealed_data, tokenAssociatedData(row.tenant_id, row.id))
+  private open(row: StoredToken): unknown {
+    return openToken(this.ctx.keyring, row)
   }
 
-  /** The sealed-data columns for `data`, under the tenant's current key. */
-  private sealed(row: TokenRow, data: unknown): Pick<TokenRow, 'key_version' | 'sealed_data'> {
-    const { version, key } = this.ctx.keyring.currentDataKey(row.tenant_id)
-    return { key_version: version, sealed_data: Buffer.from(sealJson(key, data, tokenAssociatedData(row.tenant_id, row.id))) }
+  /** The sealed data of `data`, under the tenant's current key. */
+  private sealed(row: StoredToken, data: unknown): Pick<StoredToken, 'key_version' | 'sealed_data'> {
+    return this.keys.seal(row.tenant_id, row.id, data)
   }
 
   /** The wire token under `transform`; redacted tokens are never decrypted. */
-  private view(row: TokenRow, transform: Transform, options: ViewOptions): Token {
+  private view(row: StoredToken, transform: Transform, options: ViewOptions): Token {
     const needsData = transform !== 'redact' || (options.single && getTokenType(row.type)?.showsEvaluatedMask === true)
     return toWireToken(row, needsData ? this.open(row) : undefined, transform, options)
   }
 
-  private viewForReader(actor: Actor, row: TokenRow, options: ViewOptions): Token {
+  private viewForReader(actor: Actor, row: StoredToken, options: ViewOptions): Token {
     const transform = transformFor(actor, 'token:read', targetOf(row))
     return transform ? this.view(row, transform, options) : toMinimalToken(row)
   }
@@ -339,10 +341,10 @@ export class TokensService {
    * mask leaves showing data unmasked, and a new fingerprint expression (the fingerprint
    * of a chosen part of the data, such as one digit, is an oracle on it).
    */
-  private revealingFields(row: TokenRow, patch: UpdateTokenInput): string[] {
+  private revealingFields(row: StoredToken, patch: UpdateTokenInput): string[] {
     const fields: string[] = []
     if (patch.mask !== undefined && patch.mask !== null) {
-      const before = row.mask === null ? null : JSON.parse(row.mask)
+      const before = row.mask
       const leafKey = ({ source, path }: { source: string; path: string }) => `${path}\u0000${source}`
       const kept = new Set(before === null ? [] : maskExpressions(before, 'mask').map(leafKey))
       const changed = maskExpressions(mergePatch(before, patch.mask), 'mask').filter((leaf) => !kept.has(leafKey(leaf)))
@@ -361,7 +363,7 @@ export class TokensService {
    * Applies a parsed patch to a row: returns the changed columns, the new
    * plaintext as stored, and as search indexes see it (with a CVC never stored).
    */
-  private applyPatch(actor: Actor, row: TokenRow, patch: UpdateTokenInput, now: number, budget: ExpressionBudget) {
+  private applyPatch(actor: Actor, row: StoredToken, patch: UpdateTokenInput, now: number, budget: ExpressionBudget) {
     const type = getTokenType(row.type)!
     const before = this.open(row)
     let data = before
@@ -371,31 +373,31 @@ export class TokensService {
       type.validateData(data, 'data', new Date(now))
     }
     // `metadata: null` removes the member, which for a map means empty.
-    const metadata = patch.metadata === undefined ? JSON.parse(row.metadata) : (mergePatch(JSON.parse(row.metadata), patch.metadata) ?? {})
+    const metadata = (patch.metadata === undefined ? row.metadata : (mergePatch(row.metadata, patch.metadata) ?? {})) as Record<string, string>
     parseOrThrow(tokenMetadata, metadata, 'metadata')
     const fragments = plaintextFragments(data)
-    for (const [key, value] of Object.entries(metadata as Record<string, string>)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
-    const changes: Partial<TokenRow> = { modified_by: actor.id, modified_at: now, metadata: JSON.stringify(metadata) }
+    for (const [key, value] of Object.entries(metadata)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
+    const changes: Partial<StoredToken> = { modified_by: actor.id, modified_at: now, metadata }
     if (patch.mask !== undefined) {
-      const mask = mergePatch(row.mask === null ? null : JSON.parse(row.mask), patch.mask)
+      const mask = asStoredJson(mergePatch(row.mask, patch.mask))
       if (mask !== null) {
         validateMask(mask, 'mask', budget)
         checkMaskMaximum(mask, type, 'mask')
       }
-      changes.mask = mask === null ? null : JSON.stringify(mask)
+      changes.mask = mask
     }
-    if (patch.containers !== undefined) changes.containers = JSON.stringify(patch.containers)
-    if (patch.search_indexes !== undefined) changes.search_indexes = JSON.stringify(patch.search_indexes)
+    if (patch.containers !== undefined) changes.containers = patch.containers
+    if (patch.search_indexes !== undefined) changes.search_indexes = patch.search_indexes
     if (patch.fingerprint_expression !== undefined) changes.fingerprint_expression = patch.fingerprint_expression
     admitStoredExpressions(budget, type, { ...row, ...changes })
     const mask = changes.mask !== undefined ? changes.mask : row.mask
     // A mask that fails on the token's own data would fail every masked read of it: refuse it now.
-    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(JSON.parse(mask), data, 'mask', budget)
+    if ((patch.mask !== undefined || patch.data !== undefined) && mask !== null) evaluateMask(mask, data, 'mask', budget)
     if (patch.expires_at !== undefined) {
       changes.expires_at = patch.expires_at === null ? null : parseExpiresAt(patch.expires_at, 'expires_at', new Date(now)).getTime()
     }
     const expression = changes.fingerprint_expression ?? row.fingerprint_expression
-    changes.fingerprint = fingerprintOf(this.ctx.keyring, row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata, budget))
+    changes.fingerprint = this.keys.fingerprint(row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata, budget))
     if (patch.data === undefined) return { changes, data, indexedData: data }
     const stored = retainShortLived(type, data, now, this.ctx.cvcRetentionMs)
     // A CVC that stays the same keeps its deadline; a new one starts its window now.

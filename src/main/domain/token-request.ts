@@ -1,22 +1,18 @@
 /**
- * Turning one create-token request into a row ready to insert: validation,
+ * Turning one create-token request into a token ready to insert: validation,
  * id and fingerprint expressions, access check on the destination containers,
- * and sealing. Pure CPU work, shared by POST /tokens and POST /tokenize.
+ * and sealing (through `TokenKeys`). Pure CPU work, shared by POST /tokens and POST /tokenize.
  */
 import { createTokenBody, type CreateTokenInput } from '../../shared/contracts'
 import type { Transform } from '../../shared/types'
-import { sealJson } from '../crypto/aead'
-import { keyedHash } from '../crypto/hashing'
-import { newTimeOrderedId } from '../crypto/random'
-import type { SearchIndexRow, TokenRow } from '../storage/repositories/tokens.repository'
 import { requireTokenAccess } from './access'
 import type { Actor } from './actor'
 import { ValidationError, type FieldErrors } from './errors'
 import { checkIdExpression, checkMaskMaximum } from './expression-rules'
 import { evaluateExpression, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask, type ExpressionBudget } from './expressions'
-import type { Keyring } from '../app/keyring'
 import { retainShortLived } from './cvc-retention'
 import { parseExpiresAt } from './dates'
+import { asStoredJson, type SearchIndexEntry, type StoredToken, type TokenKeys } from './token'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
 
@@ -27,7 +23,7 @@ const EXPRESSION_MARKER = /\{\{|\{%/
 /** What the services need to prepare tokens. */
 export interface PrepareContext {
   actor: Actor
-  keyring: Keyring
+  keys: TokenKeys
   now: number
   /** The request's expression budget, shared by every token it prepares. */
   budget: ExpressionBudget
@@ -37,8 +33,8 @@ export interface PrepareContext {
 
 /** A validated, sealed token waiting to be inserted. */
 export interface PreparedToken {
-  row: TokenRow
-  searchIndexes: SearchIndexRow[]
+  token: StoredToken
+  searchIndexes: SearchIndexEntry[]
   /** The data as stored (without a CVC when the retention window is 0). */
   data: unknown
   type: TokenTypeDefinition
@@ -47,33 +43,24 @@ export interface PreparedToken {
   deduplicate: boolean
 }
 
-/** Associated data binding a token's ciphertext to its tenant and id. */
-export function tokenAssociatedData(tenantId: string, tokenId: string): string {
-  return `token:${tenantId}:${tokenId}`
-}
-
-/** Keyed fingerprint, separated by type so equal data of two types never collide. */
-export function fingerprintOf(keyring: Keyring, tenantId: string, type: string, source: string): string {
-  return keyedHash(keyring.fingerprintKey(tenantId), `${type}\u0000${source}`)
-}
-
-export async function searchIndexRows(
-  keyring: Keyring,
+/** The search index entries of a token: each expression evaluated on the data, then hashed. */
+export async function searchIndexEntries(
+  keys: TokenKeys,
   tenantId: string,
   tokenId: string,
   expressions: readonly string[],
   data: unknown,
   prefix: string,
   budget: ExpressionBudget
-): Promise<SearchIndexRow[]> {
-  const rows: SearchIndexRow[] = []
+): Promise<SearchIndexEntry[]> {
+  const entries: SearchIndexEntry[] = []
   for (const [index, expression] of expressions.entries()) {
     await budget.breathe()
     const value = evaluateExpression(expression, { data }, formatPath(['search_indexes', index], prefix), budget)
     const source = typeof value === 'string' ? value : JSON.stringify(value ?? null)
-    rows.push({ tenant_id: tenantId, token_id: tokenId, index_hash: keyedHash(keyring.fingerprintKey(tenantId), `index\u0000${source}`) })
+    entries.push({ tenant_id: tenantId, token_id: tokenId, index_hash: keys.indexHash(tenantId, source) })
   }
-  return rows
+  return entries
 }
 
 /** Validates a token id after any expression has been rendered. */
@@ -105,12 +92,12 @@ function isIdExpression(id: string | undefined): id is string {
   return id !== undefined && EXPRESSION_MARKER.test(id)
 }
 
-function resolveId(input: CreateTokenInput, data: unknown, fragments: readonly string[], field: string, budget: ExpressionBudget): string {
-  if (input.id === undefined) return newTimeOrderedId()
+function resolveId(input: CreateTokenInput, keys: TokenKeys, fragments: readonly string[], field: string, budget: ExpressionBudget): string {
+  if (input.id === undefined) return keys.newId()
   let id = input.id
   if (isIdExpression(id)) {
     checkIdExpression(validateExpression(id, field, budget), field)
-    const value = evaluateExpression(id, { data }, field, budget)
+    const value = evaluateExpression(id, { data: input.data }, field, budget)
     if (value === null || typeof value === 'object') throw ValidationError.field(field, 'the id expression must produce a string or number')
     id = String(value)
   }
@@ -170,7 +157,7 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
     return true
   })
   const fragments = plaintextFragments(input.data)
-  const id = await attempt(() => resolveId(input, input.data, fragments, field('id'), budget))
+  const id = await attempt(() => resolveId(input, context.keys, fragments, field('id'), budget))
   for (const [key, value] of Object.entries(input.metadata ?? {})) await attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = await attempt(() =>
@@ -185,28 +172,26 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
   const expiresAt = input.expires_at === undefined ? undefined : await attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
   const indexExpressions = input.search_indexes ?? []
   for (const [index, expression] of indexExpressions.entries()) await attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget))
-  const searchIndexes = id === undefined ? [] : ((await attempt(() => searchIndexRows(context.keyring, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget))) ?? [])
+  const searchIndexes = id === undefined ? [] : ((await attempt(() => searchIndexEntries(context.keys, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget))) ?? [])
   if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
 
   const containers = input.containers ?? type.defaultContainers
   const transform = requireTokenAccess(context.actor, 'token:create', { id, containers })
   const tenantId = context.actor.tenantId
-  const { version, key } = context.keyring.currentDataKey(tenantId)
   // Fingerprint and indexes above saw the whole data; what is sealed may drop the CVC.
   const stored = retainShortLived(type, input.data, context.now, context.cvcRetentionMs)
   return {
-    row: {
+    token: {
       tenant_id: tenantId,
       id,
       type: type.name,
-      key_version: version,
-      sealed_data: Buffer.from(sealJson(key, stored.data, tokenAssociatedData(tenantId, id))),
-      fingerprint: fingerprintOf(context.keyring, tenantId, type.name, fingerprintSource),
+      ...context.keys.seal(tenantId, id, stored.data),
+      fingerprint: context.keys.fingerprint(tenantId, type.name, fingerprintSource),
       fingerprint_expression: fingerprintExpression,
-      mask: mask === undefined ? null : JSON.stringify(mask),
-      containers: JSON.stringify(containers),
-      metadata: JSON.stringify(input.metadata ?? {}),
-      search_indexes: input.search_indexes ? JSON.stringify(input.search_indexes) : null,
+      mask: mask === undefined ? null : mask === type.defaultMask ? mask : asStoredJson(mask),
+      containers,
+      metadata: Object.fromEntries(Object.entries(input.metadata ?? {})),
+      search_indexes: input.search_indexes ?? null,
       expires_at: expiresAt ? expiresAt.getTime() : null,
       cvc_expires_at: stored.expiresAt,
       created_by: context.actor.id,

@@ -4,11 +4,11 @@
  * drops `data` when the token has none), reveal shows the plaintext.
  */
 import type { Token, Transform } from '../../shared/types'
-import type { TokenRow } from '../storage/repositories/tokens.repository'
 import { toIsoString } from './dates'
 import { ExpressionBudgetError, ValidationError } from './errors'
 import { checkMaskMaximum } from './expression-rules'
 import { evaluateMask, type ExpressionBudget } from './expressions'
+import type { StoredToken } from './token'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 
 export interface ViewOptions {
@@ -21,39 +21,17 @@ export interface ViewOptions {
   budget?: ExpressionBudget
 }
 
-/** A row's JSON columns, parsed. Shared between reads of a cached row: never mutate. */
-export interface ParsedColumns {
-  containers: readonly string[]
-  metadata: Readonly<Record<string, string>>
-  mask: unknown
-  searchIndexes: readonly string[] | undefined
-  createdAt: string
-}
+const createdAtByToken = new WeakMap<StoredToken, string>()
 
-const parsedByRow = new WeakMap<TokenRow, ParsedColumns>()
-
-/** Parses a row's JSON columns once per row object: hot rows come from the cache again and again. */
-export function columnsOf(row: TokenRow): ParsedColumns {
-  let parsed = parsedByRow.get(row)
-  if (!parsed) {
-    parsed = {
-      containers: JSON.parse(row.containers),
-      metadata: JSON.parse(row.metadata),
-      mask: row.mask === null ? undefined : JSON.parse(row.mask),
-      searchIndexes: row.search_indexes === null ? undefined : JSON.parse(row.search_indexes),
-      createdAt: toIsoString(Number(row.created_at))
-    }
-    parsedByRow.set(row, parsed)
-  }
-  return parsed
-}
-
-function maskOf(row: TokenRow): unknown {
-  return columnsOf(row).mask
+/** `created_at` in ISO 8601, once per token object: hot tokens come from the cache again and again. */
+function createdAtOf(token: StoredToken): string {
+  let iso = createdAtByToken.get(token)
+  if (iso === undefined) createdAtByToken.set(token, (iso = toIsoString(token.created_at)))
+  return iso
 }
 
 /** The value of `data` under a transform; undefined means the field is left out. */
-export function transformData(row: TokenRow, data: unknown, transform: Transform, budget?: ExpressionBudget): unknown {
+export function transformData(row: StoredToken, data: unknown, transform: Transform, budget?: ExpressionBudget): unknown {
   if (transform === 'reveal') return data
   if (transform === 'redact') return undefined
   return maskedData(row, data, budget)
@@ -64,22 +42,21 @@ export function transformData(row: TokenRow, data: unknown, transform: Transform
  * natively, or the stored mask evaluated — unless it shows more of a card or bank than the
  * type allows (a mask stored before that rule existed), which reads as the default mask.
  */
-function maskedData(row: TokenRow, data: unknown, budget?: ExpressionBudget): unknown {
-  const mask = maskOf(row)
-  if (mask === undefined) return undefined
+function maskedData(row: StoredToken, data: unknown, budget?: ExpressionBudget): unknown {
+  if (row.mask === null) return undefined
   const type = getTokenType(row.type)
-  if (type?.applyDefaultMask && (row.mask === defaultMaskJson(type) || !withinMaximum(row, type))) return type.applyDefaultMask(data)
-  return maskedValue(mask, data, budget)
+  if (type?.applyDefaultMask && (usesDefaultMask(row, type) || !withinMaximum(row, type))) return type.applyDefaultMask(data)
+  return maskedValue(row.mask, data, budget)
 }
 
-const withinMaximumByRow = new WeakMap<TokenRow, boolean>()
+const withinMaximumByRow = new WeakMap<StoredToken, boolean>()
 
 /** Whether a row's mask keeps within its type's maximum; remembered per row object, as hot rows are read again and again. */
-function withinMaximum(row: TokenRow, type: TokenTypeDefinition): boolean {
+function withinMaximum(row: StoredToken, type: TokenTypeDefinition): boolean {
   let within = withinMaximumByRow.get(row)
   if (within === undefined) {
     try {
-      checkMaskMaximum(maskOf(row), type, 'mask')
+      checkMaskMaximum(row.mask, type, 'mask')
       within = true
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error
@@ -91,12 +68,18 @@ function withinMaximum(row: TokenRow, type: TokenTypeDefinition): boolean {
 }
 
 const defaultMaskJsonByType = new WeakMap<TokenTypeDefinition, string>()
+const usesDefaultMaskByToken = new WeakMap<StoredToken, boolean>()
 
-/** The type's default mask as stored in a row (`prepareToken` stores it with JSON.stringify). */
-function defaultMaskJson(type: TokenTypeDefinition): string {
-  let json = defaultMaskJsonByType.get(type)
-  if (json === undefined) defaultMaskJsonByType.set(type, (json = JSON.stringify(type.defaultMask)))
-  return json
+/** Whether a token's mask is its type's default mask (evaluated natively); remembered per token object. */
+export function usesDefaultMask(token: StoredToken, type: TokenTypeDefinition): boolean {
+  if (token.mask === type.defaultMask) return true
+  let uses = usesDefaultMaskByToken.get(token)
+  if (uses === undefined) {
+    let json = defaultMaskJsonByType.get(type)
+    if (json === undefined) defaultMaskJsonByType.set(type, (json = JSON.stringify(type.defaultMask)))
+    usesDefaultMaskByToken.set(token, (uses = JSON.stringify(token.mask) === json))
+  }
+  return uses
 }
 
 /**
@@ -119,18 +102,17 @@ function withoutNullFields(masked: unknown): unknown {
   return Object.fromEntries(Object.entries(masked).filter(([, value]) => value !== null))
 }
 
-export function toWireToken(row: TokenRow, data: unknown, transform: Transform, options: ViewOptions): Token {
-  const columns = columnsOf(row)
-  const mask = columns.mask
+export function toWireToken(row: StoredToken, data: unknown, transform: Transform, options: ViewOptions): Token {
+  const mask = row.mask === null ? undefined : row.mask
   const token: Token = {
     id: row.id,
     tenant_id: row.tenant_id,
     type: row.type,
     fingerprint: row.fingerprint,
-    containers: [...columns.containers],
-    metadata: { ...columns.metadata },
+    containers: [...row.containers],
+    metadata: { ...row.metadata },
     fingerprint_expression: row.fingerprint_expression,
-    created_at: columns.createdAt
+    created_at: createdAtOf(row)
   }
   const shown = transformData(row, data, transform, options.budget)
   if (shown !== undefined) token.data = shown
@@ -144,20 +126,20 @@ export function toWireToken(row: TokenRow, data: unknown, transform: Transform, 
   }
   if (row.created_by) token.created_by = row.created_by
   if (row.modified_by) token.modified_by = row.modified_by
-  if (row.modified_at !== null) token.modified_at = toIsoString(Number(row.modified_at))
-  if (columns.searchIndexes) token.search_indexes = [...columns.searchIndexes]
-  if (row.expires_at !== null) token.expires_at = toIsoString(Number(row.expires_at))
+  if (row.modified_at !== null) token.modified_at = toIsoString(row.modified_at)
+  if (row.search_indexes) token.search_indexes = [...row.search_indexes]
+  if (row.expires_at !== null) token.expires_at = toIsoString(row.expires_at)
   return token
 }
 
 /** What a caller without read access learns about a deduplicated token (DESIGN §5). */
-export function toMinimalToken(row: TokenRow): Token {
+export function toMinimalToken(row: StoredToken): Token {
   return {
     id: row.id,
     tenant_id: row.tenant_id,
     type: row.type,
     fingerprint: row.fingerprint,
-    containers: [...columnsOf(row).containers]
+    containers: [...row.containers]
   }
 }
 

@@ -1,33 +1,22 @@
 /**
- * Token rows. This layer sees only ciphertext, keyed hashes and the
- * non-sensitive columns; encryption and access rules live in the services.
+ * Tokens, their search indexes and tombstones. This layer sees only
+ * ciphertext, keyed hashes and the non-sensitive columns; encryption lives in
+ * the services.
  */
 import type { Knex } from 'knex'
 import type { AccessRule } from '../../../shared/types'
+import type { SearchIndexEntry, StoredToken } from '../../domain/token'
 import { sql, type Db, type Tx } from '../connections'
 import { insertRows, notExpiredAt } from '../sql'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 
 
-export interface TokenRow {
-  tenant_id: string
-  id: string
-  type: string
-  key_version: number
-  sealed_data: Buffer
-  fingerprint: string
-  fingerprint_expression: string
+/** The row as the table holds it: four columns hold JSON text. */
+interface TokenRow extends Omit<StoredToken, 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
   mask: string | null
   containers: string
   metadata: string
   search_indexes: string | null
-  expires_at: number | null
-  /** When the expiry sweep removes the card's CVC; null when the data holds none. */
-  cvc_expires_at: number | null
-  created_by: string | null
-  created_at: number
-  modified_by: string | null
-  modified_at: number | null
 }
 
 const TOKEN_COLUMNS: (keyof TokenRow)[] = [
@@ -50,18 +39,44 @@ const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'modified_at'
 ]
 
-export interface SearchIndexRow {
-  tenant_id: string
-  token_id: string
-  index_hash: string
+const nullableJson = (value: unknown) => (value === null ? null : JSON.stringify(value))
+const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value))
+
+/** The columns of (some of) a token's fields. */
+function toColumns(token: Partial<StoredToken>): Partial<TokenRow> {
+  const { mask, containers, metadata, search_indexes, ...plain } = token
+  const columns: Partial<TokenRow> = plain
+  if (mask !== undefined) columns.mask = nullableJson(mask)
+  if (containers !== undefined) columns.containers = JSON.stringify(containers)
+  if (metadata !== undefined) columns.metadata = JSON.stringify(metadata)
+  if (search_indexes !== undefined) columns.search_indexes = nullableJson(search_indexes)
+  return columns
 }
 
-const SEARCH_INDEX_COLUMNS: (keyof SearchIndexRow)[] = ['tenant_id', 'token_id', 'index_hash']
+function fromRow(row: TokenRow): StoredToken {
+  return {
+    ...row,
+    key_version: Number(row.key_version),
+    mask: row.mask === null ? null : JSON.parse(row.mask),
+    containers: JSON.parse(row.containers),
+    metadata: JSON.parse(row.metadata),
+    search_indexes: row.search_indexes === null ? null : JSON.parse(row.search_indexes),
+    expires_at: nullableNumber(row.expires_at),
+    cvc_expires_at: nullableNumber(row.cvc_expires_at),
+    created_at: Number(row.created_at),
+    modified_at: nullableNumber(row.modified_at)
+  }
+}
+
+const toRows = (rows: TokenRow[]) => rows.map(fromRow)
+const toToken = (row: TokenRow | undefined) => (row ? fromRow(row) : undefined)
+
+const SEARCH_INDEX_COLUMNS: (keyof SearchIndexEntry)[] = ['tenant_id', 'token_id', 'index_hash']
 
 /** A token to insert, with the keyed hashes of its search indexes. */
 export interface NewToken {
-  row: TokenRow
-  searchIndexes: readonly SearchIndexRow[]
+  token: StoredToken
+  searchIndexes: readonly SearchIndexEntry[]
 }
 
 /**
@@ -69,7 +84,7 @@ export interface NewToken {
  * A token id that is already taken fails the unit that queued it with `onDuplicate()`.
  */
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
-  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => token.row), { onConflict: onDuplicate })
+  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(token.token)), { onConflict: onDuplicate })
   rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => token.searchIndexes))
 }
 
@@ -79,30 +94,27 @@ export async function insertTokens(tx: Tx, tokens: readonly NewToken[], onDuplic
   await flushRows(tx)
 }
 
-export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexRow[]): Promise<void> {
+export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexEntry[]): Promise<void> {
   await sql(tx)('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
   await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
 }
 
 /** A live (not expired) token. */
-export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<TokenRow | undefined> {
-  return sql(db)('tokens')
-    .where({ tenant_id: tenantId, id })
-    .andWhere(notExpiredAt(now))
-    .first()
+export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
+  return toToken(await sql(db)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first())
 }
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
-export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<TokenRow | undefined> {
+export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
   const query = sql(db)('tokens')
     .where({ tenant_id: tenantId, type, fingerprint })
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
-  return query.orderBy('created_at').first()
+  return toToken(await query.orderBy('created_at').first())
 }
 
-export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<TokenRow>): Promise<number> {
-  return sql(db)('tokens').where({ tenant_id: tenantId, id }).update(changes)
+export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<StoredToken>): Promise<number> {
+  return sql(db)('tokens').where({ tenant_id: tenantId, id }).update(toColumns(changes))
 }
 
 /**
@@ -111,7 +123,7 @@ export async function updateToken(db: Db, tenantId: string, id: string, changes:
  */
 export async function deleteToken(
   db: Db,
-  row: Pick<TokenRow, 'tenant_id' | 'id' | 'type' | 'created_at'>,
+  row: Pick<StoredToken, 'tenant_id' | 'id' | 'type' | 'created_at'>,
   deletedAt: number,
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
@@ -130,13 +142,13 @@ export async function deleteToken(
   return true
 }
 
-export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<TokenRow[]> {
-  return sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<StoredToken[]> {
+  return toRows(await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
 }
 
 /** Tokens whose CVC retention window has passed, oldest deadline first. */
-export async function listCvcDue(db: Db, now: number, limit: number): Promise<TokenRow[]> {
-  return sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
+export async function listCvcDue(db: Db, now: number, limit: number): Promise<StoredToken[]> {
+  return toRows(await sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit))
 }
 
 export interface TokenFilter {
@@ -201,9 +213,11 @@ export async function countTokens(db: Db, filter: TokenFilter): Promise<number> 
 }
 
 /** Newest first; insertion order (rowid) breaks ties between tokens of the same millisecond. */
-export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<TokenRow[]> {
-  return filtered(db, filter)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'rowid', order: 'desc' }])
-    .limit(limit)
-    .offset(offset)
+export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<StoredToken[]> {
+  return toRows(
+    await filtered(db, filter)
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'rowid', order: 'desc' }])
+      .limit(limit)
+      .offset(offset)
+  )
 }
