@@ -34,7 +34,7 @@ import {
   listApplications,
   listExpiredApplications,
   updateApplication,
-  type ApplicationRow
+  type ApplicationRecord
 } from '../storage/repositories/applications.repository'
 import { listSessionsAuthorizedBy, listSessionsOfApplication } from '../storage/repositories/sessions.repository'
 import { requirePermission } from '../domain/access'
@@ -51,15 +51,15 @@ import { parseOrThrow } from '../domain/validation'
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-function toApplication(row: ApplicationRow, key?: string): Application {
+function toApplication(row: ApplicationRecord, key?: string): Application {
   const application: Application = {
     id: row.id,
     tenant_id: row.tenant_id,
     name: row.name,
     ...(key !== undefined ? { key } : {}),
-    type: row.type as ApplicationType,
-    permissions: JSON.parse(row.permissions) as Permission[],
-    rules: JSON.parse(row.rules) as AccessRule[],
+    type: row.type,
+    permissions: row.permissions,
+    rules: row.rules,
     created_at: toIsoString(Number(row.created_at))
   }
   if (row.created_by) application.created_by = row.created_by
@@ -80,15 +80,15 @@ export interface NewApplication {
 }
 
 /** A new application's row and its key, which is returned once and stored only as a keyed hash. */
-export function newApplicationRow(app: NewApplication, secretHashKey: SecretHashKey, now: number): { row: ApplicationRow; key: string } {
+export function newApplicationRecord(app: NewApplication, secretHashKey: SecretHashKey, now: number): { row: ApplicationRecord; key: string } {
   const key = generateSecret(`key_${app.type}`)
-  const row: ApplicationRow = {
+  const row: ApplicationRecord = {
     id: newId(),
     tenant_id: app.tenantId,
     name: app.name,
     type: app.type,
-    permissions: JSON.stringify(app.permissions),
-    rules: JSON.stringify(app.rules),
+    permissions: app.permissions,
+    rules: app.rules,
     key_hash: hashSecret(secretHashKey, key),
     expires_at: app.expiresAt,
     created_by: app.createdBy,
@@ -99,7 +99,7 @@ export function newApplicationRow(app: NewApplication, secretHashKey: SecretHash
   return { row, key }
 }
 
-function isExpired(row: ApplicationRow, now: number): boolean {
+function isExpired(row: ApplicationRecord, now: number): boolean {
   return row.expires_at !== null && Number(row.expires_at) <= now
 }
 
@@ -135,7 +135,7 @@ export class ApplicationsService {
     requireSomeGrant(input)
     const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules) }
     requireHeldManagementPermissions(actor, grant)
-    const { row, key } = newApplicationRow(
+    const { row, key } = newApplicationRecord(
       { tenantId: actor.tenantId, name: input.name, type: input.type, ...grant, expiresAt, createdBy: actor.id },
       this.context.keyring.secretHashKey,
       now
@@ -191,8 +191,8 @@ export class ApplicationsService {
     const now = this.context.clock.now()
     const changes = {
       name: input.name,
-      permissions: JSON.stringify(grant.permissions),
-      rules: JSON.stringify(grant.rules),
+      permissions: grant.permissions,
+      rules: grant.rules,
       modified_by: actor.id,
       modified_at: now
     }
@@ -209,7 +209,7 @@ export class ApplicationsService {
   async regenerate(actor: Actor, id: string): Promise<Application> {
     requirePermission(actor, 'application:update')
     const existing = await this.findLive(actor.tenantId, id)
-    requireHeldManagementPermissions(actor, { permissions: JSON.parse(existing.permissions), rules: JSON.parse(existing.rules) })
+    requireHeldManagementPermissions(actor, existing)
     const key = generateSecret(`key_${existing.type}`)
     const now = this.context.clock.now()
     const changes = { key_hash: hashSecret(this.context.keyring.secretHashKey, key), modified_by: actor.id, modified_at: now }
@@ -272,7 +272,7 @@ export class ApplicationsService {
   }
 
   /** The application, unless it is unknown, in another tenant or expired (404). A malformed id is simply not found. */
-  private async findLive(tenantId: string, id: string): Promise<ApplicationRow> {
+  private async findLive(tenantId: string, id: string): Promise<ApplicationRecord> {
     const row = UUID_PATTERN.test(id) ? await findApplication(this.context.reader, tenantId, id.toLowerCase()) : undefined
     if (!row || isExpired(row, this.context.clock.now())) throw new NotFoundError('Application')
     return row
@@ -285,8 +285,8 @@ export class ApplicationsService {
    */
   private async writeChange(
     actor: Actor,
-    existing: ApplicationRow,
-    changes: Partial<ApplicationRow>,
+    existing: ApplicationRecord,
+    changes: Partial<ApplicationRecord>,
     operation: AuditOperation,
     message: string,
     now: number,

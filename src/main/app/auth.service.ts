@@ -7,9 +7,8 @@
  * once. Expiry is checked on every call against the injected clock.
  */
 import type { Reader } from '../storage/connections'
-import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
 import { hashSecret } from '../crypto/secrets'
-import { findApplicationByKeyHash, type ApplicationRow } from '../storage/repositories/applications.repository'
+import { findApplicationByKeyHash, type ApplicationRecord } from '../storage/repositories/applications.repository'
 import type { Actor, Clock } from '../domain/actor'
 import { UnauthenticatedError } from '../domain/errors'
 import type { Keyring } from './keyring'
@@ -30,14 +29,14 @@ export interface CachedActor {
 const MAX_CACHED = 10_000
 
 /** The actor an application's key stands for, from its row. */
-export function applicationActor(row: ApplicationRow): Actor {
+export function applicationActor(row: ApplicationRecord): Actor {
   return {
     type: 'application',
     id: row.id,
     tenantId: row.tenant_id,
-    applicationType: row.type as ApplicationType,
-    permissions: JSON.parse(row.permissions) as Permission[],
-    rules: JSON.parse(row.rules) as AccessRule[]
+    applicationType: row.type,
+    permissions: row.permissions,
+    rules: row.rules
   }
 }
 

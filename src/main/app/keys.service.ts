@@ -27,7 +27,7 @@ import {
   listTenantKeys,
   listUnfinishedRotations,
   promoteStagedWrappings,
-  type KeyRotationRow
+  type KeyRotationRecord
 } from '../storage/repositories/vault.repository'
 import { toIsoString } from '../domain/dates'
 import { ConflictError, NotFoundError } from '../domain/errors'
@@ -116,18 +116,18 @@ async function sealedCounts(db: Db, tenantId: string): Promise<SealedCountsByVer
   return counts
 }
 
-function rotationSummary(rotation: KeyRotationRow): { target_version: number; started_at: string; finished_at?: string } {
+function rotationSummary(rotation: KeyRotationRecord): { target_version: number; started_at: string; finished_at?: string } {
   return {
-    target_version: Number(rotation.target_version),
+    target_version: rotation.target_version,
     started_at: toIsoString(Number(rotation.started_at)),
     ...(rotation.finished_at !== null ? { finished_at: toIsoString(Number(rotation.finished_at)) } : {})
   }
 }
 
-function rotationProgress(rotation: KeyRotationRow, counts: SealedCountsByVersion) {
-  const target = Number(rotation.target_version)
+function rotationProgress(rotation: KeyRotationRecord, counts: SealedCountsByVersion) {
+  const target = rotation.target_version
   const remaining = rotation.finished_at === null ? countOff(counts, target) : 0
-  return { ...rotationSummary(rotation), total: countOff(JSON.parse(rotation.counts_before), target), remaining }
+  return { ...rotationSummary(rotation), total: countOff(rotation.counts_before, target), remaining }
 }
 
 /**
@@ -151,12 +151,12 @@ export async function readKeyStatus(db: Db, keyring: Keyring): Promise<KeyStatus
         objects: objects(row.version)
       }))
     const retired = (await listRetiredDataKeys(db, tenantId)).map((row) => ({
-      version: Number(row.version),
+      version: row.version,
       current: false,
       key_check_value: row.key_check_value,
       created_at: toIsoString(Number(row.created_at)),
       retired_at: toIsoString(Number(row.retired_at)),
-      objects: objects(Number(row.version))
+      objects: objects(row.version)
     }))
     const status: TenantKeyStatus = { tenant_id: tenantId, current_version: current, versions: [...active, ...retired].sort((a, b) => a.version - b.version) }
     const rotation = await latestRotation(db, tenantId)
@@ -197,7 +197,7 @@ export class KeysService {
         const version = (await lastDataKeyVersion(trx, tenantId)) + 1
         const key = await this.ctx.keyring.createDataKey(trx, tenantId, version, now)
         const counts = await sealedCounts(trx, tenantId)
-        await insertKeyRotation(trx, { tenant_id: tenantId, target_version: version, counts_before: JSON.stringify(counts), started_at: now })
+        await insertKeyRotation(trx, { tenant_id: tenantId, target_version: version, counts_before: counts, started_at: now })
         const message = `Data key version ${version} created; re-encryption of ${describeCounts(this.totals(counts))} onto it started`
         audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'rotate', message)])
         return { version, key }
@@ -227,7 +227,7 @@ export class KeysService {
     return this.exclusive(async () => {
       const now = this.ctx.clock.now()
       const report = await this.ctx.writes.run(async (trx) => {
-        if ((await listRetiredDataKeys(trx, tenantId)).some((row) => Number(row.version) === version)) {
+        if ((await listRetiredDataKeys(trx, tenantId)).some((row) => row.version === version)) {
           throw new ConflictError(`Data key version ${version} is already retired.`)
         }
         const key = this.activeVersion(tenantId, version)
@@ -248,7 +248,7 @@ export class KeysService {
           retired_key_created_at: toIsoString(Number(created.created_at)),
           current_version: current.version,
           current_key_check_value: keyCheckValue(current.key),
-          ...(rotation ? { rotation: rotationSummary(rotation), counts_before: JSON.parse(rotation.counts_before) } : {}),
+          ...(rotation ? { rotation: rotationSummary(rotation), counts_before: rotation.counts_before } : {}),
           counts_after: withVersion(await sealedCounts(trx, tenantId), version),
           retired_at: toIsoString(now),
           retired_by: `user ${actor.userId} (${actor.via})`
@@ -259,7 +259,7 @@ export class KeysService {
           key_check_value: report.retired_key_check_value,
           created_at: Number(created.created_at),
           retired_at: now,
-          report: JSON.stringify(report)
+          report
         })
         const message = `Data key version ${version} retired: no token, outbox mail or sealed setting used it; the key was deleted`
         audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'retire', message)])
@@ -273,9 +273,9 @@ export class KeysService {
 
   /** The report kept when a version was retired. */
   async report(tenantId: string, version: number): Promise<KeyRetirementReport> {
-    const row = (await listRetiredDataKeys(this.ctx.reader, tenantId)).find((retired) => Number(retired.version) === version)
+    const row = (await listRetiredDataKeys(this.ctx.reader, tenantId)).find((retired) => retired.version === version)
     if (!row) throw new NotFoundError(`Retirement report of data key version ${version}`)
-    return JSON.parse(row.report) as KeyRetirementReport
+    return row.report
   }
 
   /**
@@ -314,9 +314,9 @@ export class KeysService {
     })
   }
 
-  private async reencryptBatch(trx: Tx, rotation: KeyRotationRow, limit: number): Promise<number> {
+  private async reencryptBatch(trx: Tx, rotation: KeyRotationRecord, limit: number): Promise<number> {
     const { tenant_id: tenantId } = rotation
-    const target = Number(rotation.target_version)
+    const target = rotation.target_version
     const key = this.ctx.keyring.dataKey(tenantId, target)
     let moved = 0
     for (const kind of SEALED_KINDS) {
@@ -330,7 +330,7 @@ export class KeysService {
     if (moved < limit && countOff(await sealedCounts(trx, tenantId), target) === 0) {
       const now = this.ctx.clock.now()
       await finishKeyRotation(trx, rotation.id, now)
-      const total = this.totals(JSON.parse(rotation.counts_before), target)
+      const total = this.totals(rotation.counts_before, target)
       const message = `Re-encryption onto data key version ${target} finished (${describeCounts(total)} re-encrypted)`
       audit(trx, now, [keyEvent(null, tenantId, dataKeyEntity(target), 'update', message)])
     }

@@ -26,7 +26,7 @@ import {
   insertSession,
   listActiveSessions,
   listExpiredSessions,
-  type SessionSummaryRow
+  type SessionSummary
 } from '../storage/repositories/sessions.repository'
 import { grantBeyond, requirePermission } from '../domain/access'
 import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
@@ -57,11 +57,11 @@ function describeDuration(ms: number): string {
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** A session's grant as access rules read it. */
-function grantOf(row: Pick<SessionSummaryRow, 'permissions' | 'rules'>): { permissions: Permission[]; rules: AccessRule[] } {
-  return { permissions: JSON.parse(row.permissions) as Permission[], rules: JSON.parse(row.rules) as AccessRule[] }
+function grantOf(row: Pick<SessionSummary, 'permissions' | 'rules'>): { permissions: Permission[]; rules: AccessRule[] } {
+  return { permissions: row.permissions, rules: row.rules }
 }
 
-function toSession(row: SessionSummaryRow): Session {
+function toSession(row: SessionSummary): Session {
   const authorized = row.authorized_at !== null
   return {
     id: row.id,
@@ -98,7 +98,7 @@ function sessionMessage(what: string, application: Actor, person: AuditActor | u
 }
 
 /** The authorized sessions among `sessions` that grant more than `application` (as it is now) holds. */
-export function sessionsBeyondGrant(application: Actor, sessions: readonly SessionSummaryRow[]): SessionSummaryRow[] {
+export function sessionsBeyondGrant(application: Actor, sessions: readonly SessionSummary[]): SessionSummary[] {
   return sessions.filter((session) => session.authorized_at !== null && grantBeyond(application, grantOf(session)).length > 0)
 }
 
@@ -110,7 +110,7 @@ export function sessionsBeyondGrant(application: Actor, sessions: readonly Sessi
 export async function revokeSessions(
   trx: Tx,
   actor: Actor | null,
-  sessions: readonly Pick<SessionSummaryRow, 'id' | 'tenant_id'>[],
+  sessions: readonly Pick<SessionSummary, 'id' | 'tenant_id'>[],
   message: string,
   now: number
 ): Promise<string[]> {
@@ -160,8 +160,8 @@ export class SessionsService {
       nonce_hash: hashSecret(keyring.secretHashKey, nonce),
       authorized_by: null,
       authorized_at: null,
-      permissions: '[]',
-      rules: '[]',
+      permissions: [],
+      rules: [],
       expires_at: expiresAt,
       created_at: now
     }
@@ -189,7 +189,6 @@ export class SessionsService {
     const nonceHash = hashSecret(keyring.secretHashKey, input.nonce)
     const permissions = normalisePermissions(input.permissions)
     const rules = normaliseRules(input.rules)
-    const grant = { permissions: JSON.stringify(permissions), rules: JSON.stringify(rules) }
     const sessionId = await writes.run(async (trx) => {
       // Checked against the application as it is in this transaction, not as its
       // key was cached: an update committed meanwhile must not be bypassed.
@@ -198,7 +197,8 @@ export class SessionsService {
       if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
       if (session.authorized_at !== null) throw new ConflictError('This nonce has already been used.')
       const changed = await authorizeSession(trx, session.id, {
-        ...grant,
+        permissions,
+        rules,
         authorized_by: actor.id,
         authorized_at: now,
         expires_at: expiresAt ?? Number(session.expires_at)

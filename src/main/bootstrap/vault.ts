@@ -17,7 +17,7 @@ import { listTenants, insertMember, insertTenant, insertUser } from '../storage/
 import { findVault } from '../storage/repositories/vault.repository'
 import { systemClock, type Clock } from '../domain/actor'
 import { createServices, type Services } from './services'
-import { newApplicationRow } from '../app/applications.service'
+import { newApplicationRecord } from '../app/applications.service'
 import { parseCvcRetention } from '../domain/cvc-retention'
 import { settleMasterRotation } from '../app/keys.service'
 import { AuditChain, GENESIS, openAuditChain } from '../app/audit-chain'
@@ -104,7 +104,7 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
       await keyring.createTenantKeys(trx, tenantId, now)
       await insertUser(trx, { id: userId, email: options.ownerEmail ?? null, first_name: null, last_name: null, picture: null, created_at: now })
       await insertMember(trx, { id: newId(), tenant_id: tenantId, user_id: userId, role: 'OWNER', created_by: userId, created_at: now, modified_by: null, modified_at: null })
-      const { row, key } = newApplicationRow(
+      const { row, key } = newApplicationRecord(
         { tenantId, name: 'Tessera administration', type: 'management', permissions, rules: [], expiresAt: null, createdBy: userId },
         keyring.secretHashKey,
         now

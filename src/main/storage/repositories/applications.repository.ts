@@ -1,16 +1,16 @@
 import type { Knex } from 'knex'
+import type { AccessRule, ApplicationType, Permission } from '../../../shared/types'
 import { sql, type Db } from '../connections'
 import { notExpiredAt } from '../sql'
 
-
-/** An application row; `permissions` and `rules` are JSON text. */
-export interface ApplicationRow {
+/** An application; its key is stored only as a keyed hash. */
+export interface ApplicationRecord {
   id: string
   tenant_id: string
   name: string
-  type: string
-  permissions: string
-  rules: string
+  type: ApplicationType
+  permissions: Permission[]
+  rules: AccessRule[]
   key_hash: string
   expires_at: number | null
   created_by: string | null
@@ -19,16 +19,33 @@ export interface ApplicationRow {
   modified_at: number | null
 }
 
-export async function insertApplication(db: Db, row: ApplicationRow): Promise<void> {
-  await sql(db)('applications').insert(row)
+/** The columns of (some of) an application's fields: the grant is JSON text. */
+function toColumns({ permissions, rules, ...plain }: Partial<ApplicationRecord>): Record<string, unknown> {
+  return {
+    ...plain,
+    ...(permissions !== undefined ? { permissions: JSON.stringify(permissions) } : {}),
+    ...(rules !== undefined ? { rules: JSON.stringify(rules) } : {})
+  }
 }
 
-export async function findApplicationByKeyHash(db: Db, keyHash: string): Promise<ApplicationRow | undefined> {
-  return sql(db)('applications').where({ key_hash: keyHash }).first()
+type ApplicationRow = Omit<ApplicationRecord, 'permissions' | 'rules'> & { permissions: string; rules: string }
+
+function fromRow(row: ApplicationRow): ApplicationRecord {
+  return { ...row, permissions: JSON.parse(row.permissions), rules: JSON.parse(row.rules) }
 }
 
-export async function findApplication(db: Db, tenantId: string, id: string): Promise<ApplicationRow | undefined> {
-  return sql(db)('applications').where({ tenant_id: tenantId, id }).first()
+const toRecord = (row: ApplicationRow | undefined) => (row ? fromRow(row) : undefined)
+
+export async function insertApplication(db: Db, application: ApplicationRecord): Promise<void> {
+  await sql(db)('applications').insert(toColumns(application))
+}
+
+export async function findApplicationByKeyHash(db: Db, keyHash: string): Promise<ApplicationRecord | undefined> {
+  return toRecord(await sql(db)('applications').where({ key_hash: keyHash }).first())
+}
+
+export async function findApplication(db: Db, tenantId: string, id: string): Promise<ApplicationRecord | undefined> {
+  return toRecord(await sql(db)('applications').where({ tenant_id: tenantId, id }).first())
 }
 
 export interface ApplicationFilter {
@@ -54,12 +71,13 @@ export async function countApplications(db: Db, filter: ApplicationFilter): Prom
 }
 
 /** Newest first. */
-export async function listApplications(db: Db, filter: ApplicationFilter, limit: number, offset: number): Promise<ApplicationRow[]> {
-  return filtered(db, filter).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }]).limit(limit).offset(offset)
+export async function listApplications(db: Db, filter: ApplicationFilter, limit: number, offset: number): Promise<ApplicationRecord[]> {
+  const rows = await filtered(db, filter).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }]).limit(limit).offset(offset)
+  return rows.map(fromRow)
 }
 
-export async function updateApplication(db: Db, tenantId: string, id: string, changes: Partial<ApplicationRow>): Promise<number> {
-  return sql(db)('applications').where({ tenant_id: tenantId, id }).update(changes)
+export async function updateApplication(db: Db, tenantId: string, id: string, changes: Partial<ApplicationRecord>): Promise<number> {
+  return sql(db)('applications').where({ tenant_id: tenantId, id }).update(toColumns(changes))
 }
 
 export async function deleteApplication(db: Db, tenantId: string, id: string): Promise<number> {
@@ -67,6 +85,6 @@ export async function deleteApplication(db: Db, tenantId: string, id: string): P
 }
 
 /** Applications whose `expires_at` has passed (for the expiry sweep). */
-export async function listExpiredApplications(db: Db, now: number, limit: number): Promise<ApplicationRow[]> {
-  return sql(db)('applications').where('expires_at', '<=', now).limit(limit)
+export async function listExpiredApplications(db: Db, now: number, limit: number): Promise<ApplicationRecord[]> {
+  return (await sql(db)('applications').where('expires_at', '<=', now).limit(limit)).map(fromRow)
 }

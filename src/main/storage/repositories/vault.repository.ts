@@ -1,3 +1,4 @@
+import type { KeyRetirementReport, SealedCountsByVersion } from '../../../shared/types'
 import { sql, type Db } from '../connections'
 
 
@@ -111,50 +112,59 @@ export async function lastDataKeyVersion(db: Db, tenantId: string): Promise<numb
   return Math.max(Number(active?.last ?? 0), Number(retired?.last ?? 0))
 }
 
-export interface RetiredDataKeyRow {
+export interface RetiredDataKeyRecord {
   tenant_id: string
   version: number
   key_check_value: string
   created_at: number
   retired_at: number
-  /** JSON of the retirement report. */
-  report: string
+  /** The retirement report. */
+  report: KeyRetirementReport
 }
 
-export async function insertRetiredDataKey(db: Db, row: RetiredDataKeyRow): Promise<void> {
-  await sql(db)('retired_data_keys').insert(row)
+export async function insertRetiredDataKey(db: Db, retired: RetiredDataKeyRecord): Promise<void> {
+  await sql(db)('retired_data_keys').insert({ ...retired, report: JSON.stringify(retired.report) })
 }
 
-export async function listRetiredDataKeys(db: Db, tenantId: string): Promise<RetiredDataKeyRow[]> {
-  return sql(db)('retired_data_keys').where({ tenant_id: tenantId }).orderBy('version')
+export async function listRetiredDataKeys(db: Db, tenantId: string): Promise<RetiredDataKeyRecord[]> {
+  const rows = await sql(db)('retired_data_keys').where({ tenant_id: tenantId }).orderBy('version')
+  return rows.map((row: Omit<RetiredDataKeyRecord, 'report'> & { report: string }) => ({ ...row, version: Number(row.version), report: JSON.parse(row.report) }))
 }
 
-export interface KeyRotationRow {
+export interface KeyRotationRecord {
   id: number
   tenant_id: string
   target_version: number
-  /** JSON: objects per kind and version when the rotation started. */
-  counts_before: string
+  /** Objects per kind and version when the rotation started. */
+  counts_before: SealedCountsByVersion
   started_at: number
   finished_at: number | null
 }
 
-export async function insertKeyRotation(db: Db, row: Omit<KeyRotationRow, 'id' | 'finished_at'>): Promise<void> {
-  await sql(db)('key_rotations').insert(row)
+type KeyRotationRow = Omit<KeyRotationRecord, 'counts_before'> & { counts_before: string }
+
+function fromRotationRow(row: KeyRotationRow): KeyRotationRecord {
+  return { ...row, target_version: Number(row.target_version), counts_before: JSON.parse(row.counts_before) }
+}
+
+export async function insertKeyRotation(db: Db, rotation: Omit<KeyRotationRecord, 'id' | 'finished_at'>): Promise<void> {
+  await sql(db)('key_rotations').insert({ ...rotation, counts_before: JSON.stringify(rotation.counts_before) })
 }
 
 /** Rotations whose re-encryption pass has not finished, oldest first. */
-export async function listUnfinishedRotations(db: Db): Promise<KeyRotationRow[]> {
-  return sql(db)('key_rotations').whereNull('finished_at').orderBy('id')
+export async function listUnfinishedRotations(db: Db): Promise<KeyRotationRecord[]> {
+  return (await sql(db)('key_rotations').whereNull('finished_at').orderBy('id')).map(fromRotationRow)
 }
 
 /** The first rotation of a tenant onto a version after `version`: the one that moved objects off it. */
-export async function firstRotationAfter(db: Db, tenantId: string, version: number): Promise<KeyRotationRow | undefined> {
-  return sql(db)('key_rotations').where({ tenant_id: tenantId }).andWhere('target_version', '>', version).orderBy('id').first()
+export async function firstRotationAfter(db: Db, tenantId: string, version: number): Promise<KeyRotationRecord | undefined> {
+  const row = await sql(db)('key_rotations').where({ tenant_id: tenantId }).andWhere('target_version', '>', version).orderBy('id').first()
+  return row && fromRotationRow(row)
 }
 
-export async function latestRotation(db: Db, tenantId: string): Promise<KeyRotationRow | undefined> {
-  return sql(db)('key_rotations').where({ tenant_id: tenantId }).orderBy('id', 'desc').first()
+export async function latestRotation(db: Db, tenantId: string): Promise<KeyRotationRecord | undefined> {
+  const row = await sql(db)('key_rotations').where({ tenant_id: tenantId }).orderBy('id', 'desc').first()
+  return row && fromRotationRow(row)
 }
 
 export async function finishKeyRotation(db: Db, id: number, at: number): Promise<void> {
