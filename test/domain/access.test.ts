@@ -8,7 +8,7 @@ import {
   grantBeyond,
   transformWithin,
   transformFor,
-  visibilityScope,
+  visibleTokens,
   type AccessTarget
 } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
@@ -161,24 +161,28 @@ describe('holdsPermission and requirePermission', () => {
   })
 })
 
-describe('visibilityScope', () => {
-  it('shows everything to a plain permission or a member', () => {
-    expect(visibilityScope(actor({ permissions: ['token:read'] }), 'token:read')).toEqual({ all: true })
-    expect(visibilityScope(actor({ isMember: true }), 'token:read')).toEqual({ all: true })
+describe('visibleTokens', () => {
+  it('does not restrict a plain permission or a member', () => {
+    expect(visibleTokens(actor({ permissions: ['token:read'] }), 'token:read')).toBeUndefined()
+    expect(visibleTokens(actor({ isMember: true }), 'token:read')).toBeUndefined()
   })
 
-  it('otherwise lists the rules granting the permission, in priority order', () => {
+  it('otherwise is one clause per rule granting the permission: its container, or its conditions', () => {
     const rules: AccessRule[] = [
       { priority: 4, container: '/bank/', transform: 'mask', permissions: ['token:read'] },
       { priority: 2, container: '/pci/', transform: 'reveal', permissions: ['token:read', 'token:search'] },
       { priority: 1, container: '/general/', transform: 'reveal', permissions: ['token:create'] }
     ]
-    expect(visibilityScope(actor({ rules }), 'token:read')).toEqual({ all: false, rules: [rules[1], rules[0]] })
-    expect(visibilityScope(actor({ rules }), 'token:search')).toEqual({ all: false, rules: [rules[1]] })
+    const within = (value: string) => [{ attribute: 'container', operator: 'starts_with', value }]
+    expect(visibleTokens(actor({ rules }), 'token:read')).toEqual([within('/bank/'), within('/pci/')])
+    expect(visibleTokens(actor({ rules }), 'token:search')).toEqual([within('/pci/')])
+    const conditions = [{ attribute: 'id', operator: 'equals', value: 'tok_1' }] as const
+    expect(visibleTokens(actor({ rules: [{ priority: 1, conditions: [...conditions], transform: 'mask', permissions: ['token:read'] }] }), 'token:read')).toEqual([conditions])
   })
 
-  it('is an empty rule list for an actor holding nothing', () => {
-    expect(visibilityScope(actor(), 'token:read')).toEqual({ all: false, rules: [] })
+  it('is no clause (no token) for an actor holding nothing, or only rules that match nothing', () => {
+    expect(visibleTokens(actor(), 'token:read')).toEqual([])
+    expect(visibleTokens(actor({ rules: [{ priority: 1, conditions: [], transform: 'mask', permissions: ['token:read'] }] }), 'token:read')).toEqual([])
   })
 })
 

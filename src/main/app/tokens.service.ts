@@ -19,7 +19,7 @@ import {
   replaceSearchIndexes,
   updateToken
 } from '../storage/repositories/tokens.repository'
-import { holdsPermission, requireTokenAccess, transformFor, visibilityScope, type AccessTarget } from '../domain/access'
+import { holdsPermission, requireTokenAccess, transformFor, visibleTokens, type AccessTarget } from '../domain/access'
 import type { Actor } from '../domain/actor'
 import { holdsShortLived, retainShortLived, sameShortLived, withoutShortLived } from '../domain/cvc-retention'
 import { parseExpiresAt } from '../domain/dates'
@@ -164,8 +164,7 @@ export class TokensService {
     // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const now = this.ctx.clock.now()
-    const scope = visibilityScope(actor, 'token:read')
-    const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: scope.all ? undefined : scope.rules }
+    const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: visibleTokens(actor, 'token:read') }
     const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
     // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
     const budget = new ExpressionBudget()

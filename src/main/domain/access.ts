@@ -1,8 +1,13 @@
 /**
- * Access evaluation (DESIGN §6). Rules are tried in ascending priority; only
- * rules granting the needed permission take part; the first that matches the
- * token decides the transform. Plain permissions act as a last rule on `/`
- * with an implicit transform.
+ * Access evaluation. Rules are tried in ascending priority; only rules
+ * granting the needed permission take part; the first that matches the token
+ * decides the transform. Plain permissions act as a last rule on `/` with an
+ * implicit transform.
+ *
+ * What a rule matches is defined once, as conditions (`ruleConditions`), and
+ * compiled two ways: to the in-memory check (`ruleMatches`), and to a
+ * storage-neutral predicate (`visibleTokens`) that storage turns into SQL for
+ * lists. A property test holds the two equal.
  */
 import type { AccessRule, Condition, Permission, Transform } from '../../shared/types'
 import type { Actor } from './actor'
@@ -26,14 +31,25 @@ function conditionHolds(condition: Condition, target: AccessTarget): boolean {
   )
 }
 
-/** Whether one rule covers a token: container prefix match, or all conditions hold. */
+/**
+ * The tokens a rule matches, as conditions that must all hold: one of the token's
+ * containers starts with the rule's container, or every condition holds (sessions
+ * only). Undefined when the rule matches no token.
+ */
+function ruleConditions(rule: AccessRule): readonly Condition[] | undefined {
+  if (rule.container !== undefined) return [{ attribute: 'container', operator: 'starts_with', value: rule.container }]
+  return rule.conditions?.length ? rule.conditions : undefined
+}
+
+/** Whether a token meets every condition of a clause. */
+function clauseHolds(clause: readonly Condition[], target: AccessTarget): boolean {
+  return clause.every((condition) => conditionHolds(condition, target))
+}
+
+/** Whether one rule covers a token. */
 export function ruleMatches(rule: AccessRule, target: AccessTarget): boolean {
-  if (rule.container !== undefined) {
-    const container = rule.container
-    return target.containers.some((c) => c.startsWith(container))
-  }
-  if (rule.conditions?.length) return rule.conditions.every((condition) => conditionHolds(condition, target))
-  return false
+  const conditions = ruleConditions(rule)
+  return conditions !== undefined && clauseHolds(conditions, target)
 }
 
 function sortedRules(actor: Actor): AccessRule[] {
@@ -67,12 +83,6 @@ export function transformWithin(a: Transform, b: Transform): boolean {
   return TRANSFORM_STRENGTH[a] <= TRANSFORM_STRENGTH[b]
 }
 
-/** The tokens a rule can match, as conditions that must all hold ([] = every token); undefined when it matches none. */
-function scopeOf(rule: AccessRule): Condition[] | undefined {
-  if (rule.container !== undefined) return [{ attribute: 'container', operator: 'starts_with', value: rule.container }]
-  return rule.conditions?.length ? rule.conditions : undefined
-}
-
 /** Whether every token meeting `specific` meets `general` too (false when that cannot be told from the conditions). */
 function conditionImplies(specific: Condition, general: Condition): boolean {
   if (specific.attribute !== general.attribute) return false
@@ -85,7 +95,7 @@ function holdsForEveryToken(condition: Condition): boolean {
   return condition.attribute === 'container' && condition.operator === 'starts_with' && '/'.startsWith(condition.value)
 }
 
-function scopeCovers(general: Condition[], specific: Condition[]): boolean {
+function scopeCovers(general: readonly Condition[], specific: readonly Condition[]): boolean {
   return general.every((condition) => holdsForEveryToken(condition) || specific.some((given) => conditionImplies(given, condition)))
 }
 
@@ -96,12 +106,12 @@ function scopeCovers(general: Condition[], specific: Condition[]): boolean {
  * overlaps the scope, but a token can sit in several containers, so it could
  * decide one of the scope's tokens. Errs towards "no", never towards "yes".
  */
-function holdsWithin(actor: Actor, permission: Permission, transform: Transform, scope: Condition[]): boolean {
+function holdsWithin(actor: Actor, permission: Permission, transform: Transform, scope: readonly Condition[]): boolean {
   if (actor.isMember) return transformWithin(transform, 'mask')
   const grants = sortedRules(actor)
     .filter((rule) => rule.permissions.includes(permission))
     .flatMap((rule) => {
-      const ruleScope = scopeOf(rule)
+      const ruleScope = ruleConditions(rule)
       return ruleScope ? [{ scope: ruleScope, transform: rule.transform }] : []
     })
   if (actor.permissions.includes(permission)) grants.push({ scope: [], transform: implicitTransform(permission) })
@@ -120,9 +130,9 @@ function holdsWithin(actor: Actor, permission: Permission, transform: Transform,
  */
 export function grantBeyond(actor: Actor, grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): string[] {
   const granted = [
-    ...grant.permissions.map((permission) => ({ permission, transform: implicitTransform(permission), scope: [] as Condition[] })),
+    ...grant.permissions.map((permission) => ({ permission, transform: implicitTransform(permission), scope: [] as readonly Condition[] })),
     ...grant.rules.flatMap((rule) => {
-      const scope = scopeOf(rule)
+      const scope = ruleConditions(rule)
       return scope ? rule.permissions.map((permission) => ({ permission, transform: rule.transform, scope })) : []
     })
   ]
@@ -153,12 +163,20 @@ export function requirePermission(actor: Actor, ...permissions: Permission[]): v
 }
 
 /**
- * Which tokens a list may show, in a form a repository can turn into SQL:
- * everything, or tokens matching any of the listed rules.
+ * A set of tokens, storage-neutral: those meeting every condition of at least
+ * one clause (no clause: no token). Storage turns it into SQL.
  */
-export type VisibilityScope = { all: true } | { all: false; rules: AccessRule[] }
+export type TokenPredicate = readonly (readonly Condition[])[]
 
-export function visibilityScope(actor: Actor, permission: Permission): VisibilityScope {
-  if (actor.isMember || actor.permissions.includes(permission)) return { all: true }
-  return { all: false, rules: sortedRules(actor).filter((rule) => rule.permissions.includes(permission)) }
+/**
+ * The tokens `actor` may exercise `permission` on (under any transform): undefined
+ * for every token, else the predicate of the rules granting it. The same answer as
+ * `transformFor(…) !== undefined`, for a whole list at once.
+ */
+export function visibleTokens(actor: Actor, permission: Permission): TokenPredicate | undefined {
+  if (actor.isMember || actor.permissions.includes(permission)) return undefined
+  return actor.rules.flatMap((rule) => {
+    const conditions = rule.permissions.includes(permission) ? ruleConditions(rule) : undefined
+    return conditions ? [conditions] : []
+  })
 }

@@ -4,7 +4,7 @@
  * the services.
  */
 import type { Knex } from 'knex'
-import type { AccessRule } from '../../../shared/types'
+import type { Condition } from '../../../shared/types'
 import type { SearchIndexEntry, StoredToken } from '../../domain/token'
 import { sql, type Db, type Tx } from '../connections'
 import { insertRows, notExpiredAt } from '../sql'
@@ -158,8 +158,11 @@ export interface TokenFilter {
   types: string[]
   /** Exact, case-insensitive metadata matches, ANDed. */
   metadata: Record<string, string>
-  /** Only tokens one of these rules matches; undefined for no restriction. */
-  visibleBy?: AccessRule[]
+  /**
+   * Only tokens meeting every condition of at least one clause (no clause: none);
+   * undefined for no restriction. The access rules' predicate (domain/access.ts).
+   */
+  visibleBy?: readonly (readonly Condition[])[]
 }
 
 /** `substr` instead of LIKE: container paths may contain `_`, a LIKE wildcard. */
@@ -170,23 +173,21 @@ function startsWithSql(column: string): string {
 const CONTAINER_STARTS_WITH = `exists (select 1 from json_each(tokens.containers) c where ${startsWithSql('c.value')})`
 const CONTAINER_EQUALS = 'exists (select 1 from json_each(tokens.containers) c where c.value = ?)'
 
-/** SQL for "this rule matches the token", mirroring `ruleMatches` in access.ts. */
-function applyRule(query: Knex.QueryBuilder, rule: AccessRule): void {
-  if (rule.container !== undefined) {
-    query.orWhereRaw(CONTAINER_STARTS_WITH, [rule.container, rule.container])
-    return
+/** SQL for one condition on a token's id or (any of) its containers. */
+function applyCondition(query: Knex.QueryBuilder, { attribute, operator, value }: Condition): void {
+  if (attribute === 'id') {
+    if (operator === 'equals') query.andWhere('tokens.id', value)
+    else query.andWhereRaw(startsWithSql('tokens.id'), [value, value])
+  } else if (operator === 'equals') query.andWhereRaw(CONTAINER_EQUALS, [value])
+  else query.andWhereRaw(CONTAINER_STARTS_WITH, [value, value])
+}
+
+/** SQL for "one of the clauses holds": each clause's conditions ANDed, the clauses ORed. */
+function applyClauses(query: Knex.QueryBuilder, clauses: readonly (readonly Condition[])[]): void {
+  if (clauses.length === 0) query.andWhereRaw('1 = 0')
+  else if (!clauses.some((clause) => clause.length === 0)) {
+    query.andWhere((any) => clauses.forEach((clause) => any.orWhere((all) => clause.forEach((condition) => applyCondition(all, condition)))))
   }
-  if (!rule.conditions?.length) return
-  query.orWhere((all) => {
-    for (const condition of rule.conditions!) {
-      const equals = condition.operator === 'equals'
-      if (condition.attribute === 'id') {
-        if (equals) all.andWhere('tokens.id', condition.value)
-        else all.andWhereRaw(startsWithSql('tokens.id'), [condition.value, condition.value])
-      } else if (equals) all.andWhereRaw(CONTAINER_EQUALS, [condition.value])
-      else all.andWhereRaw(CONTAINER_STARTS_WITH, [condition.value, condition.value])
-    }
-  })
 }
 
 function filtered(db: Db, filter: TokenFilter): Knex.QueryBuilder {
@@ -199,11 +200,7 @@ function filtered(db: Db, filter: TokenFilter): Knex.QueryBuilder {
     // JSON path with the key quoted, so dots and spaces are literal (keys never contain quotes: validated).
     query.andWhereRaw('lower(json_extract(metadata, ?)) = lower(?)', [`$."${key}"`, value])
   }
-  const rules = filter.visibleBy
-  if (rules) {
-    if (rules.length === 0) query.andWhereRaw('1 = 0')
-    else query.andWhere((any) => rules.forEach((rule) => applyRule(any, rule)))
-  }
+  if (filter.visibleBy) applyClauses(query, filter.visibleBy)
   return query
 }
 
