@@ -61,7 +61,7 @@ export default tseslint.config(
     }
   },
   {
-    // The renderer will import the contracts too: zod and src/shared only.
+    // The renderer may import the contracts too: zod, email-addresses (pure) and src/shared only.
     files: ['src/shared/contracts/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -69,8 +69,8 @@ export default tseslint.config(
         {
           ...electronOnlyInGlue,
           patterns: [
-            { regex: '^(?!zod$|\\.{1,2}/)', message: 'Contracts import only zod and src/shared modules.' },
-            { regex: '^\\.\\./\\.\\./', message: 'Contracts import only zod and src/shared modules.' }
+            { regex: '^(?!zod$|email-addresses$|\\.{1,2}/)', message: 'Contracts import only zod, email-addresses and src/shared modules.' },
+            { regex: '^\\.\\./\\.\\./', message: 'Contracts import only zod, email-addresses and src/shared modules.' }
           ]
         }
       ]

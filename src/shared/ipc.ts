@@ -11,17 +11,17 @@
  * Besides `IPC_METHODS` and the two channel helpers this file has no runtime
  * code, so the renderer may import its types freely.
  */
+import type { z } from 'zod'
+import type * as contract from './contracts'
+import type { OutboxMail } from './contracts'
 import type {
-  AccessRule,
   Application,
-  ApplicationType,
   EntityType,
   KeyRetirementReport,
   KeyStatus,
   LogEntry,
   MasterKeyRotated,
   Page,
-  Permission,
   Problem,
   Session,
   SessionCreated,
@@ -30,89 +30,27 @@ import type {
   Token
 } from './types'
 
-// Queries: numbers and arrays as the GUI holds them; main turns them into the
-// query-string shape the services parse.
+// Queries and bodies: the contracts' (./contracts); main parses what the
+// renderer sends with the same schemas.
 
-export interface PageQuery {
-  page?: number
-  size?: number
-}
+/** A query as the renderer holds it: the contract's parsed form (numbers, arrays), every field optional. */
+type QueryOf<S extends z.ZodType> = Partial<z.output<S>>
 
-export interface TokenListQuery extends PageQuery {
-  id?: string[]
-  type?: string[]
-  /** Exact, case-insensitive match per metadata key. */
-  metadata?: Record<string, string>
-}
-
-export interface LogFilterQuery {
-  entity_type?: string
-  entity_id?: string
-  /** ISO 8601, inclusive. */
-  start_date?: string
-  /** ISO 8601, exclusive. */
-  end_date?: string
-}
-
-export interface LogListQuery extends PageQuery, LogFilterQuery {}
-
-export interface ApplicationListQuery extends PageQuery {
-  id?: string[]
-  type?: ApplicationType[]
-}
-
-export interface MemberListQuery extends PageQuery {
-  user_id?: string[]
-}
-
-export interface InvitationListQuery extends PageQuery {
-  status?: 'PENDING' | 'EXPIRED'
-}
-
-export interface OutboxListQuery extends PageQuery {
-  status?: 'PENDING' | 'SENT'
-}
-
-/**
- * One mail of the outbox (waiting or sent). Its body stays sealed in main; only
- * the invitation link is shown, so offline demos can follow an invitation.
- */
-export interface OutboxMail {
-  id: string
-  recipient: string
-  subject: string
-  status: 'PENDING' | 'SENT'
-  attempts: number
-  created_at: string
-  sent_at?: string
-  /** When the next delivery attempt is due (waiting mail). */
-  next_attempt_at?: string
-  /** A short error code of the last failed attempt, never the server's text. */
-  last_error?: string
-  invitation_id?: string
-  link?: string
-}
-
-export interface CreateApplicationRequest {
-  name: string
-  type: ApplicationType
-  permissions?: Permission[]
-  rules?: AccessRule[]
-  expires_at?: string
-}
-
-export interface UpdateApplicationRequest {
-  name: string
-  permissions?: Permission[]
-  rules?: AccessRule[]
-}
-
-export interface AuthorizeSessionRequest {
-  nonce: string
-  permissions?: Permission[]
-  rules?: AccessRule[]
-  expires_at?: string
-}
+export type PageQuery = QueryOf<typeof contract.listSessionsQuery>
+export type TokenListQuery = QueryOf<typeof contract.listTokensQuery>
+/** Log filters: dates as ISO 8601 text (the contract turns them into epoch ms). */
+export type LogFilterQuery = Omit<QueryOf<typeof contract.logFiltersQuery>, 'start_date' | 'end_date'> &
+  Pick<z.input<typeof contract.logFiltersQuery>, 'start_date' | 'end_date'>
+export type LogListQuery = LogFilterQuery & PageQuery
+export type ApplicationListQuery = QueryOf<typeof contract.listApplicationsQuery>
+export type MemberListQuery = QueryOf<typeof contract.listMembersQuery>
+export type InvitationListQuery = QueryOf<typeof contract.listInvitationsQuery>
+export type OutboxListQuery = QueryOf<typeof contract.listOutboxQuery>
+export type { OutboxMail } from './contracts'
+export type CreateApplicationRequest = z.input<typeof contract.createApplicationRequest>
+export type UpdateApplicationRequest = z.input<typeof contract.updateApplicationRequest>
+export type AuthorizeSessionRequest = z.input<typeof contract.authorizeSessionBody>
+export type CreateInvitationRequest = z.input<typeof contract.createInvitationBody>
 
 /** Where the vault's master key is kept. */
 export type KeyStorage = 'keychain' | 'key-file' | 'environment'
@@ -141,11 +79,7 @@ export interface VaultStatus {
   version: string
 }
 
-export interface CreateVaultRequest {
-  tenantName: string
-  ownerEmail?: string
-  keyStorage: 'keychain' | 'key-file'
-}
+export type CreateVaultRequest = z.input<typeof contract.createVaultRequest>
 
 /** The management application made with the vault; its key is shown once. */
 export interface VaultCreated {
@@ -251,7 +185,7 @@ export interface TesseraApi {
   }
   invitations: {
     list(query: InvitationListQuery): Promise<Page<TenantInvitation>>
-    create(body: { email: string }): Promise<TenantInvitation>
+    create(body: CreateInvitationRequest): Promise<TenantInvitation>
     resend(id: string): Promise<TenantInvitation>
     delete(id: string): Promise<void>
   }

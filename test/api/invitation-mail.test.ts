@@ -58,8 +58,9 @@ describe('invitation e-mail over SMTP', () => {
     const members = await service.request('GET', `/tenants/self/members?user_id=${accepted.body.user.id}`)
     expect(members.body.data).toEqual([expect.objectContaining({ role: 'ADMIN', user: { id: accepted.body.user.id, email: 'hedy@example.com', first_name: 'Hedy', last_name: 'Lamarr' } })])
 
-    const [sent] = await service.host.vault.services.mail.listOutbox()
-    expect(sent).toMatchObject({ status: 'SENT', attempts: 1, last_error: null, sent_at: service.clock.now() })
+    const [sent] = (await service.host.vault.services.mail.listOutbox({ page: 1, size: 100 })).data
+    expect(sent).toMatchObject({ status: 'SENT', attempts: 1, sent_at: new Date(service.clock.now()).toISOString() })
+    expect(sent).not.toHaveProperty('last_error')
   })
 
   it('refuses by default to send over a connection the server does not upgrade with STARTTLS, keeping the mail', async () => {
@@ -69,7 +70,7 @@ describe('invitation e-mail over SMTP', () => {
     expect(invitation.status).toBe(201)
     await service.host.vault.services.mail.idle()
     expect(smtp.received).toHaveLength(0)
-    const [waiting] = await service.host.vault.services.mail.listOutbox()
+    const [waiting] = (await service.host.vault.services.mail.listOutbox({ page: 1, size: 100 })).data
     expect(waiting).toMatchObject({ status: 'PENDING', attempts: 1 })
     expect(waiting.last_error).toMatch(/TLS/)
   })
@@ -84,18 +85,18 @@ describe('invitation e-mail over SMTP', () => {
     await mail.idle()
 
     const start = service.clock.now()
-    let [waiting] = await mail.listOutbox()
-    expect(waiting).toMatchObject({ status: 'PENDING', attempts: 1, next_attempt_at: start + 30_000 })
+    let [waiting] = (await mail.listOutbox({ page: 1, size: 100 })).data
+    expect(waiting).toMatchObject({ status: 'PENDING', attempts: 1, next_attempt_at: new Date(start + 30_000).toISOString() })
     expect(waiting.last_error).toMatch(/ECONNREFUSED/)
 
     // Not due yet: nothing is attempted.
     await jobs.runDueJobs()
-    expect((await mail.listOutbox())[0].attempts).toBe(1)
+    expect((await mail.listOutbox({ page: 1, size: 100 })).data[0].attempts).toBe(1)
 
     service.clock.advance(30_000)
     await jobs.runDueJobs()
-    ;[waiting] = await mail.listOutbox()
-    expect(waiting).toMatchObject({ status: 'PENDING', attempts: 2, next_attempt_at: start + 30_000 + 60_000 })
+    ;[waiting] = (await mail.listOutbox({ page: 1, size: 100 })).data
+    expect(waiting).toMatchObject({ status: 'PENDING', attempts: 2, next_attempt_at: new Date(start + 30_000 + 60_000).toISOString() })
 
     smtp = await startSmtpServer(port)
     service.clock.advance(59_000)
@@ -107,8 +108,9 @@ describe('invitation e-mail over SMTP', () => {
     await jobs.runDueJobs()
     expect(smtp.received).toHaveLength(1)
     expect(smtp.received[0].to).toEqual(['radia@example.com'])
-    const [sent] = await mail.listOutbox()
-    expect(sent).toMatchObject({ status: 'SENT', attempts: 3, last_error: null })
+    const [sent] = (await mail.listOutbox({ page: 1, size: 100 })).data
+    expect(sent).toMatchObject({ status: 'SENT', attempts: 3 })
+    expect(sent).not.toHaveProperty('last_error')
 
     service.clock.advance(60 * 60_000)
     await jobs.runDueJobs()

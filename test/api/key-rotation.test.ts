@@ -95,7 +95,7 @@ describe('data-key rotation', () => {
       expect(read.status).toBe(200)
       expect(read.body.data).toEqual(data)
     }
-    const [mail] = await services().mail.listOutbox()
+    const [mail] = (await services().mail.listOutbox({ page: 1, size: 100 })).data
     expect(mail.link).toMatch(/\/invitations\/accept\?token=/)
     expect(await services().sealedSettings.get(service.tenantId, SMTP_PASSWORD_SETTING)).toBe('hunter2')
   })

@@ -72,7 +72,7 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     const vault = await openVault({ dataDir, masterKey: (await loadMasterKey(dataDir, {}))!, logger: silentLogger() })
     const owner: Actor = { type: 'user', id: vault.ownerUserId, tenantId: vault.tenantId, isMember: true, permissions: [], rules: [] }
     const requests = Array.from({ length: TOKENS }, (_, i) => ({ type: 'token', data: { customer: `customer ${i}`, points: i } }))
-    const created = (await vault.services.tokenize.tokenize(owner, requests)) as Array<{ id: string; data: unknown }>
+    const created = (await vault.services.tokenize.run(owner, requests)) as Array<{ id: string; data: unknown }>
     requests.forEach((request, i) => tokens.set(created[i].id, request.data))
     await vault.services.invitations.create(owner, { email: 'ada@example.com' })
     await vault.close()

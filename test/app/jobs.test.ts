@@ -92,7 +92,7 @@ describe('expiry jobs', () => {
     service.clock.advance(72 * HOUR)
     expect(processed(await jobs().runDueJobs(), 'expire-invitations')).toBe(1)
     expect(await sql(service.host.vault.db.reader)('invitations').where({ id: invitation.id }).first()).toMatchObject({ status: 'EXPIRED' })
-    expect((await service.host.vault.services.mail.listOutbox()).some((mail) => mail.invitation_id === invitation.id)).toBe(false)
+    expect((await service.host.vault.services.mail.listOutbox({ page: 1, size: 100 })).data.some((mail) => mail.invitation_id === invitation.id)).toBe(false)
     expect((await logsFor('invitation', invitation.id))[0]).toMatchObject({ operation: 'expire', message: 'Invitation expired' })
     // A resend brings it back to PENDING; the sweep leaves it alone until it expires again.
     expect((await service.request('POST', `/tenants/self/invitations/${invitation.id}/resend`)).body.status).toBe('PENDING')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { deliveryErrorCode, retryDelayMs } from '../../src/main/app/mail.service'
-import { isEmailAddress } from '../../src/main/domain/fields'
+import { isEmailAddress } from '../../src/shared/contracts/fields'
 
 describe('retryDelayMs', () => {
   it('doubles from 30 seconds and caps at one hour', () => {

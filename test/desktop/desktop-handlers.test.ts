@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readySodium } from '../../src/main/crypto/sodium'
 import { DesktopVault } from '../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../src/main/desktop/dispatch'
-import { createDesktopHandlers, toServiceQuery } from '../../src/main/desktop/handlers'
+import { createDesktopHandlers } from '../../src/main/desktop/handlers'
 import { keyFileStore } from '../../src/main/desktop/key-store'
 import { memoryClipboard, SecretClipboard } from '../../src/main/desktop/secret-clipboard'
 import { SETTINGS_FILE, SettingsStore } from '../../src/main/desktop/settings'
@@ -112,7 +112,17 @@ describe('desktop IPC handlers over a real vault', () => {
   it('matches a metadata filter named __proto__ only on tokens holding that key (none)', async () => {
     const page = (await call('app:tokens.list', { metadata: JSON.parse('{"__proto__": "risk"}') })) as { ok: true; value: { data: unknown[] } }
     expect(page.value.data).toEqual([])
-    expect(await call('app:tokens.list', { metadata: { team: 1 } })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].metadata': [expect.any(String)] } } })
+    expect(await call('app:tokens.list', { metadata: { team: 1 } })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].metadata.team': [expect.any(String)] } } })
+    expect(await call('app:tokens.list', { metadata: 'team' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].metadata': [expect.any(String)] } } })
+  })
+
+  it('checks list queries with the REST contracts: numbers and arrays as the GUI holds them, the same bounds and messages', async () => {
+    const page = (await call('app:tokens.list', { page: 1, size: 2, type: ['token'], id: [] })) as { ok: true; value: any }
+    expect(page.value.pagination).toMatchObject({ page_number: 1, page_size: 2 })
+    expect(page.value.data.every((token: { type: string }) => token.type === 'token')).toBe(true)
+    expect(await call('app:tokens.list', { size: 101 })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].size': ['must be at most 100'] } } })
+    expect(await call('app:tokens.list', { page: 1.5 })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].page': ['must be a whole number'] } } })
+    expect(await call('app:logs.list', { start_date: 'yesterday' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].start_date': ['start_date must be an ISO 8601 date'] } } })
   })
 
   it('passes the service problem through, field errors included', async () => {
@@ -259,16 +269,5 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(await call('app:tokens.drop')).toMatchObject({ ok: false, problem: { status: 404, code: 'unknown_channel' } })
     expect(await call('tokens.list')).toMatchObject({ ok: false, problem: { status: 404 } })
     expect(await call('app:__proto__.constructor')).toMatchObject({ ok: false, problem: { status: 404 } })
-  })
-})
-
-describe('toServiceQuery', () => {
-  it('turns the GUI query into the query-string shape the services parse', () => {
-    expect(toServiceQuery({ page: 2, size: 50, type: ['card'], id: [], metadata: { team: 'risk', empty: '' }, entity_id: '' })).toEqual({
-      page: '2',
-      size: '50',
-      type: ['card'],
-      'metadata.team': 'risk'
-    })
   })
 })

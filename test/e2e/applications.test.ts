@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, confirmDialog, errorsOf, navigate, screenshot } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { callRest } from './support/rest'
+import { listApplicationsQuery } from '../../src/shared/contracts'
+import { parse } from '../../src/main/app'
 
 describe.skipIf(!chromiumAvailable)('Applications workflow', () => {
   const app = useDesktopApp({ view: 'Applications' })
@@ -38,7 +40,7 @@ describe.skipIf(!chromiumAvailable)('Applications workflow', () => {
     await app.page.getByTestId('apply-log-filters').click()
     const table = app.page.getByTestId('logs-table')
     await expect.poll(() => table.textContent()).toContain('Token created')
-    const application = (await app.harness.desktop.requireVault().services.applications.list(app.harness.desktop.actor(), { type: 'private' })).data[0]
+    const application = (await app.harness.desktop.requireVault().services.applications.list(app.harness.desktop.actor(), parse(listApplicationsQuery, { type: 'private' }))).data[0]
     // The actor column shows the application's type and short id, and the whole id on hover.
     await expect.poll(() => table.textContent()).toContain(`application ${application.id.slice(0, 8)}`)
     expect(await table.locator(`[title="application ${application.id}"]`).count()).toBeGreaterThan(0)

@@ -3,6 +3,8 @@ import { loadMasterKey } from '../../src/main/crypto/keys'
 import { chromiumAvailable, confirmDialog, errorsOf, screenshot } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { CARD_NUMBERS, seedVault } from './support/seed'
+import { listTokensQuery } from '../../src/shared/contracts'
+import { parse } from '../../src/main/app'
 
 describe.skipIf(!chromiumAvailable)('Key ceremonies in Settings', () => {
   const app = useDesktopApp({ view: 'Settings', prepare: seedVault })
@@ -30,7 +32,7 @@ describe.skipIf(!chromiumAvailable)('Key ceremonies in Settings', () => {
     await expect.poll(() => card.getByTestId('key-version-1').textContent()).toContain('retired')
 
     const services = app.harness.desktop.requireVault().services
-    const [token] = (await services.tokens.list(app.harness.desktop.actor(), { type: 'card', size: '100' })).data
+    const [token] = (await services.tokens.list(app.harness.desktop.actor(), parse(listTokensQuery, { type: 'card', size: 100 }))).data
     const revealed = await services.tokens.reveal(app.harness.desktop.actor(), token.id, 'after rotation')
     expect(CARD_NUMBERS).toContain((revealed.data as { number: string }).number)
     expect(errorsOf(page)).toEqual([])

@@ -27,7 +27,7 @@ describe.skipIf(!chromiumAvailable)('Members and invitations workflow', () => {
 
     await app.page.locator('.n-tabs-tab', { hasText: 'Invitations' }).click()
     const mailIds = async () =>
-      (await app.harness.desktop.requireVault().services.mail.listOutbox()).filter((mail) => mail.recipient === 'grace@example.com').map((mail) => mail.id)
+      (await app.harness.desktop.requireVault().services.mail.listOutbox({ page: 1, size: 100 })).data.filter((mail) => mail.recipient === 'grace@example.com').map((mail) => mail.id)
     const [first] = await mailIds()
     await invitations.getByTestId('resend').click()
     await expect.poll(() => app.page.getByText('Invitation sent again').isVisible()).toBe(true)
@@ -42,7 +42,7 @@ describe.skipIf(!chromiumAvailable)('Members and invitations workflow', () => {
 
   it('shows a member who accepted an invitation, and removes them', async () => {
     await app.harness.desktop.requireVault().services.invitations.create(app.harness.desktop.actor(), { email: 'ada@example.com' })
-    const [mail] = (await app.harness.desktop.requireVault().services.mail.listOutbox()).filter((entry) => entry.recipient === 'ada@example.com')
+    const [mail] = (await app.harness.desktop.requireVault().services.mail.listOutbox({ page: 1, size: 100 })).data.filter((entry) => entry.recipient === 'ada@example.com')
     const token = new URL(mail.link!).searchParams.get('token')
     const accepted = await fetch(`${await app.harness.serviceUrl()}/invitations/accept`, {
       method: 'POST',

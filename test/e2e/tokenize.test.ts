@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { chooseOption, chromiumAvailable, errorsOf, navigate, screenshot } from './support/browser'
 import { cardNumber, customersCsv } from './support/data'
 import { useDesktopApp } from './support/desktop-app'
+import { listTokensQuery } from '../../src/shared/contracts'
+import { parse } from '../../src/main/app'
 
 const ROWS = 10_000
 
@@ -44,7 +46,7 @@ describe.skipIf(!chromiumAvailable)('Bulk tokenize workflow', () => {
     expect(await longestTask(app.page)).toBeLessThan(500)
     await screenshot(app.page, 'tokenize-result', 'light')
 
-    const total = await app.harness.desktop.requireVault().services.tokens.list(app.harness.desktop.actor(), { size: '1' })
+    const total = await app.harness.desktop.requireVault().services.tokens.list(app.harness.desktop.actor(), parse(listTokensQuery, { size: 1 }))
     expect(total.pagination.total_items).toBe(2 * ROWS)
   })
 

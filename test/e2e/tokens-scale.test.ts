@@ -19,7 +19,7 @@ describe.skipIf(!chromiumAvailable)(`Tokens view with ${TOKENS.toLocaleString('e
       const services = harness.desktop.requireVault().services
       const actor = harness.desktop.actor()
       for (let i = 0; i < TOKENS; i += BATCH) {
-        await services.tokenize.tokenize(actor, Array.from({ length: BATCH }, (_, j) => ({ type: 'token', data: `value-${i + j}`, metadata: { batch: String(i / BATCH) } })))
+        await services.tokenize.run(actor, Array.from({ length: BATCH }, (_, j) => ({ type: 'token', data: `value-${i + j}`, metadata: { batch: String(i / BATCH) } })))
       }
     },
     timeoutMs: 120_000

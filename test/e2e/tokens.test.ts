@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { chooseOption, chromiumAvailable, errorsOf, screenshot } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
+import { listLogsQuery } from '../../src/shared/contracts'
+import { parse } from '../../src/main/app'
 
 describe.skipIf(!chromiumAvailable)('Tokens view', () => {
   const app = useDesktopApp()
@@ -40,7 +42,7 @@ describe.skipIf(!chromiumAvailable)('Tokens view', () => {
     await expect.poll(() => detail.getByTestId('revealed-data').textContent()).toContain('4242424242424242')
     await screenshot(app.page, 'token-revealed', 'light')
 
-    const logs = await app.harness.desktop.requireVault().services.logs.list(app.harness.desktop.actor(), { entity_id: id })
+    const logs = await app.harness.desktop.requireVault().services.logs.list(app.harness.desktop.actor(), parse(listLogsQuery, { entity_id: id }))
     expect(logs.data.map((entry) => entry.message)).toContain('Token revealed: Support ticket 4821')
     expect(errorsOf(app.page)).toEqual([])
   })

@@ -4,7 +4,7 @@ import type { TestService } from './service'
 
 /** The acceptance link of the newest outbox mail for an invitation (read through the services, as `tessera outbox` does). */
 export async function invitationLink(service: TestService, invitationId: string): Promise<string> {
-  const outbox = await service.host.vault.services.mail.listOutbox()
+  const outbox = (await service.host.vault.services.mail.listOutbox({ page: 1, size: 100 })).data
   const mail = outbox.find((entry) => entry.invitation_id === invitationId && entry.link)
   if (!mail?.link) throw new Error(`no outbox mail for invitation ${invitationId}`)
   return mail.link

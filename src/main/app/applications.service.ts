@@ -20,7 +20,7 @@
  * - `expires_at` takes the same formats as a token's (ISO 8601 among them).
  */
 import type { Tx } from '../storage/connections'
-import { applicationType, createApplicationBody, listApplicationsQuery, permissionsQuery, updateApplicationBody } from '../../shared/contracts'
+import { updateApplicationBody, type CreateApplicationInput, type ListApplicationsQuery, type PermissionsQuery, type UpdateApplicationInput } from '../../shared/contracts'
 import { MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
 import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
 import { newId } from '../crypto/random'
@@ -41,15 +41,14 @@ import { requirePermission } from '../domain/access'
 import { applicationActor, type AuthService } from './auth.service'
 import type { Actor } from '../domain/actor'
 import { parseExpiresAt, toIsoString } from '../domain/dates'
-import { ForbiddenError, NotFoundError } from '../domain/errors'
+import { BusinessRuleError, ForbiddenError, NotFoundError } from '../domain/errors'
+import { uuidPathId } from '../domain/ids'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
 import { audit, type AuditOperation } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
-import { parseOrThrow } from '../domain/validation'
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { parse } from '../domain/validation'
 
 function toApplication(row: ApplicationRecord, key?: string): Application {
   const application: Application = {
@@ -126,10 +125,8 @@ export class ApplicationsService {
   ) {}
 
   /** `POST /applications`: the new application, with its key (shown only here and on regenerate). */
-  async create(actor: Actor, body: unknown): Promise<Application> {
+  async create(actor: Actor, input: CreateApplicationInput): Promise<Application> {
     requirePermission(actor, 'application:create')
-    const declaredType = applicationType.safeParse((body as { type?: unknown } | null)?.type)
-    const input = parseOrThrow(createApplicationBody(declaredType.success ? declaredType.data : undefined), body)
     const now = this.context.clock.now()
     const expiresAt = input.expires_at === undefined ? null : parseExpiresAt(input.expires_at, 'expires_at', new Date(now)).getTime()
     requireSomeGrant(input)
@@ -148,9 +145,8 @@ export class ApplicationsService {
   }
 
   /** `GET /applications`: newest first, filtered by `id` and `type` (both repeatable); expired ones are left out. */
-  async list(actor: Actor, query: unknown): Promise<Page<Application>> {
+  async list(actor: Actor, q: ListApplicationsQuery): Promise<Page<Application>> {
     requirePermission(actor, 'application:read')
-    const q = parseOrThrow(listApplicationsQuery, query)
     const filter = { tenantId: actor.tenantId, ids: q.id, types: q.type, activeAt: this.context.clock.now() }
     const [total, rows] = await Promise.all([
       countApplications(this.context.reader, filter),
@@ -165,26 +161,33 @@ export class ApplicationsService {
 
   /** `GET /applications/{id}`. */
   async get(actor: Actor, id: string): Promise<Application> {
-    requirePermission(actor, 'application:read')
-    const row = await this.findLive(actor.tenantId, id)
-    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
-    return toApplication(row)
+    return toApplication(await this.read(actor, id))
   }
 
   /** `GET /applications/key`: the application whose key made the call. */
   async getByKey(actor: Actor): Promise<Application> {
     requirePermission(actor, 'application:read')
     if (actor.type !== 'application') throw new NotFoundError('Application')
-    const row = await this.findLive(actor.tenantId, actor.id)
-    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
-    return toApplication(row)
+    return toApplication(await this.read(actor, actor.id))
+  }
+
+  /**
+   * The actor of one of the tenant's applications of `type`, for a person acting
+   * through it (the desktop user creates and authorizes sessions as applications,
+   * with their grants); reading it is logged, and another type is a 422.
+   */
+  async actingAs(person: Actor, id: string, type: ApplicationType): Promise<Actor> {
+    const row = await this.read(person, id)
+    if (row.type !== type) throw new BusinessRuleError(`Choose a ${type} application.`)
+    return applicationActor(row)
   }
 
   /** `PUT /applications/{id}`: replaces name, permissions and rules; the type is fixed. */
-  async update(actor: Actor, id: string, body: unknown): Promise<Application> {
+  async update(actor: Actor, id: string, command: UpdateApplicationInput): Promise<Application> {
     requirePermission(actor, 'application:update')
     const existing = await this.findLive(actor.tenantId, id)
-    const input = parseOrThrow(updateApplicationBody(existing.type as ApplicationType), body)
+    // The doors checked the shape; the permission names are checked against the application's type here.
+    const input = parse(updateApplicationBody(existing.type), command)
     requireSomeGrant(input)
     const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules) }
     requireHeldManagementPermissions(actor, grant)
@@ -241,8 +244,7 @@ export class ApplicationsService {
    * `GET /permissions?application_type=`: the permissions an application of
    * that type may hold, or the whole catalogue without the parameter.
    */
-  listPermissions(query: unknown): Permission[] {
-    const q = parseOrThrow(permissionsQuery, query)
+  listPermissions(q: PermissionsQuery): Permission[] {
     return q.application_type ? [...PERMISSIONS_BY_APPLICATION_TYPE[q.application_type]] : [...TOKEN_PERMISSIONS, ...MANAGEMENT_PERMISSIONS]
   }
 
@@ -271,9 +273,17 @@ export class ApplicationsService {
     return deleted.applicationIds.length
   }
 
+  /** A live application of the caller's tenant, its read logged. */
+  private async read(actor: Actor, id: string): Promise<ApplicationRecord> {
+    requirePermission(actor, 'application:read')
+    const row = await this.findLive(actor.tenantId, id)
+    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
+    return row
+  }
+
   /** The application, unless it is unknown, in another tenant or expired (404). A malformed id is simply not found. */
   private async findLive(tenantId: string, id: string): Promise<ApplicationRecord> {
-    const row = UUID_PATTERN.test(id) ? await findApplication(this.context.reader, tenantId, id.toLowerCase()) : undefined
+    const row = await findApplication(this.context.reader, tenantId, uuidPathId(id, 'Application'))
     if (!row || isExpired(row, this.context.clock.now())) throw new NotFoundError('Application')
     return row
   }

@@ -12,8 +12,7 @@
  * persists it (and cancels waiting mail).
  */
 import type { Tx } from '../storage/connections'
-import { z } from 'zod'
-import { acceptInvitationBody, createInvitationBody, invitationLinkToken, listInvitationsQuery } from '../../shared/contracts'
+import type { AcceptInvitationInput, CreateInvitationInput, ListInvitationsQuery } from '../../shared/contracts'
 import type { Page, TenantInvitation, TenantMember } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
@@ -36,15 +35,14 @@ import { findMemberByUser, findTenant, findUserByEmail, insertMember, insertUser
 import { requirePermission } from '../domain/access'
 import type { Actor } from '../domain/actor'
 import { toIsoString } from '../domain/dates'
-import { isEmailAddress } from '../domain/fields'
 import { ConflictError, InvitationExpiredError, InvitationLinkInvalidError, NotFoundError } from '../domain/errors'
+import { uuidPathId } from '../domain/ids'
 import { escapeHtml } from '../infra/html'
 import type { ServiceContext } from './service-context'
 import { audit } from './audit'
 import type { MailBody, MailService } from './mail.service'
 import { toMember } from './members.service'
 import { offsetOf, toPage } from '../domain/pagination'
-import { parseOrThrow } from '../domain/validation'
 
 /** Lifetime of an invitation, and how far a resend extends it (spec "Limits"). */
 export const INVITATION_LIFETIME_MS = 72 * 60 * 60_000
@@ -53,19 +51,6 @@ export const INVITATION_LIFETIME_MS = 72 * 60 * 60_000
 export const ACCEPT_PATH = '/invitations/accept'
 
 const LINK_SECRET_PREFIX = 'inv'
-
-/** The create body, with the address also checked as a single RFC 5322 addr-spec. */
-const createBodyWithAddressCheck = createInvitationBody.superRefine((body, ctx) => {
-  if (typeof body.email === 'string' && !isEmailAddress(body.email)) {
-    ctx.addIssue({ code: 'custom', path: ['email'], message: 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com' })
-  }
-})
-
-/** A path id as stored (lower case); a malformed one is simply not found (404). */
-function pathId(id: unknown, entity: string): string {
-  if (!z.uuid().safeParse(id).success) throw new NotFoundError(entity)
-  return (id as string).toLowerCase()
-}
 
 /** What the acceptance page shows about a valid link. */
 export interface InvitationLinkInfo {
@@ -97,9 +82,8 @@ export class InvitationsService {
   ) {}
 
   /** `POST /tenants/self/invitations`: a PENDING invitation for 72 hours, and its mail. */
-  async create(actor: Actor, body: unknown): Promise<TenantInvitation> {
+  async create(actor: Actor, { email }: CreateInvitationInput): Promise<TenantInvitation> {
     requirePermission(actor, 'tenant:invitation:create')
-    const { email } = parseOrThrow(createBodyWithAddressCheck, body)
     const now = this.context.clock.now()
     const link = this.newLink()
     const row: InvitationRow = {
@@ -132,9 +116,9 @@ export class InvitationsService {
    * `POST /tenants/self/invitations/{id}/resend`: PENDING again, `expires_at` =
    * max(expires_at, now) + 72 h, a new link; earlier links stop working.
    */
-  async resend(actor: Actor, rawId: unknown): Promise<TenantInvitation> {
+  async resend(actor: Actor, rawId: string): Promise<TenantInvitation> {
     requirePermission(actor, 'tenant:invitation:create', 'tenant:invitation:update')
-    const id = pathId(rawId, 'Invitation')
+    const id = uuidPathId(rawId, 'Invitation')
     const now = this.context.clock.now()
     const link = this.newLink()
     const tenantName = await this.tenantName(actor.tenantId)
@@ -160,9 +144,8 @@ export class InvitationsService {
   }
 
   /** `GET /tenants/self/invitations`: newest first, optionally by derived status. */
-  async list(actor: Actor, query: unknown): Promise<Page<TenantInvitation>> {
+  async list(actor: Actor, q: ListInvitationsQuery): Promise<Page<TenantInvitation>> {
     requirePermission(actor, 'tenant:invitation:read')
-    const q = parseOrThrow(listInvitationsQuery, query)
     const now = this.context.clock.now()
     const filter = { tenantId: actor.tenantId, status: q.status, now }
     const { reader } = this.context
@@ -175,9 +158,9 @@ export class InvitationsService {
   }
 
   /** `GET /tenants/self/invitations/{id}`. */
-  async get(actor: Actor, rawId: unknown): Promise<TenantInvitation> {
+  async get(actor: Actor, rawId: string): Promise<TenantInvitation> {
     requirePermission(actor, 'tenant:invitation:read')
-    const id = pathId(rawId, 'Invitation')
+    const id = uuidPathId(rawId, 'Invitation')
     const now = this.context.clock.now()
     const row = await findInvitation(this.context.reader, actor.tenantId, id)
     if (!row) throw new NotFoundError('Invitation')
@@ -186,9 +169,9 @@ export class InvitationsService {
   }
 
   /** `DELETE /tenants/self/invitations/{id}`: its link stops working and waiting mail is cancelled. */
-  async delete(actor: Actor, rawId: unknown): Promise<void> {
+  async delete(actor: Actor, rawId: string): Promise<void> {
     requirePermission(actor, 'tenant:invitation:delete')
-    const id = pathId(rawId, 'Invitation')
+    const id = uuidPathId(rawId, 'Invitation')
     const now = this.context.clock.now()
     await this.context.writes.run(async (trx) => {
       if (!(await deleteInvitation(trx, actor.tenantId, id))) throw new NotFoundError('Invitation')
@@ -198,8 +181,7 @@ export class InvitationsService {
   }
 
   /** What the acceptance page shows for a link (404 invalid, 410 expired). No API key: the link's secret is the credential. */
-  async describeLink(token: unknown): Promise<InvitationLinkInfo> {
-    const secret = parseOrThrow(invitationLinkToken, token, 'token')
+  async describeLink(secret: string): Promise<InvitationLinkInfo> {
     const invitation = this.checkLink(await findInvitationByLinkHash(this.context.reader, this.hashLink(secret)), this.context.clock.now())
     return { tenant_name: await this.tenantName(invitation.tenant_id), email: invitation.email, expires_at: toIsoString(Number(invitation.expires_at)) }
   }
@@ -209,8 +191,7 @@ export class InvitationsService {
    * becomes an ADMIN member; the user is created or, for a known e-mail, reused.
    * The invitation is consumed. 404 invalid link, 410 expired, 409 already a member.
    */
-  async accept(body: unknown): Promise<TenantMember> {
-    const input = parseOrThrow(acceptInvitationBody, body)
+  async accept(input: AcceptInvitationInput): Promise<TenantMember> {
     const now = this.context.clock.now()
     const linkHash = this.hashLink(input.token)
     const newUserId = newId()

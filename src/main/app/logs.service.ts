@@ -4,18 +4,16 @@
  * `audit()` (audit.ts); reading the log is itself logged.
  */
 import type { Reader } from '../storage/connections'
-import { z } from 'zod'
-import { listLogsQuery } from '../../shared/contracts'
+import type { ActivityPeriods, ListLogsQuery, LogFilters } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
 import type { WriteQueue } from '../storage/write-queue'
-import { countLogs, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
+import { countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
 import { audit, type AuditActor, type AuditInput, type AuditOperation } from './audit'
 import type { AuditChain } from './audit-chain'
 import type { Actor, Clock } from '../domain/actor'
 import { requirePermission } from '../domain/access'
 import { offsetOf, toPage } from '../domain/pagination'
 import { toIsoString } from '../domain/dates'
-import { parseOrThrow } from '../domain/validation'
 
 /** Every entity type a log entry can name (`GET /logs/entity-types`). */
 export const ENTITY_TYPES: EntityType[] = [
@@ -36,18 +34,8 @@ export const ENTITY_TYPES: EntityType[] = [
 
 const KNOWN_ENTITY_TYPES = new Set(ENTITY_TYPES.map((type) => type.value))
 
-const filterQuery = listLogsQuery.omit({ page: true, size: true })
-
-type LogFilters = z.infer<typeof filterQuery>
-
-/** The desktop's activity chart: at most this many periods per call. */
-const MAX_ACTIVITY_PERIODS = 62
 /** The desktop's CSV export: at most this many entries. */
 const MAX_EXPORT_ENTRIES = 10_000
-
-const periodsSchema = z
-  .array(z.tuple([z.number().int().min(0), z.number().int().min(0)]).refine(([start, end]) => start < end, 'must start before it ends'))
-  .max(MAX_ACTIVITY_PERIODS)
 
 /**
  * How a read of the log names its filters. The entity id a reader searched
@@ -113,9 +101,8 @@ export class LogsService {
   }
 
   /** `GET /logs`: newest first, filtered by entity and a half-open date range; the read is logged. */
-  async list(actor: Actor, query: unknown): Promise<Page<LogEntry>> {
+  async list(actor: Actor, q: ListLogsQuery): Promise<Page<LogEntry>> {
     requirePermission(actor, 'log:read')
-    const q = parseOrThrow(listLogsQuery, query)
     const filter = logFilter(actor, q)
     const [total, rows] = await Promise.all([countLogs(this.deps.reader, filter), listLogs(this.deps.reader, filter, q.size, offsetOf(q))])
     await this.recordRead(actor, 'read', `Audit log listed: page ${q.page}, ${rows.length} of ${total} entries${describeFilters(q)}`)
@@ -123,27 +110,23 @@ export class LogsService {
   }
 
   /** `GET /logs/entity-types`; the read is logged. */
-  async entityTypes(actor: Actor): Promise<EntityType[]> {
+  async listEntityTypes(actor: Actor): Promise<EntityType[]> {
     requirePermission(actor, 'log:read')
     await this.recordRead(actor, 'read', 'Audit log entity types listed')
     return ENTITY_TYPES
   }
 
   /** The desktop's activity chart: how many entries match the filters in each [start, end) period (epoch ms); logged once. */
-  async activity(actor: Actor, query: unknown, periods: unknown): Promise<number[]> {
+  async activity(actor: Actor, q: LogFilters, periods: ActivityPeriods): Promise<number[]> {
     requirePermission(actor, 'log:read')
-    const q = parseOrThrow(filterQuery, query)
-    const ranges = parseOrThrow(periodsSchema, periods, 'periods')
-    const filter = logFilter(actor, q)
-    const counts = await Promise.all(ranges.map(([start, end]) => countLogs(this.deps.reader, { ...filter, startDate: start, endDate: end })))
-    await this.recordRead(actor, 'read', `Audit log activity counted over ${ranges.length} periods${describeFilters(q)}`)
+    const counts = await countLogsByPeriod(this.deps.reader, logFilter(actor, q), periods)
+    await this.recordRead(actor, 'read', `Audit log activity counted over ${periods.length} periods${describeFilters(q)}`)
     return counts
   }
 
   /** The desktop's CSV export: every entry matching the filters, newest first, up to 10,000; logged as one export. */
-  async exportEntries(actor: Actor, query: unknown): Promise<LogEntry[]> {
+  async export(actor: Actor, q: LogFilters): Promise<LogEntry[]> {
     requirePermission(actor, 'log:read')
-    const q = parseOrThrow(filterQuery, query)
     const rows = await listLogs(this.deps.reader, logFilter(actor, q), MAX_EXPORT_ENTRIES, 0)
     await this.recordRead(actor, 'export', `Audit log exported: ${rows.length} entries${describeFilters(q)}`)
     return rows.map(toLogEntry)

@@ -18,11 +18,17 @@ import {
   claimOutboxMail,
   findOutboxMail,
   insertOutboxMail,
+  countOutboxMails,
   listDueOutboxIds,
   listOutboxMails,
   updateOutboxMail,
-  type OutboxRow
+  type OutboxRecord,
+  type OutboxStatus
 } from '../storage/repositories/outbox.repository'
+import type { ListOutboxQuery, OutboxMail } from '../../shared/contracts'
+import type { Page } from '../../shared/types'
+import { toIsoString } from '../domain/dates'
+import { offsetOf, toPage } from '../domain/pagination'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 
@@ -63,12 +69,6 @@ export interface OutgoingMail {
   invitationId?: string
 }
 
-/** An outbox entry as `tessera outbox` and the GUI show it. */
-export interface OutboxEntry extends Omit<OutboxRow, 'sealed_body' | 'key_version'> {
-  /** The decrypted link; undefined when the body cannot be opened. */
-  link?: string
-}
-
 const DEFAULT_FROM = 'Tessera <tessera@localhost>'
 const DEFAULT_BASE_URL = 'http://127.0.0.1:4390'
 /** How long a delivery attempt holds a mail before another worker may retry it (a crash mid-send). */
@@ -95,39 +95,47 @@ export function deliveryErrorCode(error: unknown): string {
 /** Associated data binding a sealed mail body to its outbox row. */
 export const outboxContext = (id: string) => `outbox:${id}`
 
-function openBody(keyring: Keyring, row: OutboxRow): MailBody | undefined {
+function openBody(keyring: Keyring, row: OutboxRecord): MailBody | undefined {
   try {
-    return openJson<MailBody>(keyring.dataKey(row.tenant_id, Number(row.key_version)), row.sealed_body, outboxContext(row.id))
+    return openJson<MailBody>(keyring.dataKey(row.tenant_id, row.key_version), row.sealed_body, outboxContext(row.id))
   } catch {
     return undefined
   }
 }
 
+/** A mail as the desktop and `tessera outbox` show it: its body stays sealed, only its link is opened. */
+function toOutboxMail(keyring: Keyring, row: OutboxRecord): OutboxMail {
+  const mail: OutboxMail = {
+    id: row.id,
+    recipient: row.recipient,
+    subject: row.subject,
+    status: row.status === 'SENT' ? 'SENT' : 'PENDING',
+    attempts: row.attempts,
+    created_at: toIsoString(row.created_at)
+  }
+  if (row.sent_at !== null) mail.sent_at = toIsoString(row.sent_at)
+  else mail.next_attempt_at = toIsoString(row.next_attempt_at)
+  if (row.last_error) mail.last_error = row.last_error
+  if (row.invitation_id) mail.invitation_id = row.invitation_id
+  const link = openBody(keyring, row)?.link
+  if (link) mail.link = link
+  return mail
+}
+
 /**
  * Waiting and sent mail (cancelled mail carries dead links and is left out),
- * newest first, with links decrypted. Takes only a reader and the keys, so
- * `tessera outbox` can read it while another process serves the vault.
+ * or only those of `query.status`, newest first, with links decrypted. Takes
+ * only a reader and the keys, so `tessera outbox` can read it while another
+ * process serves the vault.
  */
-export async function readOutbox(db: Reader, keyring: Keyring, limit = 200): Promise<OutboxEntry[]> {
-  const rows = await listOutboxMails(db, ['PENDING', 'SENT'], limit)
-  return rows.map((row) => {
-    const entry: OutboxEntry = {
-      id: row.id,
-      tenant_id: row.tenant_id,
-      recipient: row.recipient,
-      subject: row.subject,
-      status: row.status,
-      attempts: Number(row.attempts),
-      next_attempt_at: Number(row.next_attempt_at),
-      last_error: row.last_error,
-      invitation_id: row.invitation_id,
-      created_at: Number(row.created_at),
-      sent_at: row.sent_at === null ? null : Number(row.sent_at)
-    }
-    const link = openBody(keyring, row)?.link
-    if (link) entry.link = link
-    return entry
-  })
+export async function readOutbox(db: Reader, keyring: Keyring, query: ListOutboxQuery): Promise<Page<OutboxMail>> {
+  const statuses: OutboxStatus[] = query.status ? [query.status] : ['PENDING', 'SENT']
+  const [total, rows] = await Promise.all([countOutboxMails(db, statuses), listOutboxMails(db, statuses, query.size, offsetOf(query))])
+  return toPage(
+    rows.map((row) => toOutboxMail(keyring, row)),
+    total,
+    query
+  )
 }
 
 export class MailService {
@@ -177,7 +185,7 @@ export class MailService {
   async enqueue(trx: Tx, mail: OutgoingMail, now: number): Promise<string> {
     const id = newId()
     const { version, key } = this.context.keyring.currentDataKey(mail.tenantId)
-    const row: OutboxRow = {
+    const row: OutboxRecord = {
       id,
       tenant_id: mail.tenantId,
       recipient: mail.recipient,
@@ -232,8 +240,8 @@ export class MailService {
   }
 
   /** Waiting and sent mail, newest first, links decrypted (see `readOutbox`). */
-  listOutbox(limit = 200): Promise<OutboxEntry[]> {
-    return readOutbox(this.context.reader, this.context.keyring, limit)
+  listOutbox(query: ListOutboxQuery): Promise<Page<OutboxMail>> {
+    return readOutbox(this.context.reader, this.context.keyring, query)
   }
 
   private async deliverBatch(transport: Transporter, limit: number): Promise<number> {

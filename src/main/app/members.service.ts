@@ -5,7 +5,7 @@
  * is checked against the member row (`isActiveMember`).
  */
 import { z } from 'zod'
-import { listMembersQuery } from '../../shared/contracts'
+import type { ListMembersQuery } from '../../shared/contracts'
 import type { Page, TenantMember, User } from '../../shared/types'
 import { countMembers, deleteMember, listMembers, type MemberWithUserRow } from '../storage/repositories/members.repository'
 import { findMember, findMemberByUser } from '../storage/repositories/tenants.repository'
@@ -13,16 +13,10 @@ import { requirePermission } from '../domain/access'
 import type { Actor } from '../domain/actor'
 import { toIsoString } from '../domain/dates'
 import { BusinessRuleError, NotFoundError } from '../domain/errors'
+import { uuidPathId } from '../domain/ids'
 import type { ServiceContext } from './service-context'
 import { audit } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
-import { parseOrThrow } from '../domain/validation'
-
-/** A path id as stored (lower case); a malformed one is simply not found (404). */
-function pathId(id: unknown, entity: string): string {
-  if (!z.uuid().safeParse(id).success) throw new NotFoundError(entity)
-  return (id as string).toLowerCase()
-}
 
 /** The wire form of a member row joined with its user. */
 export function toMember(row: MemberWithUserRow): TenantMember {
@@ -42,9 +36,8 @@ export class MembersService {
   constructor(private readonly context: ServiceContext) {}
 
   /** `GET /tenants/self/members`: newest first, optionally only some users. */
-  async list(actor: Actor, query: unknown): Promise<Page<TenantMember>> {
+  async list(actor: Actor, q: ListMembersQuery): Promise<Page<TenantMember>> {
     requirePermission(actor, 'tenant:member:read')
-    const q = parseOrThrow(listMembersQuery, query)
     const filter = { tenantId: actor.tenantId, userIds: q.user_id }
     const { reader } = this.context
     const [total, rows] = await Promise.all([countMembers(reader, filter), listMembers(reader, filter, q.size, offsetOf(q))])
@@ -52,9 +45,9 @@ export class MembersService {
   }
 
   /** `DELETE /tenants/self/members/{id}`: revokes a member; the OWNER is a 422. */
-  async delete(actor: Actor, rawId: unknown): Promise<void> {
+  async delete(actor: Actor, rawId: string): Promise<void> {
     requirePermission(actor, 'tenant:member:delete')
-    const id = pathId(rawId, 'Member')
+    const id = uuidPathId(rawId, 'Member')
     const now = this.context.clock.now()
     await this.context.writes.run(async (trx) => {
       const member = await findMember(trx, actor.tenantId, id)

@@ -11,7 +11,7 @@
  * Management keys list active sessions and revoke them.
  */
 import type { Tx } from '../storage/connections'
-import { authorizeSessionBody, createSessionBody, listSessionsQuery } from '../../shared/contracts'
+import type { AuthorizeSessionInput, ListSessionsQuery } from '../../shared/contracts'
 import type { AccessRule, ApplicationType, Page, Permission, Session, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
@@ -33,11 +33,11 @@ import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActo
 import type { Actor } from '../domain/actor'
 import { parseIsoExpiresAt, toIsoString } from '../domain/dates'
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors'
+import { uuidPathId } from '../domain/ids'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
 import { audit, type AuditActor } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
-import { parseOrThrow } from '../domain/validation'
 
 /** Default lifetime of a session (spec "Limits"). */
 export const SESSION_LIFETIME_MS = 3 * 60_000
@@ -53,8 +53,6 @@ function describeDuration(ms: number): string {
   const [unit, size] = units.find(([name, length]) => ms % length === 0 && (name !== 'day' || ms > length)) ?? units[3]
   return `${Math.floor(ms / size)} ${unit}${ms === size ? '' : 's'}`
 }
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** A session's grant as access rules read it. */
 function grantOf(row: Pick<SessionSummary, 'permissions' | 'rules'>): { permissions: Permission[]; rules: AccessRule[] } {
@@ -143,9 +141,8 @@ export class SessionsService {
    * `person`: who acts through the application (the desktop user), named in
    * the log instead of it.
    */
-  async create(actor: Actor, body: unknown, person?: AuditActor): Promise<SessionCreated & { id: string }> {
+  async create(actor: Actor, person?: AuditActor): Promise<SessionCreated & { id: string }> {
     requireApplicationType(actor, 'public', 'create a session')
-    parseOrThrow(createSessionBody, body)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
     const id = newId()
@@ -179,9 +176,8 @@ export class SessionsService {
    * A nonce works once (409 afterwards); an unknown or expired one is a 404.
    * `person` as for `create`.
    */
-  async authorize(actor: Actor, body: unknown, person?: AuditActor): Promise<void> {
+  async authorize(actor: Actor, input: AuthorizeSessionInput, person?: AuditActor): Promise<void> {
     requireApplicationType(actor, 'private', 'authorize a session')
-    const input = parseOrThrow(authorizeSessionBody, body)
     requireSomeGrant(input)
     const { keyring, clock, writes } = this.context
     const now = clock.now()
@@ -217,9 +213,8 @@ export class SessionsService {
    * not, newest first. Never their keys or nonces (only hashes are stored).
    * Each listed session gets a "Session listed" log entry.
    */
-  async list(actor: Actor, query: unknown): Promise<Page<Session>> {
+  async list(actor: Actor, q: ListSessionsQuery): Promise<Page<Session>> {
     requirePermission(actor, 'application:read')
-    const q = parseOrThrow(listSessionsQuery, query)
     const now = this.context.clock.now()
     const { reader, writes } = this.context
     const [total, rows] = await Promise.all([
@@ -231,15 +226,16 @@ export class SessionsService {
   }
 
   /** `DELETE /sessions/{id}`: the session's key is refused from now on. An unknown or expired session is a 404. */
-  async revoke(actor: Actor, id: string): Promise<void> {
+  async revoke(actor: Actor, rawId: string): Promise<void> {
     requirePermission(actor, 'application:delete')
+    const id = uuidPathId(rawId, 'Session')
     const now = this.context.clock.now()
     await this.context.writes.run(async (trx) => {
-      const session = UUID_PATTERN.test(id) ? await findSession(trx, actor.tenantId, id.toLowerCase()) : undefined
+      const session = await findSession(trx, actor.tenantId, id)
       if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
       await revokeSessions(trx, actor, [session], 'Session revoked', now)
     })
-    this.auth.evict(id.toLowerCase())
+    this.auth.evict(id)
   }
 
   /** Deletes sessions past `expires_at` (the expiry job); returns how many. */

@@ -50,7 +50,8 @@ export class TokenizeService {
     this.keys = tokenKeys(ctx.keyring)
   }
 
-  async tokenize(actor: Actor, body: unknown): Promise<unknown> {
+  /** `POST /tokenize`: the body is any JSON value; each token request in it is checked with the create contract. */
+  async run(actor: Actor, body: unknown): Promise<unknown> {
     const now = this.ctx.clock.now()
     const context: PrepareContext = { actor, keys: this.keys, now, budget: new ExpressionBudget(), cvcRetentionMs: this.ctx.cvcRetentionMs }
     const found: Slot[] = []

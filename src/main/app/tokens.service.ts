@@ -4,7 +4,7 @@
  * writes its audit entry in the same transaction as its effect (reads too).
  */
 import type { Db, Tx } from '../storage/connections'
-import { listTokensQuery, revealReason, tokenMetadata, updateTokenBody, type UpdateTokenInput } from '../../shared/contracts'
+import { tokenMetadata, type CreateTokenInput, type ListTokensQuery, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
 import {
   countTokens,
@@ -31,13 +31,14 @@ import { audit } from './audit'
 import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from '../domain/pagination'
 import { asStoredJson, type StoredToken, type TokenKeys } from '../domain/token'
-import { admitExpressions, assertFreeOfPlaintext, plaintextFragments, prepareToken, searchIndexEntries, parseCreateToken, type PreparedToken } from '../domain/token-request'
+import { tokenPathId } from '../domain/ids'
+import { admitExpressions, assertFreeOfPlaintext, plaintextFragments, prepareToken, searchIndexEntries, type PreparedToken } from '../domain/token-request'
 import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, type ViewOptions } from '../domain/token-view'
 import { openToken, tokenKeys } from './token-crypto'
 import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
 import { ReadThroughCache } from '../infra/read-through-cache'
-import { parseOrThrow } from '../domain/validation'
+import { parse } from '../domain/validation'
 
 export interface CreateResult {
   token: Token
@@ -49,8 +50,8 @@ function targetOf(row: StoredToken): AccessTarget {
   return { id: row.id, containers: row.containers }
 }
 
-function rowCacheKey(tenantId: string, id: unknown): string {
-  return typeof id === 'string' ? `${tenantId}\u0000${id}` : ''
+function rowCacheKey(tenantId: string, id: string): string {
+  return `${tenantId}\u0000${id}`
 }
 
 /** A token id is unique per tenant. */
@@ -59,21 +60,6 @@ const duplicateId = () => new ConflictError('A token with this id already exists
 /** A token as the audit log names it: by type (`card`, `bank`, `token`) and id. */
 function tokenEntity(row: Pick<StoredToken, 'type' | 'id'>): { entityType: string; entityId: string } {
   return { entityType: row.type, entityId: row.id }
-}
-
-/**
- * Splits `metadata.<key>` query parameters off; a repeated key is ignored (spec).
- * Built with `Object.fromEntries`, so every key is an own property, `__proto__`
- * included: an assignment would set the prototype instead and drop the filter.
- */
-function metadataFilters(query: Record<string, unknown>): { metadata: Record<string, string>; rest: Record<string, unknown> } {
-  const entries = Object.entries(query)
-  const metadata: Record<string, string> = Object.fromEntries(
-    entries.flatMap(([name, value]) => (name.startsWith('metadata.') && typeof value === 'string' ? [[name.slice('metadata.'.length), value]] : []))
-  )
-  const rest = Object.fromEntries(entries.filter(([name]) => !name.startsWith('metadata.')))
-  parseOrThrow(tokenMetadata, metadata, 'metadata')
-  return { metadata, rest }
 }
 
 /**
@@ -111,9 +97,8 @@ export class TokensService {
   }
 
   /** `POST /tokens`. */
-  async create(actor: Actor, body: unknown): Promise<CreateResult> {
+  async create(actor: Actor, input: CreateTokenInput): Promise<CreateResult> {
     const now = this.ctx.clock.now()
-    const input = parseCreateToken(body)
     const budget = new ExpressionBudget()
     admitExpressions(budget, input)
     const prepared = await prepareToken({ actor, keys: this.keys, now, budget, cvcRetentionMs: this.ctx.cvcRetentionMs }, input)
@@ -148,7 +133,7 @@ export class TokensService {
   }
 
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
-  async get(actor: Actor, id: unknown): Promise<Token> {
+  async get(actor: Actor, id: string): Promise<Token> {
     const now = this.ctx.clock.now()
     const row = this.cachedRow(actor, id, now) ?? (await this.findCachedOr404(actor, id, now))
     const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
@@ -158,13 +143,11 @@ export class TokensService {
   }
 
   /** `GET /tokens`: filtered, paginated, newest first; tokens the caller may not read are left out and not counted. */
-  async list(actor: Actor, query: unknown): Promise<Page<Token>> {
-    const { metadata, rest } = metadataFilters((query ?? {}) as Record<string, unknown>)
-    const q = parseOrThrow(listTokensQuery, rest)
+  async list(actor: Actor, q: ListTokensQuery): Promise<Page<Token>> {
     // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const now = this.ctx.clock.now()
-    const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata, visibleBy: visibleTokens(actor, 'token:read') }
+    const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata: q.metadata, visibleBy: visibleTokens(actor, 'token:read') }
     const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
     // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
     const budget = new ExpressionBudget()
@@ -181,8 +164,7 @@ export class TokensService {
    * `PATCH /tokens/{id}` with an RFC 7386 merge patch (data, mask, metadata) and replacements (the rest).
    * A change that makes the token show data as is (see `revealingFields`) needs the right to reveal it.
    */
-  async update(actor: Actor, id: unknown, body: unknown): Promise<Token> {
-    const patch = parseOrThrow(updateTokenBody, body ?? {})
+  async update(actor: Actor, id: string, patch: UpdateTokenInput): Promise<Token> {
     const budget = new ExpressionBudget()
     // Expressions are checked before the write transaction, which holds up every other write.
     budget.admit([
@@ -225,7 +207,7 @@ export class TokensService {
   }
 
   /** `DELETE /tokens/{id}`: erases the data, keeps a tombstone. */
-  async delete(actor: Actor, id: unknown): Promise<void> {
+  async delete(actor: Actor, id: string): Promise<void> {
     const now = this.ctx.clock.now()
     await this.ctx.writes
       .run(async (trx) => {
@@ -238,9 +220,8 @@ export class TokensService {
   }
 
   /** Desktop only: plaintext of one token, on an explicit action with a reason, logged. */
-  async reveal(actor: Actor, id: unknown, reason: unknown): Promise<Token> {
+  async reveal(actor: Actor, id: string, why: string): Promise<Token> {
     if (!actor.isMember) throw new ForbiddenError('Only a tenant member can reveal a token.')
-    const why = parseOrThrow(revealReason, reason, 'reason')
     const now = this.ctx.clock.now()
     const row = await this.findCachedOr404(actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
@@ -294,23 +275,23 @@ export class TokensService {
   }
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
-  private async findCachedOr404(actor: Actor, id: unknown, now: number): Promise<StoredToken> {
+  private async findCachedOr404(actor: Actor, id: string, now: number): Promise<StoredToken> {
     return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.ctx.reader, actor, id, now)))!
   }
 
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
-  private cachedRow(actor: Actor, id: unknown, now: number): StoredToken | undefined {
+  private cachedRow(actor: Actor, id: string, now: number): StoredToken | undefined {
     const cached = this.rowCache.get(rowCacheKey(actor.tenantId, id))
     return cached && (cached.expires_at === null || cached.expires_at > now) ? cached : undefined
   }
 
   /** Drops a changed row from the cache, after its transaction committed. */
-  private evict(tenantId: string, id: unknown): void {
+  private evict(tenantId: string, id: string): void {
     this.rowCache.delete(rowCacheKey(tenantId, id))
   }
 
-  private async findOr404(db: Db, actor: Actor, id: unknown, now: number): Promise<StoredToken> {
-    const row = typeof id === 'string' && id.length <= 400 ? await findToken(db, actor.tenantId, id, now) : undefined
+  private async findOr404(db: Db, actor: Actor, id: string, now: number): Promise<StoredToken> {
+    const row = await findToken(db, actor.tenantId, tokenPathId(id), now)
     if (!row) throw new NotFoundError('Token')
     return row
   }
@@ -373,7 +354,7 @@ export class TokensService {
     }
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = (patch.metadata === undefined ? row.metadata : (mergePatch(row.metadata, patch.metadata) ?? {})) as Record<string, string>
-    parseOrThrow(tokenMetadata, metadata, 'metadata')
+    parse(tokenMetadata, metadata, 'metadata')
     const fragments = plaintextFragments(data)
     for (const [key, value] of Object.entries(metadata)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
     const changes: Partial<StoredToken> = { modified_by: actor.id, modified_at: now, metadata }

@@ -15,7 +15,7 @@ import type { Logger } from '../infra/logger'
 import { insertApplication } from '../storage/repositories/applications.repository'
 import { listTenants, insertMember, insertTenant, insertUser } from '../storage/repositories/tenants.repository'
 import { findVault } from '../storage/repositories/vault.repository'
-import { systemClock, type Clock } from '../domain/actor'
+import { systemClock, type Actor, type Clock } from '../domain/actor'
 import { createServices, type Services } from './services'
 import { newApplicationRecord } from '../app/applications.service'
 import { parseCvcRetention } from '../domain/cvc-retention'
@@ -153,6 +153,11 @@ export interface Vault {
   /** The tenant this vault serves (a vault holds one tenant today). */
   tenantId: string
   ownerUserId: string
+  /**
+   * The desktop user: the tenant OWNER, a member with every permission whose
+   * token reads are masked (plaintext only through an explicit, logged reveal).
+   */
+  owner: Actor
   /** Records where the vault is served, for `tessera status`. */
   recordUrl(url: string): Promise<void>
   close(): Promise<void>
@@ -187,6 +192,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       db,
       tenantId: tenant.id,
       ownerUserId: tenant.owner_user_id ?? '',
+      owner: { type: 'user', id: tenant.owner_user_id ?? '', tenantId: tenant.id, isMember: true, permissions: [], rules: [] },
       recordUrl: (url) => lock.recordUrl(url),
       async close() {
         try {

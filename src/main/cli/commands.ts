@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
-import { emailSchema, tenantNameSchema } from '../domain/fields'
+import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
 import { hostSchema, listenPortSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
 

@@ -84,8 +84,7 @@ export class DesktopVault {
    * token reads are masked; every GUI action is audited under this id.
    */
   actor(): Actor {
-    const vault = this.requireVault()
-    return { type: 'user', id: vault.ownerUserId, tenantId: vault.tenantId, isMember: true, permissions: [], rules: [] }
+    return this.requireVault().owner
   }
 
   /**

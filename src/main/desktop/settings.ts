@@ -14,7 +14,7 @@ import type { MasterKey } from '../crypto/types'
 import { ValidationError } from '../domain/errors'
 import type { MailConfig } from '../app/mail.service'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
-import { parseOrThrow } from '../domain/validation'
+import { parse } from '../domain/validation'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
 export const DEFAULT_PORT = 4390
@@ -185,7 +185,7 @@ export class SettingsStore {
     secrets: SettingsSecrets | undefined,
     audit: (change: SettingsChange) => Promise<void> = async () => undefined
   ): Promise<DesktopSettings> {
-    const input = parseOrThrow(settingsPatchSchema, patch)
+    const input = parse(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port
     if (input.publicBaseUrl === null) delete next.publicBaseUrl

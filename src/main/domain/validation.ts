@@ -36,7 +36,7 @@ export function zodFieldErrors(error: z.ZodError, prefix = ''): FieldErrors {
 }
 
 /** Parses `value` with `schema`, or throws a 400 naming every bad field. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.infer<S> {
+export function parse<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.infer<S> {
   const result = schema.safeParse(value)
   if (!result.success) throw new ValidationError(zodFieldErrors(result.error, prefix))
   return result.data

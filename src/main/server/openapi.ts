@@ -134,7 +134,7 @@ const PATHS: ZodOpenApiPathsObject = {
       description:
         'Newest first. Tokens the caller may not read are left out and not counted. Filter by metadata with `metadata.<key>=<value>` parameters (exact key, case-insensitive value; several are ANDed; a repeated key is ignored).',
       permissions: ['token:read'],
-      query: contract.listTokensQuery,
+      query: contract.listTokensQuery.omit({ metadata: true }),
       responses: { 200: jsonResponse('One page of tokens, each shaped by the caller’s transform.', contract.tokenPage) }
     })
   },

@@ -66,14 +66,18 @@ export type AccessRuleInput = z.infer<ReturnType<typeof accessRule>>
 
 /**
  * The `permissions` and `rules` fields for a grantee of `applicationType`, or
- * of any application type (the whole catalogue) when absent. Sessions take the
- * token permissions of private applications and may use conditions.
+ * of any application type (the whole catalogue) when absent, or with any names
+ * (`'unchecked'`). Sessions take the token permissions of private applications
+ * and may use conditions.
  */
-export function grantFields(applicationType?: ApplicationType, options: { session?: boolean } = {}) {
+export function grantFields(applicationType?: ApplicationType | 'unchecked', options: { session?: boolean } = {}) {
   const granteeType = options.session ? 'private' : applicationType
-  const item: z.ZodType<string> = granteeType
-    ? permissionName(PERMISSIONS_BY_APPLICATION_TYPE[granteeType], options.session ? 'session' : `${granteeType} application`)
-    : permission
+  const item: z.ZodType<string> =
+    granteeType === 'unchecked'
+      ? z.string()
+      : granteeType
+        ? permissionName(PERMISSIONS_BY_APPLICATION_TYPE[granteeType], options.session ? 'session' : `${granteeType} application`)
+        : permission
   return {
     permissions: z.array(item).max(50).optional(),
     rules: z.array(accessRule(item, options.session === true)).max(100).optional()

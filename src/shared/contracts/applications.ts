@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { APPLICATION_TYPES, type ApplicationType } from '../permissions'
 import { accessRuleView, grantFields, permission } from './access'
-import { pageOf, pageQuery, queryList, timestamp } from './common'
+import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -26,8 +26,21 @@ export function createApplicationBody(type?: ApplicationType) {
   })
 }
 
-/** `PUT /applications/{id}`: replaces name, permissions and rules; the type is fixed. */
-export function updateApplicationBody(type?: ApplicationType) {
+/**
+ * `POST /applications` as the service takes it: the permissions checked against
+ * the declared type when it is valid (see `createApplicationBody`).
+ */
+export const createApplicationCommand = z.unknown().transform((body, ctx) => {
+  const declared = applicationType.safeParse((body as { type?: unknown } | null)?.type)
+  return checkWith(createApplicationBody(declared.success ? declared.data : undefined), body, ctx)
+})
+
+/**
+ * `PUT /applications/{id}`: replaces name, permissions and rules; the type is fixed.
+ * `type` `'unchecked'` takes any permission name: what the door checks before the
+ * service, which knows the application's type, checks the names against it.
+ */
+export function updateApplicationBody(type?: ApplicationType | 'unchecked') {
   const grants = grantFields(type)
   return z.strictObject({
     name: applicationName,
@@ -45,6 +58,9 @@ export const updateApplicationRequest = updateApplicationBody().meta({ id: 'Upda
 export type CreateApplicationInput = z.infer<typeof createApplicationRequest>
 export type UpdateApplicationInput = z.infer<typeof updateApplicationRequest>
 
+/** `PUT /applications/{id}` as the doors check it; the service checks the permission names against the application's type. */
+export const updateApplicationCommand = updateApplicationBody('unchecked')
+
 /** `GET /applications`. */
 export const listApplicationsQuery = z.strictObject({
   id: queryList(
@@ -58,10 +74,14 @@ export const listApplicationsQuery = z.strictObject({
   ...pageQuery(100)
 })
 
+export type ListApplicationsQuery = z.infer<typeof listApplicationsQuery>
+
 /** `GET /permissions`. */
 export const permissionsQuery = z.strictObject({
   application_type: applicationType.optional().meta({ description: 'Only what an application of this type may hold' })
 })
+
+export type PermissionsQuery = z.infer<typeof permissionsQuery>
 
 export const permissionList = z.array(permission).meta({ id: 'PermissionList' })
 

@@ -1,6 +1,7 @@
 /**
- * Building blocks of the REST contracts: query-string numbers and lists,
- * pagination and the problem document every error answers with.
+ * Building blocks of the contracts: query numbers and lists (as query-string
+ * text from REST, or as the desktop's typed values), pagination and the
+ * problem document every error answers with.
  */
 import { z } from 'zod'
 
@@ -22,13 +23,11 @@ function documentedAs(replacement: (rendered: JsonSchema) => JsonSchema) {
   }
 }
 
-/** Query-string integer (`page`, `size`) within bounds; `defaultValue` when absent. */
+/** A query integer (`page`, `size`) within bounds, as text (`?page=2`) or a number; `defaultValue` when absent. */
 export function queryInt(defaultValue: number, min: number, max: number) {
   return z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+    .union([z.string().regex(/^\d+$/).transform(Number), z.number().int()], { error: 'must be a whole number' })
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .optional()
     .transform((value) => value ?? defaultValue)
     .meta(documentedAs(() => ({ type: 'integer', minimum: min, maximum: max, default: defaultValue })))
@@ -41,6 +40,18 @@ export function queryList<T extends z.ZodType>(item: T) {
     .optional()
     .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
     .meta(documentedAs((rendered) => (rendered.anyOf as JsonSchema[])[1]))
+}
+
+/**
+ * Checks `value` with `schema` inside another schema's transform, reporting its
+ * issues (paths and messages as they are) as that schema's own; the parsed
+ * value, or `z.NEVER` when it fails. For a schema chosen by the input itself.
+ */
+export function checkWith<T>(schema: z.ZodType<T>, value: unknown, ctx: z.core.$RefinementCtx): T {
+  const result = schema.safeParse(value)
+  if (result.success) return result.data
+  for (const issue of result.error.issues) ctx.issues.push({ ...issue, input: value } as z.core.$ZodRawIssue)
+  return z.NEVER
 }
 
 /** `page` ≥ 1 (default 1) and `size` 1–`maxSize` (default 20), as query fields. */

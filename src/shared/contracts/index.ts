@@ -1,14 +1,19 @@
 /**
- * The REST contract: one zod schema per command and query, and one per
- * response body. The services validate with these, the OpenAPI document
- * (`GET /openapi.json`) is generated from them, and the renderer may use them.
- * Only `zod` and other `src/shared` modules may be imported here.
+ * The contracts: one zod schema per command and query, and one per response
+ * body. Both doors parse what callers send with these (REST from the query
+ * string and body, IPC from the renderer's typed arguments), the services take
+ * what they output, the OpenAPI document (`GET /openapi.json`) is generated
+ * from them, and the renderer may use them. Only `zod`, `email-addresses` and
+ * other `src/shared` modules may be imported here.
  */
 export * from './access'
 export * from './applications'
 export * from './common'
+export * from './fields'
 export * from './invitations'
 export * from './logs'
 export * from './members'
+export * from './outbox'
 export * from './sessions'
 export * from './tokens'
+export * from './vault'

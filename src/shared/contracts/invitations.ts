@@ -1,6 +1,7 @@
 /** Tenant invitations and accepting one through its link. */
 import { z } from 'zod'
 import { pageOf, pageQuery, timestamp } from './common'
+import { isEmailAddress } from './fields'
 
 export const INVITATION_STATUSES = ['PENDING', 'EXPIRED'] as const
 
@@ -10,11 +11,22 @@ export const emailAddress = z.string().max(254, 'must be at most 254 characters'
 /** `POST /tenants/self/invitations`. */
 export const createInvitationBody = z.strictObject({ email: emailAddress }).meta({ id: 'CreateInvitationRequest' })
 
+/** The create body as the service takes it, the address also checked as a single RFC 5322 addr-spec. */
+export const createInvitationCommand = createInvitationBody.superRefine((body, ctx) => {
+  if (typeof body.email === 'string' && !isEmailAddress(body.email)) {
+    ctx.addIssue({ code: 'custom', path: ['email'], message: 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com' })
+  }
+})
+
+export type CreateInvitationInput = z.infer<typeof createInvitationCommand>
+
 /** `GET /tenants/self/invitations`. */
 export const listInvitationsQuery = z.strictObject({
   status: z.enum(INVITATION_STATUSES, 'must be PENDING or EXPIRED').optional().meta({ description: 'Only invitations in this status' }),
   ...pageQuery(100)
 })
+
+export type ListInvitationsQuery = z.infer<typeof listInvitationsQuery>
 
 /** The one-time secret of an invitation link (`?token=` of the link the mail carries). */
 export const invitationLinkToken = z.string().min(1, 'is required').max(200, 'is not an invitation link token')

@@ -18,6 +18,23 @@ export const listLogsQuery = z.strictObject({
   ...pageQuery()
 })
 
+export type ListLogsQuery = z.infer<typeof listLogsQuery>
+
+/** The filters of `GET /logs`, which the desktop's activity chart and export take too. */
+export const logFiltersQuery = listLogsQuery.omit({ page: true, size: true })
+
+export type LogFilters = z.infer<typeof logFiltersQuery>
+
+/** The desktop's activity chart: at most this many periods per call. */
+export const MAX_ACTIVITY_PERIODS = 62
+
+/** The periods of the desktop's activity chart: `[start, end)` in epoch ms. */
+export const activityPeriods = z
+  .array(z.tuple([z.number().int().min(0), z.number().int().min(0)]).refine(([start, end]) => start < end, 'must start before it ends'))
+  .max(MAX_ACTIVITY_PERIODS)
+
+export type ActivityPeriods = z.infer<typeof activityPeriods>
+
 export const logEntry = z
   .strictObject({
     tenant_id: z.uuid(),

@@ -11,6 +11,8 @@ export const listMembersQuery = z.strictObject({
   ...pageQuery(MEMBERS_MAX_PAGE_SIZE)
 })
 
+export type ListMembersQuery = z.infer<typeof listMembersQuery>
+
 export const user = z
   .strictObject({
     id: z.uuid(),

@@ -28,6 +28,8 @@ export const sessionCreated = z
 /** `GET /sessions`: active sessions, newest first. */
 export const listSessionsQuery = z.strictObject(pageQuery(100))
 
+export type ListSessionsQuery = z.infer<typeof listSessionsQuery>
+
 /** A session as `GET /sessions` lists it: never its key or nonce. */
 export const session = z
   .strictObject({

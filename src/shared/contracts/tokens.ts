@@ -1,7 +1,7 @@
 /** Tokens and tokenize: create, list, update (merge patch), reveal, and the token object. */
 import { z } from 'zod'
 import { containerPath } from './access'
-import { pageOf, pageQuery, queryList, timestamp } from './common'
+import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
 
 /** Every token type; each has one entry in the service's type registry. */
 export const TOKEN_TYPES = ['token', 'card', 'bank'] as const
@@ -78,12 +78,43 @@ export const updateTokenBody = z
 
 export type UpdateTokenInput = z.infer<typeof updateTokenBody>
 
-/** `GET /tokens` besides its `metadata.<key>` filters (see `tokenMetadata`). */
+/**
+ * Metadata filters: exact key → value (case-insensitive), checked like `tokenMetadata`. The
+ * object is passed on with its own keys, `__proto__` included: z.record would drop that key,
+ * and the list would then match tokens that do not hold it.
+ */
+const metadataFilters = z
+  .custom<Record<string, string>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must map metadata keys to values')
+  .transform((filters, ctx) => {
+    checkWith(tokenMetadata, filters, ctx)
+    return Object.fromEntries(Object.entries(filters)) as Record<string, string>
+  })
+
+/** `GET /tokens` as the service takes it (the REST query string: `listTokensSearch`). */
 export const listTokensQuery = z.strictObject({
   id: queryList(z.string().max(400)).meta({ description: 'Only these token ids (repeatable)' }),
   type: queryList(z.string().max(50)).meta({ description: 'Only these token types (repeatable)' }),
+  metadata: metadataFilters.optional().transform((filters) => filters ?? {}),
   ...pageQuery()
 })
+
+/** Gathers `metadata.<key>` query parameters into `metadata`; a repeated key is ignored (spec). */
+function gatherMetadataParameters(query: unknown, ctx: z.core.$RefinementCtx): unknown {
+  if (typeof query !== 'object' || query === null) return query
+  // A bare `metadata` parameter is not one of them.
+  if (Object.hasOwn(query, 'metadata')) ctx.issues.push({ code: 'custom', path: ['metadata'], message: 'is not a known field', input: query })
+  const entries = Object.entries(query).filter(([name]) => name !== 'metadata')
+  // Built with `Object.fromEntries`, so every key is an own property, `__proto__` included.
+  const metadata = Object.fromEntries(
+    entries.flatMap(([name, value]) => (name.startsWith('metadata.') && typeof value === 'string' ? [[name.slice('metadata.'.length), value]] : []))
+  )
+  return { ...Object.fromEntries(entries.filter(([name]) => !name.startsWith('metadata.'))), metadata }
+}
+
+/** `GET /tokens`'s query string: `listTokensQuery` with the metadata filters as `metadata.<key>=<value>` parameters. */
+export const listTokensSearch = z.preprocess(gatherMetadataParameters, listTokensQuery)
+
+export type ListTokensQuery = z.infer<typeof listTokensQuery>
 
 /** Desktop only: why a member reveals a token's plaintext (logged). */
 export const revealReason = z.string().trim().min(3, 'give a reason of at least 3 characters').max(200)

@@ -114,9 +114,9 @@ async function seedShowcase(harness: DesktopHarness, clock: SeedClock): Promise<
   const afternoons: Record<number, () => Promise<unknown>> = {
     8: () => Promise.all(people.map((person) => services.invitations.create(owner, { email: person.email }))),
     7: async () => {
-      for (const mail of await services.mail.listOutbox()) {
+      for (const mail of (await services.mail.listOutbox({ page: 1, size: 100 })).data) {
         const person = people.find((p) => p.email === mail.recipient)
-        if (person) await services.invitations.accept({ token: new URL(mail.link!).searchParams.get('token'), first_name: person.first_name, last_name: person.last_name })
+        if (person) await services.invitations.accept({ token: new URL(mail.link!).searchParams.get('token')!, first_name: person.first_name, last_name: person.last_name })
       }
     },
     // Invitations last 72 hours: this one has expired by today.

@@ -1,14 +1,16 @@
 import Router from '@koa/router'
+import * as contract from '../../../shared/contracts'
+import { parse } from '../../app'
 import type { AppState, RouteDeps } from '../types'
 
 export function applicationsRoutes({ services, json }: RouteDeps) {
   const router = new Router<AppState>({ prefix: '/applications' })
   router.post('/', json(), async (ctx) => {
-    ctx.body = await services.applications.create(ctx.state.actor, ctx.request.body)
+    ctx.body = await services.applications.create(ctx.state.actor, parse(contract.createApplicationCommand, ctx.request.body))
     ctx.status = 201
   })
   router.get('/', async (ctx) => {
-    ctx.body = await services.applications.list(ctx.state.actor, ctx.query)
+    ctx.body = await services.applications.list(ctx.state.actor, parse(contract.listApplicationsQuery, ctx.query))
   })
   // Before `/:id`, which would otherwise take "key" for an id.
   router.get('/key', async (ctx) => {
@@ -18,7 +20,7 @@ export function applicationsRoutes({ services, json }: RouteDeps) {
     ctx.body = await services.applications.get(ctx.state.actor, ctx.params.id)
   })
   router.put('/:id', json(), async (ctx) => {
-    ctx.body = await services.applications.update(ctx.state.actor, ctx.params.id, ctx.request.body)
+    ctx.body = await services.applications.update(ctx.state.actor, ctx.params.id, parse(contract.updateApplicationCommand, ctx.request.body))
   })
   router.post('/:id/regenerate', async (ctx) => {
     ctx.body = await services.applications.regenerate(ctx.state.actor, ctx.params.id)

@@ -6,9 +6,10 @@
  * Invalid links answer 404, expired ones 410, in both forms.
  */
 import Router from '@koa/router'
-import parse from 'co-body'
+import coBody from 'co-body'
 import type { Context } from 'koa'
-import { AppError, ValidationError } from '../../domain/errors'
+import * as contract from '../../../shared/contracts'
+import { AppError, parse, ValidationError } from '../../app'
 import { ACCEPT_PATH } from '../../app/invitations.service'
 import { INVITATION_PAGE_HEADERS, renderInvitationForm, renderInvitationMessage } from '../pages/invitation-page'
 import type { AppState, RouteDeps } from '../types'
@@ -32,7 +33,7 @@ function sendErrorPage(ctx: Context, error: unknown): void {
 }
 
 async function readForm(ctx: Context): Promise<Record<string, string>> {
-  const raw: string = await parse.text(ctx, { limit: FORM_LIMIT })
+  const raw: string = await coBody.text(ctx, { limit: FORM_LIMIT })
   return Object.fromEntries(new URLSearchParams(raw))
 }
 
@@ -41,7 +42,7 @@ export function invitationAcceptRoutes({ services, json }: RouteDeps) {
 
   router.get('/', async (ctx) => {
     try {
-      const info = await services.invitations.describeLink(ctx.query.token)
+      const info = await services.invitations.describeLink(parse(contract.invitationLinkToken, ctx.query.token, 'token'))
       sendPage(ctx, 200, renderInvitationForm({ token: String(ctx.query.token), tenantName: info.tenant_name, email: info.email, expiresAt: info.expires_at }))
     } catch (error) {
       sendErrorPage(ctx, error)
@@ -53,9 +54,9 @@ export function invitationAcceptRoutes({ services, json }: RouteDeps) {
     if (!ctx.is(FORM_TYPE)) return next()
     const form = await readForm(ctx)
     try {
-      const info = await services.invitations.describeLink(form.token)
+      const info = await services.invitations.describeLink(parse(contract.invitationLinkToken, form.token, 'token'))
       try {
-        const member = await services.invitations.accept(form)
+        const member = await services.invitations.accept(parse(contract.acceptInvitationBody, form))
         const name = member.user.first_name ?? member.user.email ?? 'there'
         sendPage(ctx, 201, renderInvitationMessage('Invitation accepted', `Welcome, ${name}! You are now an administrator of ${info.tenant_name}.`, false))
       } catch (error) {
@@ -69,7 +70,7 @@ export function invitationAcceptRoutes({ services, json }: RouteDeps) {
   })
 
   router.post('/', json(), async (ctx) => {
-    ctx.body = await services.invitations.accept(ctx.request.body)
+    ctx.body = await services.invitations.accept(parse(contract.acceptInvitationBody, ctx.request.body))
     ctx.status = 201
   })
 

@@ -98,6 +98,25 @@ export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
   return Number(row?.count ?? 0)
 }
 
+/**
+ * How many entries match `filter` in each `[start, end)` period (epoch ms), in one
+ * query grouped by period; the periods replace the filter's own date range.
+ */
+export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: readonly (readonly [number, number])[]): Promise<number[]> {
+  if (periods.length === 0) return []
+  const entries = filtered(db, { ...filter, startDate: Math.min(...periods.map(([start]) => start)), endDate: Math.max(...periods.map(([, end]) => end)) }).select('created_at')
+  const result = await sql(db).raw(
+    `WITH periods (idx, period_start, period_end) AS (VALUES ${periods.map(() => '(?, ?, ?)').join(', ')})
+     SELECT periods.idx AS idx, count(entries.created_at) AS count
+     FROM periods LEFT JOIN (?) AS entries ON entries.created_at >= periods.period_start AND entries.created_at < periods.period_end
+     GROUP BY periods.idx ORDER BY periods.idx`,
+    [...periods.flatMap(([start, end], index) => [index, start, end]), entries]
+  )
+  // sqlite3 answers with the rows, pg with `{ rows }`.
+  const rows: { count: number | string }[] = Array.isArray(result) ? result : result.rows
+  return rows.map((row) => Number(row.count))
+}
+
 /** Newest first; `seq` breaks ties between entries of the same millisecond. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
   return filtered(db, filter)

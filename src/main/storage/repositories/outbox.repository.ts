@@ -4,7 +4,7 @@ import { sql, type Db } from '../connections'
 export type OutboxStatus = 'PENDING' | 'SENT' | 'CANCELLED'
 
 /** A mail waiting in (or delivered from) the outbox; the body is sealed with the tenant's data key. */
-export interface OutboxRow {
+export interface OutboxRecord {
   id: string
   tenant_id: string
   recipient: string
@@ -20,12 +20,25 @@ export interface OutboxRow {
   sent_at: number | null
 }
 
-export async function insertOutboxMail(db: Db, row: OutboxRow): Promise<void> {
+/** Numbers as numbers, whatever the driver returns for integer columns. */
+function fromRow(row: OutboxRecord): OutboxRecord {
+  return {
+    ...row,
+    key_version: Number(row.key_version),
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    created_at: Number(row.created_at),
+    sent_at: row.sent_at === null ? null : Number(row.sent_at)
+  }
+}
+
+export async function insertOutboxMail(db: Db, row: OutboxRecord): Promise<void> {
   await sql(db)('mail_outbox').insert(row)
 }
 
-export async function findOutboxMail(db: Db, id: string): Promise<OutboxRow | undefined> {
-  return sql(db)('mail_outbox').where({ id }).first()
+export async function findOutboxMail(db: Db, id: string): Promise<OutboxRecord | undefined> {
+  const row = await sql(db)('mail_outbox').where({ id }).first()
+  return row && fromRow(row)
 }
 
 /** Ids of pending mails due at `now`, oldest first. */
@@ -50,7 +63,7 @@ export async function claimOutboxMail(db: Db, id: string, now: number, leaseUnti
     .update({ next_attempt_at: leaseUntil })
 }
 
-export async function updateOutboxMail(db: Db, id: string, changes: Partial<OutboxRow>): Promise<number> {
+export async function updateOutboxMail(db: Db, id: string, changes: Partial<OutboxRecord>): Promise<number> {
   return sql(db)('mail_outbox').where({ id }).update(changes)
 }
 
@@ -60,10 +73,18 @@ export async function cancelInvitationMails(db: Db, invitationIds: string[]): Pr
   return sql(db)('mail_outbox').whereIn('invitation_id', invitationIds).andWhere('status', 'PENDING').update({ status: 'CANCELLED' })
 }
 
+/** How many mails have the given statuses. */
+export async function countOutboxMails(db: Db, statuses: OutboxStatus[]): Promise<number> {
+  const row = await sql(db)('mail_outbox').whereIn('status', statuses).count({ count: '*' }).first()
+  return Number(row?.count ?? 0)
+}
+
 /** Mails with the given statuses, newest first. */
-export async function listOutboxMails(db: Db, statuses: OutboxStatus[], limit: number): Promise<OutboxRow[]> {
-  return sql(db)('mail_outbox')
+export async function listOutboxMails(db: Db, statuses: OutboxStatus[], limit: number, offset: number): Promise<OutboxRecord[]> {
+  const rows: OutboxRecord[] = await sql(db)('mail_outbox')
     .whereIn('status', statuses)
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
     .limit(limit)
+    .offset(offset)
+  return rows.map(fromRow)
 }

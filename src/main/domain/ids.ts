@@ -1,0 +1,19 @@
+/**
+ * Ids that arrive in paths (`/applications/{id}`). A malformed one names no
+ * entity: it is simply not found (404), like an unknown one.
+ */
+import { NotFoundError } from './errors'
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The id of an entity with a UUID (application, session, member, invitation) as stored: lower case. */
+export function uuidPathId(id: string, entity: string): string {
+  if (!UUID_PATTERN.test(id)) throw new NotFoundError(entity)
+  return id.toLowerCase()
+}
+
+/** A token id: ids are at most 400 characters long, so a longer one names no token. */
+export function tokenPathId(id: string): string {
+  if (id.length > 400) throw new NotFoundError('Token')
+  return id
+}
