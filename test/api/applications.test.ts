@@ -488,13 +488,13 @@ describe('applications', () => {
       const db = sql(service.host.vault.db.reader)
       expect(await db('applications').where({ id: created.id }).first()).toBeDefined()
 
-      const deleted = await service.host.vault.services.applications.deleteExpiredApplications(service.clock.now(), 100)
+      const deleted = await service.host.vault.services.applications.expireDue(service.clock.now(), 100)
       expect(deleted).toBe(1)
       expect(await db('applications').where({ id: created.id }).first()).toBeUndefined()
       const [entry] = await logsOf(created.id)
       expect(entry).toMatchObject({ operation: 'delete', message: 'Application deleted on expiry' })
       expect(entry).not.toHaveProperty('actor_id')
-      expect(await service.host.vault.services.applications.deleteExpiredApplications(service.clock.now(), 100)).toBe(0)
+      expect(await service.host.vault.services.applications.expireDue(service.clock.now(), 100)).toBe(0)
     })
   })
 

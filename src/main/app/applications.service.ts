@@ -8,7 +8,7 @@
  *   (the spec's state table moves it to "deleted" when `expires_at` is reached):
  *   get, list, update, regenerate and delete no longer see it, and AuthService
  *   already rejects its key. The row itself stays until the expiry sweep
- *   (`deleteExpiredApplications`) removes it and logs the deletion.
+ *   (`expireDue`) removes it and logs the deletion.
  * - Reads of one application (get, get by key) write a "read" log entry; the list
  *   does not, since it names no single entity and shows no secret.
  * - `GET /applications/key` needs `application:read` like the other reads, so it
@@ -253,7 +253,7 @@ export class ApplicationsService {
    * before `now`, logs each deletion with no actor, and forgets their keys.
    * @returns how many were deleted
    */
-  async deleteExpiredApplications(now: number, limit: number): Promise<number> {
+  async expireDue(now: number, limit: number): Promise<number> {
     const deleted = await this.context.writes.run(async (trx) => {
       const rows = await listExpiredApplications(trx, now, limit)
       const sessionIds: string[] = []

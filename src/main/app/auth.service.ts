@@ -6,13 +6,12 @@
  * session evicts its entries, so a regenerated or deleted key stops working at
  * once. Expiry is checked on every call against the injected clock.
  */
-import type { Reader } from '../storage/connections'
 import { hashSecret } from '../crypto/secrets'
 import { findApplicationByKeyHash, type ApplicationRecord } from '../storage/repositories/applications.repository'
-import type { Actor, Clock } from '../domain/actor'
+import type { Actor } from '../domain/actor'
 import { UnauthenticatedError } from '../domain/errors'
-import type { Keyring } from './keyring'
 import { ReadThroughCache } from '../infra/read-through-cache'
+import type { ServiceContext } from './service-context'
 
 /** Session keys carry this prefix so they are told apart from application keys without a second lookup. */
 export const SESSION_KEY_PREFIX = 'key_sess'
@@ -59,7 +58,7 @@ export class AuthService {
   private readonly cache = new ReadThroughCache<string, CachedActor>(MAX_CACHED)
   private sessionResolver: SessionResolver = async () => undefined
 
-  constructor(private readonly deps: { reader: Reader; keyring: Keyring; clock: Clock }) {}
+  constructor(private readonly context: ServiceContext) {}
 
   /** Installed by the sessions service. */
   setSessionResolver(resolver: SessionResolver): void {
@@ -74,7 +73,7 @@ export class AuthService {
   authenticate(key: string | undefined): Actor | Promise<Actor> {
     if (!key) throw new UnauthenticatedError('The SVC-API-KEY header is required.', 'missing SVC-API-KEY header')
     if (key.length > 200) throw invalidKey(key, 'malformed')
-    const now = this.deps.clock.now()
+    const now = this.context.clock.now()
     const cached = this.cache.get(key)
     if (cached) return actorUnlessExpired(key, cached, now)
     return this.cache.load(key, () => this.load(key, now)).then((loaded) => actorUnlessExpired(key, loaded, now))
@@ -86,12 +85,12 @@ export class AuthService {
   }
 
   private load(key: string, now: number): Promise<CachedActor | undefined> {
-    const keyHash = hashSecret(this.deps.keyring.secretHashKey, key)
+    const keyHash = hashSecret(this.context.keyring.secretHashKey, key)
     return key.startsWith(SESSION_KEY_PREFIX) ? this.sessionResolver(keyHash, now) : this.loadApplication(keyHash)
   }
 
   private async loadApplication(keyHash: string): Promise<CachedActor | undefined> {
-    const row = await findApplicationByKeyHash(this.deps.reader, keyHash)
+    const row = await findApplicationByKeyHash(this.context.reader, keyHash)
     if (!row) return undefined
     return {
       actor: applicationActor(row),

@@ -44,9 +44,9 @@ const DEFAULT_TICK_MS = 5_000
 
 /** The services whose expiry and retry work the sweeps do. */
 export interface SweepTargets {
-  tokens: { expireDue(now: number, limit: number): Promise<number>; removeExpiredCvcs(now: number, limit: number): Promise<number> }
-  applications: { deleteExpiredApplications(now: number, limit: number): Promise<number> }
-  sessions: { deleteExpiredSessions(now: number, limit: number): Promise<number> }
+  tokens: { expireDue(now: number, limit: number): Promise<number>; expireCvcs(now: number, limit: number): Promise<number> }
+  applications: { expireDue(now: number, limit: number): Promise<number> }
+  sessions: { expireDue(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
   mail: { deliverDue(limit?: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number> }
@@ -61,9 +61,9 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
   return [
     { name: 'expire-tokens', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireDue(now, limit) },
     // A card's CVC goes within a minute of its retention window (PCI DSS 3.3.1.2).
-    { name: 'expire-cvc', intervalMs: 60_000, run: (now, limit) => targets.tokens.removeExpiredCvcs(now, limit) },
-    { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.deleteExpiredApplications(now, limit) },
-    { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.deleteExpiredSessions(now, limit) },
+    { name: 'expire-cvc', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireCvcs(now, limit) },
+    { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.expireDue(now, limit) },
+    { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.expireDue(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
     { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) },
     // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.

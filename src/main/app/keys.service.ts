@@ -171,14 +171,14 @@ export class KeysService {
   private turn: Promise<unknown> = Promise.resolve()
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly context: ServiceContext,
     /** Cached token rows may name a retired version: they are dropped when one is retired. */
     private readonly tokens: { clearCache(): void }
   ) {}
 
   /** Every tenant's data-key versions, what each seals, and the latest rotation's progress. */
   status(): Promise<KeyStatus> {
-    return readKeyStatus(this.ctx.reader, this.ctx.keyring)
+    return readKeyStatus(this.context.reader, this.context.keyring)
   }
 
   /**
@@ -188,21 +188,21 @@ export class KeysService {
    */
   rotate(actor: CeremonyActor, tenantId: string): Promise<TenantKeyStatus> {
     return this.exclusive(async () => {
-      const now = this.ctx.clock.now()
-      const { version, key } = await this.ctx.writes.run(async (trx) => {
+      const now = this.context.clock.now()
+      const { version, key } = await this.context.writes.run(async (trx) => {
         const unfinished = (await listUnfinishedRotations(trx)).find((rotation) => rotation.tenant_id === tenantId)
         if (unfinished) {
           throw new ConflictError(`The rotation to data key version ${unfinished.target_version} is still re-encrypting; it resumes on its own. Rotate again once it has finished.`)
         }
         const version = (await lastDataKeyVersion(trx, tenantId)) + 1
-        const key = await this.ctx.keyring.createDataKey(trx, tenantId, version, now)
+        const key = await this.context.keyring.createDataKey(trx, tenantId, version, now)
         const counts = await sealedCounts(trx, tenantId)
         await insertKeyRotation(trx, { tenant_id: tenantId, target_version: version, counts_before: counts, started_at: now })
         const message = `Data key version ${version} created; re-encryption of ${describeCounts(this.totals(counts))} onto it started`
         audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'rotate', message)])
         return { version, key }
       })
-      this.ctx.keyring.installDataKey(tenantId, version, key)
+      this.context.keyring.installDataKey(tenantId, version, key)
       return (await this.status()).tenants.find((tenant) => tenant.tenant_id === tenantId)!
     })
   }
@@ -213,9 +213,9 @@ export class KeysService {
    * remain. Returns how many objects moved. The `reencrypt-keys` sweep.
    */
   async reencrypt(limit: number): Promise<number> {
-    const [rotation] = await listUnfinishedRotations(this.ctx.reader)
+    const [rotation] = await listUnfinishedRotations(this.context.reader)
     if (!rotation) return 0
-    return this.ctx.writes.run((trx) => this.reencryptBatch(trx, rotation, limit))
+    return this.context.writes.run((trx) => this.reencryptBatch(trx, rotation, limit))
   }
 
   /**
@@ -225,8 +225,8 @@ export class KeysService {
    */
   retire(actor: CeremonyActor, tenantId: string, version: number): Promise<KeyRetirementReport> {
     return this.exclusive(async () => {
-      const now = this.ctx.clock.now()
-      const report = await this.ctx.writes.run(async (trx) => {
+      const now = this.context.clock.now()
+      const report = await this.context.writes.run(async (trx) => {
         if ((await listRetiredDataKeys(trx, tenantId)).some((row) => row.version === version)) {
           throw new ConflictError(`Data key version ${version} is already retired.`)
         }
@@ -238,7 +238,7 @@ export class KeysService {
         }
         const created = (await listTenantKeys(trx)).find((row) => row.tenant_id === tenantId && row.purpose === 'data' && row.version === version)!
         const rotation = await firstRotationAfter(trx, tenantId, version)
-        const current = this.ctx.keyring.currentDataKey(tenantId)
+        const current = this.context.keyring.currentDataKey(tenantId)
         await deleteDataKey(trx, tenantId, version)
         const report: KeyRetirementReport = {
           report: 'tessera-data-key-retirement',
@@ -266,14 +266,14 @@ export class KeysService {
         return report
       })
       this.tokens.clearCache()
-      this.ctx.keyring.forgetDataKey(tenantId, version)
+      this.context.keyring.forgetDataKey(tenantId, version)
       return report
     })
   }
 
   /** The report kept when a version was retired. */
   async report(tenantId: string, version: number): Promise<KeyRetirementReport> {
-    const row = (await listRetiredDataKeys(this.ctx.reader, tenantId)).find((retired) => retired.version === version)
+    const row = (await listRetiredDataKeys(this.context.reader, tenantId)).find((retired) => retired.version === version)
     if (!row) throw new NotFoundError(`Retirement report of data key version ${version}`)
     return row.report
   }
@@ -294,22 +294,22 @@ export class KeysService {
     afterStep: (step: MasterRotationStep) => Promise<void> = async () => undefined
   ): Promise<MasterKeyRotated> {
     return this.exclusive(async () => {
-      await this.ctx.writes.run((trx) => this.ctx.keyring.stageMaster(trx, next))
+      await this.context.writes.run((trx) => this.context.keyring.stageMaster(trx, next))
       await afterStep('staged')
       try {
         await store(next)
       } catch (error) {
-        await this.ctx.writes.run((trx) => discardStagedWrappings(trx))
+        await this.context.writes.run((trx) => discardStagedWrappings(trx))
         throw error
       }
       await afterStep('stored')
-      const now = this.ctx.clock.now()
-      await this.ctx.writes.run(async (trx) => {
+      const now = this.context.clock.now()
+      await this.context.writes.run(async (trx) => {
         await promoteStagedWrappings(trx)
         const message = 'Master key rotated: every key is now wrapped under the new master key'
-        audit(trx, now, this.ctx.keyring.tenantIds().map((tenantId) => keyEvent(actor, tenantId, MASTER_KEY_ENTITY, 'rotate', message)))
+        audit(trx, now, this.context.keyring.tenantIds().map((tenantId) => keyEvent(actor, tenantId, MASTER_KEY_ENTITY, 'rotate', message)))
       })
-      this.ctx.keyring.useMaster(next)
+      this.context.keyring.useMaster(next)
       return { rotated_at: toIsoString(now), key_check_value: keyCheckValue(next) }
     })
   }
@@ -317,18 +317,18 @@ export class KeysService {
   private async reencryptBatch(trx: Tx, rotation: KeyRotationRecord, limit: number): Promise<number> {
     const { tenant_id: tenantId } = rotation
     const target = rotation.target_version
-    const key = this.ctx.keyring.dataKey(tenantId, target)
+    const key = this.context.keyring.dataKey(tenantId, target)
     let moved = 0
     for (const kind of SEALED_KINDS) {
       if (moved >= limit) break
       for (const object of await listSealedOffVersion(trx, kind, tenantId, target, limit - moved)) {
         const context = associatedData(kind, tenantId, object.id)
-        const plaintext = open(this.ctx.keyring.dataKey(tenantId, Number(object.key_version)), object.sealed, context)
+        const plaintext = open(this.context.keyring.dataKey(tenantId, Number(object.key_version)), object.sealed, context)
         moved += await resealObject(trx, kind, tenantId, object, seal(key, plaintext, context), target)
       }
     }
     if (moved < limit && countOff(await sealedCounts(trx, tenantId), target) === 0) {
-      const now = this.ctx.clock.now()
+      const now = this.context.clock.now()
       await finishKeyRotation(trx, rotation.id, now)
       const total = this.totals(rotation.counts_before, target)
       const message = `Re-encryption onto data key version ${target} finished (${describeCounts(total)} re-encrypted)`
@@ -349,11 +349,11 @@ export class KeysService {
 
   /** The key of a version that can be retired: held, and not the current one. */
   private activeVersion(tenantId: string, version: number): Uint8Array {
-    if (!this.ctx.keyring.dataKeyVersions(tenantId).includes(version)) throw new NotFoundError(`Data key version ${version}`)
-    if (this.ctx.keyring.currentDataKey(tenantId).version === version) {
+    if (!this.context.keyring.dataKeyVersions(tenantId).includes(version)) throw new NotFoundError(`Data key version ${version}`)
+    if (this.context.keyring.currentDataKey(tenantId).version === version) {
       throw new ConflictError(`Data key version ${version} is the current one; rotate first (a new version), then retire this one once nothing uses it.`)
     }
-    return this.ctx.keyring.dataKey(tenantId, version)
+    return this.context.keyring.dataKey(tenantId, version)
   }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {

@@ -3,14 +3,13 @@
  * upkeep of its entity index. Entries are written by every service through
  * `audit()` (audit.ts); reading the log is itself logged.
  */
-import type { Reader } from '../storage/connections'
 import type { ActivityPeriods, ListLogsQuery, LogFilters } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
-import type { WriteQueue } from '../storage/write-queue'
 import { countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
 import { audit, type AuditActor, type AuditInput, type AuditOperation } from './audit'
 import type { AuditChain } from './audit-chain'
-import type { Actor, Clock } from '../domain/actor'
+import type { ServiceContext } from './service-context'
+import type { Actor } from '../domain/actor'
 import { requirePermission } from '../domain/access'
 import { offsetOf, toPage } from '../domain/pagination'
 import { toIsoString } from '../domain/dates'
@@ -72,7 +71,8 @@ function toLogEntry(row: LogRow): LogEntry {
 
 export class LogsService {
   constructor(
-    private readonly deps: { reader: Reader; clock: Clock; writes: WriteQueue; chain: AuditChain }
+    private readonly context: ServiceContext,
+    private readonly chain: AuditChain
   ) {}
 
   /**
@@ -80,16 +80,16 @@ export class LogsService {
    * sweep) and records the audit chain's checkpoint.
    */
   foldEntityIndex(limit: number): Promise<number> {
-    return this.deps.writes.run(async (trx) => {
+    return this.context.writes.run(async (trx) => {
       const folded = await foldLogEntities(trx, limit)
-      await this.deps.chain.checkpoint(trx)
+      await this.chain.checkpoint(trx)
       return folded
     })
   }
 
   /** Records the chain's checkpoint at once (when the vault closes). */
   checkpoint(): Promise<void> {
-    return this.deps.writes.run((trx) => this.deps.chain.checkpoint(trx))
+    return this.context.writes.run((trx) => this.chain.checkpoint(trx))
   }
 
   /**
@@ -97,14 +97,14 @@ export class LogsService {
    * lock, unlock and settings); resolves once the entry is committed.
    */
   record(actor: AuditActor, input: AuditInput): Promise<void> {
-    return audit(this.deps.writes, this.deps.clock.now(), [{ actor, ...input }])
+    return audit(this.context.writes, this.context.clock.now(), [{ actor, ...input }])
   }
 
   /** `GET /logs`: newest first, filtered by entity and a half-open date range; the read is logged. */
   async list(actor: Actor, q: ListLogsQuery): Promise<Page<LogEntry>> {
     requirePermission(actor, 'log:read')
     const filter = logFilter(actor, q)
-    const [total, rows] = await Promise.all([countLogs(this.deps.reader, filter), listLogs(this.deps.reader, filter, q.size, offsetOf(q))])
+    const [total, rows] = await Promise.all([countLogs(this.context.reader, filter), listLogs(this.context.reader, filter, q.size, offsetOf(q))])
     await this.recordRead(actor, 'read', `Audit log listed: page ${q.page}, ${rows.length} of ${total} entries${describeFilters(q)}`)
     return toPage(rows.map(toLogEntry), total, q)
   }
@@ -119,7 +119,7 @@ export class LogsService {
   /** The desktop's activity chart: how many entries match the filters in each [start, end) period (epoch ms); logged once. */
   async activity(actor: Actor, q: LogFilters, periods: ActivityPeriods): Promise<number[]> {
     requirePermission(actor, 'log:read')
-    const counts = await countLogsByPeriod(this.deps.reader, logFilter(actor, q), periods)
+    const counts = await countLogsByPeriod(this.context.reader, logFilter(actor, q), periods)
     await this.recordRead(actor, 'read', `Audit log activity counted over ${periods.length} periods${describeFilters(q)}`)
     return counts
   }
@@ -127,7 +127,7 @@ export class LogsService {
   /** The desktop's CSV export: every entry matching the filters, newest first, up to 10,000; logged as one export. */
   async export(actor: Actor, q: LogFilters): Promise<LogEntry[]> {
     requirePermission(actor, 'log:read')
-    const rows = await listLogs(this.deps.reader, logFilter(actor, q), MAX_EXPORT_ENTRIES, 0)
+    const rows = await listLogs(this.context.reader, logFilter(actor, q), MAX_EXPORT_ENTRIES, 0)
     await this.recordRead(actor, 'export', `Audit log exported: ${rows.length} entries${describeFilters(q)}`)
     return rows.map(toLogEntry)
   }

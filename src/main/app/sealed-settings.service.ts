@@ -25,18 +25,18 @@ export async function readSealedSetting(db: Reader, keyring: Keyring, tenantId: 
 }
 
 export class SealedSettingsService {
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(private readonly context: ServiceContext) {}
 
   get(tenantId: string, name: string): Promise<string | undefined> {
-    return readSealedSetting(this.ctx.reader, this.ctx.keyring, tenantId, name)
+    return readSealedSetting(this.context.reader, this.context.keyring, tenantId, name)
   }
 
   /** Seals and stores `value` under the current data key; null removes it. */
   async put(tenantId: string, name: string, value: string | null): Promise<void> {
-    const now = this.ctx.clock.now()
-    await this.ctx.writes.run(async (trx) => {
+    const now = this.context.clock.now()
+    await this.context.writes.run(async (trx) => {
       if (value === null) return deleteSealedSetting(trx, tenantId, name)
-      const { version, key } = this.ctx.keyring.currentDataKey(tenantId)
+      const { version, key } = this.context.keyring.currentDataKey(tenantId)
       const sealed = Buffer.from(sealJson(key, value, sealedSettingAssociatedData(tenantId, name)))
       await upsertSealedSetting(trx, { tenant_id: tenantId, name, key_version: version, sealed_value: sealed, modified_at: now })
     })

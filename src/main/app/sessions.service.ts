@@ -239,7 +239,7 @@ export class SessionsService {
   }
 
   /** Deletes sessions past `expires_at` (the expiry job); returns how many. */
-  async deleteExpiredSessions(now: number, limit: number): Promise<number> {
+  async expireDue(now: number, limit: number): Promise<number> {
     const deleted = await this.context.writes.run(async (trx) => {
       const expired = await listExpiredSessions(trx, now, limit)
       await deleteSessions(

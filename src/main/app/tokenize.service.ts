@@ -44,16 +44,16 @@ export class TokenizeService {
   private readonly keys: TokenKeys
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly context: ServiceContext,
     private readonly tokens: TokensService
   ) {
-    this.keys = tokenKeys(ctx.keyring)
+    this.keys = tokenKeys(context.keyring)
   }
 
   /** `POST /tokenize`: the body is any JSON value; each token request in it is checked with the create contract. */
   async run(actor: Actor, body: unknown): Promise<unknown> {
-    const now = this.ctx.clock.now()
-    const context: PrepareContext = { actor, keys: this.keys, now, budget: new ExpressionBudget(), cvcRetentionMs: this.ctx.cvcRetentionMs }
+    const now = this.context.clock.now()
+    const context: PrepareContext = { actor, keys: this.keys, now, budget: new ExpressionBudget(), cvcRetentionMs: this.context.cvcRetentionMs }
     const found: Slot[] = []
     const errors: FieldErrors = {}
     // The body is walked once to find the token requests, and the response is built with placeholders.
@@ -69,8 +69,8 @@ export class TokenizeService {
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     const slots = found as PreparedSlot[]
     this.rejectDuplicateIds(slots)
-    if (slots.some((slot) => slot.prepared.deduplicate)) await this.ctx.writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now))
-    else await this.ctx.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize'))
+    if (slots.some((slot) => slot.prepared.deduplicate)) await this.context.writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now))
+    else await this.context.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize'))
     return this.fill(shape, slots)
   }
 

@@ -92,18 +92,18 @@ export class TokensService {
 
   private readonly keys: TokenKeys
 
-  constructor(private readonly ctx: ServiceContext) {
-    this.keys = tokenKeys(ctx.keyring)
+  constructor(private readonly context: ServiceContext) {
+    this.keys = tokenKeys(context.keyring)
   }
 
   /** `POST /tokens`. */
   async create(actor: Actor, input: CreateTokenInput): Promise<CreateResult> {
-    const now = this.ctx.clock.now()
+    const now = this.context.clock.now()
     const budget = new ExpressionBudget()
     admitExpressions(budget, input)
-    const prepared = await prepareToken({ actor, keys: this.keys, now, budget, cvcRetentionMs: this.ctx.cvcRetentionMs }, input)
-    if (prepared.deduplicate) return this.ctx.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
-    return this.ctx.writes.append((rows) => {
+    const prepared = await prepareToken({ actor, keys: this.keys, now, budget, cvcRetentionMs: this.context.cvcRetentionMs }, input)
+    if (prepared.deduplicate) return this.context.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
+    return this.context.writes.append((rows) => {
       appendPrepared(rows, actor, [prepared], now, 'Token created')
       return { token: toWireToken(prepared.token, prepared.data, prepared.transform, { single: true }), created: true }
     })
@@ -134,11 +134,11 @@ export class TokensService {
 
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
   async get(actor: Actor, id: string): Promise<Token> {
-    const now = this.ctx.clock.now()
+    const now = this.context.clock.now()
     const row = this.cachedRow(actor, id, now) ?? (await this.findCachedOr404(actor, id, now))
     const transform = requireTokenAccess(actor, 'token:read', targetOf(row))
     const token = this.view(row, transform, { single: true })
-    await audit(this.ctx.writes, now, [{ actor, ...tokenEntity(row), operation: 'read', message: 'Token retrieved' }])
+    await audit(this.context.writes, now, [{ actor, ...tokenEntity(row), operation: 'read', message: 'Token retrieved' }])
     return token
   }
 
@@ -146,9 +146,9 @@ export class TokensService {
   async list(actor: Actor, q: ListTokensQuery): Promise<Page<Token>> {
     // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
-    const now = this.ctx.clock.now()
+    const now = this.context.clock.now()
     const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata: q.metadata, visibleBy: visibleTokens(actor, 'token:read') }
-    const [total, rows] = await Promise.all([countTokens(this.ctx.reader, filter), listTokens(this.ctx.reader, filter, q.size, offsetOf(q))])
+    const [total, rows] = await Promise.all([countTokens(this.context.reader, filter), listTokens(this.context.reader, filter, q.size, offsetOf(q))])
     // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
     const budget = new ExpressionBudget()
     const tokens: Token[] = []
@@ -156,7 +156,7 @@ export class TokensService {
       await budget.breathe()
       tokens.push(this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false, budget }))
     }
-    await audit(this.ctx.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message: 'Token listed' })))
+    await audit(this.context.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message: 'Token listed' })))
     return toPage(tokens, total, q)
   }
 
@@ -175,8 +175,8 @@ export class TokensService {
     if (patch.mask !== undefined && patch.mask !== null) validateMask(patch.mask, 'mask', budget)
     if (patch.fingerprint_expression !== undefined) validateExpression(patch.fingerprint_expression, 'fingerprint_expression', budget)
     patch.search_indexes?.forEach((expression, index) => validateExpression(expression, `search_indexes[${index}]`, budget))
-    const now = this.ctx.clock.now()
-    const updating = this.ctx.writes.run(async (trx) => {
+    const now = this.context.clock.now()
+    const updating = this.context.writes.run(async (trx) => {
       const row = await this.findOr404(trx, actor, id, now)
       requireTokenAccess(actor, 'token:update', targetOf(row))
       const target = { id: row.id, containers: patch.containers ?? row.containers }
@@ -208,8 +208,8 @@ export class TokensService {
 
   /** `DELETE /tokens/{id}`: erases the data, keeps a tombstone. */
   async delete(actor: Actor, id: string): Promise<void> {
-    const now = this.ctx.clock.now()
-    await this.ctx.writes
+    const now = this.context.clock.now()
+    await this.context.writes
       .run(async (trx) => {
         const row = await this.findOr404(trx, actor, id, now)
         requireTokenAccess(actor, 'token:delete', targetOf(row))
@@ -222,18 +222,18 @@ export class TokensService {
   /** Desktop only: plaintext of one token, on an explicit action with a reason, logged. */
   async reveal(actor: Actor, id: string, why: string): Promise<Token> {
     if (!actor.isMember) throw new ForbiddenError('Only a tenant member can reveal a token.')
-    const now = this.ctx.clock.now()
+    const now = this.context.clock.now()
     const row = await this.findCachedOr404(actor, id, now)
     const token = this.view(row, 'reveal', { single: true })
-    await audit(this.ctx.writes, now, [{ actor, ...tokenEntity(row), operation: 'reveal', message: `Token revealed: ${why}` }])
+    await audit(this.context.writes, now, [{ actor, ...tokenEntity(row), operation: 'reveal', message: `Token revealed: ${why}` }])
     return token
   }
 
   /** Deletes up to `limit` tokens whose `expires_at` has passed; returns how many. */
   async expireDue(now: number, limit: number): Promise<number> {
-    const rows = await listExpiredTokens(this.ctx.reader, now, limit)
+    const rows = await listExpiredTokens(this.context.reader, now, limit)
     if (rows.length === 0) return 0
-    const deleting = this.ctx.writes.run(async (trx) => {
+    const deleting = this.context.writes.run(async (trx) => {
       let deleted = 0
       for (const row of rows) {
         if (!(await deleteToken(trx, row, now, null, 'expired'))) continue
@@ -249,8 +249,8 @@ export class TokensService {
    * Removes the CVC of up to `limit` cards whose retention window has passed
    * (PCI DSS 3.3.1.2), re-sealing the rest of the data; returns how many cards it handled.
    */
-  async removeExpiredCvcs(now: number, limit: number): Promise<number> {
-    const removing = this.ctx.writes.run(async (trx) => {
+  async expireCvcs(now: number, limit: number): Promise<number> {
+    const removing = this.context.writes.run(async (trx) => {
       const rows = await listCvcDue(trx, now, limit)
       const removed: StoredToken[] = []
       for (const row of rows) {
@@ -276,7 +276,7 @@ export class TokensService {
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
   private async findCachedOr404(actor: Actor, id: string, now: number): Promise<StoredToken> {
-    return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.ctx.reader, actor, id, now)))!
+    return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.context.reader, actor, id, now)))!
   }
 
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
@@ -297,7 +297,7 @@ export class TokensService {
   }
 
   private open(row: StoredToken): unknown {
-    return openToken(this.ctx.keyring, row)
+    return openToken(this.context.keyring, row)
   }
 
   /** The sealed data of `data`, under the tenant's current key. */
@@ -379,7 +379,7 @@ export class TokensService {
     const expression = changes.fingerprint_expression ?? row.fingerprint_expression
     changes.fingerprint = this.keys.fingerprint(row.tenant_id, row.type, renderFingerprintSource(expression, data, metadata, budget))
     if (patch.data === undefined) return { changes, data, indexedData: data }
-    const stored = retainShortLived(type, data, now, this.ctx.cvcRetentionMs)
+    const stored = retainShortLived(type, data, now, this.context.cvcRetentionMs)
     // A CVC that stays the same keeps its deadline; a new one starts its window now.
     const keepsDeadline = stored.expiresAt !== null && row.cvc_expires_at !== null && sameShortLived(type, before, data)
     Object.assign(changes, this.sealed(row, stored.data), { cvc_expires_at: keepsDeadline ? row.cvc_expires_at : stored.expiresAt })

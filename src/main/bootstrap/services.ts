@@ -52,7 +52,7 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
-  const logs = new LogsService({ ...context, chain: deps.chain })
+  const logs = new LogsService(context, deps.chain)
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
   const sessions = new SessionsService(context, auth, { maxTtlMs: deps.sessionMaxTtlMs })
