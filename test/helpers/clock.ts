@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/main/domain/actor'
+import type { Clock } from '../../src/main/app/service-context'
 
 /** A clock the test moves by hand: expiry is tested without sleeping. */
 export class TestClock implements Clock {

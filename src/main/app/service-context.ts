@@ -2,8 +2,14 @@
 import type { Reader } from '../storage/connections'
 import type { WriteQueue } from '../storage/write-queue'
 import type { Logger } from '../infra/logger'
-import type { Clock } from '../domain/actor'
 import type { Keyring } from './keyring'
+
+/** Injected time source so expiry logic is testable without sleeping. */
+export interface Clock {
+  now(): number
+}
+
+export const systemClock: Clock = { now: () => Date.now() }
 
 export interface ServiceContext {
   reader: Reader

@@ -6,7 +6,7 @@
 import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../infra/logger'
 import { createServer, listen, type ServerOptions } from '../server/app'
-import type { Clock } from '../domain/actor'
+import type { Clock } from '../app/service-context'
 import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {

@@ -1,6 +1,6 @@
 /**
- * Who is calling and what time it is: passed to every service method so both
- * front doors (REST and IPC) are authorised and audited the same way.
+ * Who is calling: passed to every service method so every door (REST, IPC,
+ * CLI) is authorised and audited the same way.
  */
 import type { AccessRule, ApplicationType, Permission } from '../../shared/types'
 
@@ -21,10 +21,3 @@ export interface Actor {
    */
   isMember?: boolean
 }
-
-/** Injected time source so expiry logic is testable without sleeping. */
-export interface Clock {
-  now(): number
-}
-
-export const systemClock: Clock = { now: () => Date.now() }

@@ -16,7 +16,7 @@ import { createDesktopHandlers } from '../../../src/main/desktop/handlers'
 import { keyFileStore } from '../../../src/main/desktop/key-store'
 import { SettingsStore, SETTINGS_FILE } from '../../../src/main/desktop/settings'
 import { silentLogger } from '../../../src/main/infra/logger'
-import type { Clock } from '../../../src/main/domain/actor'
+import type { Clock } from '../../../src/main/app/service-context'
 import { version as PACKAGE_VERSION } from '../../../package.json'
 import { E2E_RENDERER_DIR } from '../global-setup'
 
