@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../src/main/crypto/keys'
 import { silentLogger } from '../../src/main/infra/logger'
-import { initVault, openVault, VaultAlreadyInitialisedError } from '../../src/main/bootstrap/vault'
+import { initVault, openVault } from '../../src/main/bootstrap/vault'
+import { VaultAlreadyInitialisedError } from '../../src/main/domain/errors'
 import { acquireVaultLock, readLockOwner, VaultInUseError } from '../../src/main/infra/vault-lock'
 
 describe('vault', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadMasterKey } from '../../src/main/crypto/keys'
+import { loadMasterKey } from '../../src/main/bootstrap/master-key'
 import { chromiumAvailable, confirmDialog, errorsOf, screenshot } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { CARD_NUMBERS, seedVault } from './support/seed'

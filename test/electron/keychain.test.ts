@@ -21,7 +21,8 @@ vi.mock('electron', () => ({
 }))
 
 const { createKeychainStore, isKeychainAvailable, KEYCHAIN_KEY_FILE } = await import('../../src/main/electron/keychain')
-const { createMasterKeyFile, CannotUnlockError, generateMasterKey, MASTER_KEY_FILE } = await import('../../src/main/crypto/keys')
+const { createMasterKeyFile, generateMasterKey, MASTER_KEY_FILE } = await import('../../src/main/bootstrap/master-key')
+const { CannotUnlockError } = await import('../../src/main/domain/errors')
 const { readySodium } = await import('../../src/main/crypto/sodium')
 
 describe('keychain store', () => {

@@ -12,7 +12,7 @@
  */
 import { inTransaction, type Db, type Reader, type Tx, type Writer } from '../storage/connections'
 import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypto/audit'
-import { CannotUnlockError } from '../crypto/keys'
+import { CannotUnlockError } from '../domain/errors'
 import type { RowSealer } from '../storage/write-queue'
 import {
   findChainCheckpoint,

@@ -10,7 +10,9 @@
  */
 import type { Db, Reader, Tx } from '../storage/connections'
 import type { AuditMacKey, AuditSigningSeed } from '../crypto/audit'
-import { CannotUnlockError, unwrapKey, wrapKey } from '../crypto/keys'
+import { DecryptionError } from '../crypto/aead'
+import { unwrapKey, wrapKey } from '../crypto/keys'
+import { CannotUnlockError } from '../domain/errors'
 import { randomBytes } from '../crypto/random'
 import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
 import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings, updateAuditKeys, type VaultRow } from '../storage/repositories/vault.repository'
@@ -107,7 +109,7 @@ export class Keyring {
     const rows = await listTenantKeys(db)
     const staged = rows.map((row) => {
       const label = tenantKeyLabel(row.tenant_id, row.purpose, row.version)
-      return { ...row, wrapped: wrapKey(next, unwrapKey(this.master, row.wrapped_key, label), label) }
+      return { ...row, wrapped: wrapKey(next, unwrap(this.master, row.wrapped_key, label), label) }
     })
     const audit = this.audit && {
       wrapped_audit_mac_key: wrapKey(next, this.audit.mac, AUDIT_MAC_LABEL),
@@ -182,13 +184,23 @@ function tenantKeyLabel(tenantId: string, purpose: string, version: number): str
   return `tenant:${tenantId}:${purpose}:${version}`
 }
 
+/** Unwraps a key; a wrong master key (or label) is a CannotUnlockError. */
+function unwrap(master: MasterKey, wrapped: Uint8Array, label: string): Uint8Array {
+  try {
+    return unwrapKey(master, wrapped, label)
+  } catch (error) {
+    if (!(error instanceof DecryptionError)) throw error
+    throw new CannotUnlockError('the master key does not match this vault.', 'use the key this vault was created with: TESSERA_MASTER_KEY, else master.key in the data directory.')
+  }
+}
+
 /** Unwraps with the current wrapping, else the staged one of an unfinished master rotation. */
 function unwrapEither(master: MasterKey, label: string, wrapped: Uint8Array, staged: Uint8Array | null | undefined): { key: Uint8Array; staged: boolean } {
   try {
-    return { key: unwrapKey(master, wrapped, label), staged: false }
+    return { key: unwrap(master, wrapped, label), staged: false }
   } catch (error) {
     if (!staged || !(error instanceof CannotUnlockError)) throw error
-    return { key: unwrapKey(master, staged, label), staged: true }
+    return { key: unwrap(master, staged, label), staged: true }
   }
 }
 

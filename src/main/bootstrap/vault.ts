@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { MANAGEMENT_PERMISSIONS } from '../../shared/permissions'
 import type { Application } from '../../shared/types'
-import { CannotUnlockError } from '../crypto/keys'
+import { CannotUnlockError, VaultAlreadyInitialisedError } from '../domain/errors'
 import { newId } from '../crypto/random'
 import type { MasterKey } from '../crypto/types'
 import { inTransaction } from '../storage/connections'
@@ -31,13 +31,6 @@ import { readySodium } from '../crypto/sodium'
 import { acquireVaultLock, type LockKind } from '../infra/vault-lock'
 
 export const DATABASE_FILE = 'tessera.db'
-
-export class VaultAlreadyInitialisedError extends Error {
-  constructor(readonly dataDir: string) {
-    super(`A vault already exists in ${dataDir}; refusing to overwrite it.`)
-    this.name = 'VaultAlreadyInitialisedError'
-  }
-}
 
 export interface InitOptions {
   dataDir: string

@@ -8,7 +8,7 @@
 import { isIP } from 'node:net'
 import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
-import { KEY_BYTES } from '../crypto/types'
+import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
 import { parseCvcRetention } from '../domain/cvc-retention'
 import type { MailConfig } from '../app/mail.service'
 import { CliError } from './exit-codes'
@@ -76,8 +76,8 @@ const isMailbox = (value: string) => parseOneAddress(value)?.type === 'mailbox'
 const masterKeySchema = z
   .string()
   .refine(
-    (value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value.trim()) && Buffer.from(value.trim(), 'base64').length === KEY_BYTES,
-    `must be the base64 encoding of ${KEY_BYTES} bytes (make one with \`openssl rand -base64 ${KEY_BYTES}\`)`
+    (value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value.trim()) && Buffer.from(value.trim(), 'base64').length === MASTER_KEY_BYTES,
+    `must be the base64 encoding of ${MASTER_KEY_BYTES} bytes (make one with \`openssl rand -base64 ${MASTER_KEY_BYTES}\`)`
   )
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -121,7 +121,7 @@ const SECRET: ReadonlySet<EnvName> = new Set(['TESSERA_MASTER_KEY', 'TESSERA_SMT
 /** What `--help` and docs/cli.md say about each variable. */
 export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string; default: string }> = {
   TESSERA_DATA_DIR: { values: 'a directory path', meaning: 'the data directory, when --data-dir is not given', default: 'the OS app-data folder' },
-  TESSERA_MASTER_KEY: { values: `base64 of ${KEY_BYTES} bytes`, meaning: 'the master key; wins over master.key', default: '<data-dir>/master.key' },
+  TESSERA_MASTER_KEY: { values: `base64 of ${MASTER_KEY_BYTES} bytes`, meaning: 'the master key; wins over master.key', default: '<data-dir>/master.key' },
   TESSERA_HOST: { values: 'an IP address or host name', meaning: 'address to listen on, when --host is not given', default: '127.0.0.1' },
   TESSERA_PORT: { values: '0-65535 (0: a free port)', meaning: 'port to listen on, when --port is not given', default: '4390' },
   TESSERA_ALLOWED_HOSTS: { values: 'host names, comma-separated', meaning: 'extra Host header names to accept', default: 'loopback names only' },

@@ -3,9 +3,7 @@
  * and an exit code. Raw error messages are never printed (a database error's
  * message can quote stored values); only names and codes are.
  */
-import { CannotUnlockError } from '../crypto/keys'
-import { AppError } from '../domain/errors'
-import { VaultAlreadyInitialisedError } from '../bootstrap/vault'
+import { AppError, CannotUnlockError, VaultAlreadyInitialisedError } from '../app'
 import { VaultInUseError } from '../infra/vault-lock'
 import { CliError } from './exit-codes'
 

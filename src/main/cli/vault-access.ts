@@ -4,9 +4,8 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { createMasterKeyFile, loadMasterKey } from '../crypto/keys'
+import { createMasterKeyFile, loadMasterKey, type MasterKey } from '../bootstrap/master-key'
 import { readySodium } from '../crypto/sodium'
-import type { MasterKey } from '../crypto/types'
 import { openDatabase, type Database } from '../storage/database'
 import { unlockKeyring, type Keyring } from '../app/keyring'
 import { DATABASE_FILE } from '../bootstrap/vault'

@@ -1,110 +1,17 @@
 /**
- * Envelope encryption (DESIGN §3): a 32-byte master key wraps the vault's
- * secret-hash key and each tenant's data and fingerprint keys. Only wrapped
- * keys are stored; the master key itself lives outside the database.
+ * Envelope encryption: a 32-byte master key wraps the vault's secret-hash key,
+ * its audit keys and each tenant's data and fingerprint keys. Only wrapped keys
+ * are stored; the master key itself lives outside the database
+ * (bootstrap/master-key.ts keeps it in a file or the environment).
  */
-import { chmod, link, open as openFile, readFile, rename, stat, unlink } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { DecryptionError, open, seal } from './aead'
+import { open, seal } from './aead'
 import { keyedHash } from './hashing'
 import { randomBytes } from './random'
 import { KEY_BYTES, type MasterKey } from './types'
 
-export const MASTER_KEY_FILE = 'master.key'
-
-/** Why the vault cannot be opened; the message and the hint are safe to print. */
-export class CannotUnlockError extends Error {
-  constructor(
-    reason: string,
-    /** How to fix it, when the reason does not say. */
-    readonly hint?: string
-  ) {
-    super(`Cannot unlock vault: ${reason}`)
-    this.name = 'CannotUnlockError'
-  }
-}
-
 /** A fresh random master key. */
 export function generateMasterKey(): MasterKey {
   return randomBytes(KEY_BYTES) as MasterKey
-}
-
-/** Decodes a base64 master key, refusing anything that is not exactly 32 bytes. */
-export function decodeMasterKey(encoded: string, source: string): MasterKey {
-  const bytes = Buffer.from(encoded.trim(), 'base64')
-  if (bytes.length !== KEY_BYTES) {
-    throw new CannotUnlockError(`${source} must be the base64 encoding of ${KEY_BYTES} bytes.`, 'use the key this vault was created with (restore it from a backup if it was damaged).')
-  }
-  return new Uint8Array(bytes) as MasterKey
-}
-
-/**
- * Writes a new master key file readable only by its owner (mode 0600); never
- * overwrites. The key is written aside, flushed to disk, then linked into
- * place, so a crash or power cut never leaves a partial key file behind.
- */
-export async function createMasterKeyFile(dataDir: string): Promise<MasterKey> {
-  const key = generateMasterKey()
-  const path = join(dataDir, MASTER_KEY_FILE)
-  const temporary = `${path}.${process.pid}.tmp`
-  await writeSynced(temporary, encodeMasterKey(key), 'w')
-  try {
-    await link(temporary, path)
-  } finally {
-    await unlink(temporary)
-  }
-  return key
-}
-
-/** The text of a key file: base64 and a newline. */
-export function encodeMasterKey(key: MasterKey): string {
-  return Buffer.from(key).toString('base64') + '\n'
-}
-
-/** Writes a new file (mode 0600, flag as given) and flushes it to disk before resolving. */
-async function writeSynced(path: string, content: string | Uint8Array, flag: 'w' | 'wx'): Promise<void> {
-  const file = await openFile(path, flag, 0o600)
-  try {
-    await file.writeFile(content)
-    await file.sync()
-  } finally {
-    await file.close()
-  }
-  await chmod(path, 0o600)
-}
-
-/**
- * Replaces a key file so that a crash at any moment leaves the old file or the
- * new one, whole: a temporary file beside it is written and flushed, renamed
- * over it, and the directory flushed.
- */
-export async function replaceKeyFile(path: string, content: string | Uint8Array): Promise<void> {
-  const temporary = `${path}.tmp`
-  await writeSynced(temporary, content, 'w')
-  await rename(temporary, path)
-  await syncDirectory(dirname(path))
-}
-
-/** Writes a master key to a new file (never overwriting one), flushed to disk. */
-export async function createKeyFile(path: string, key: MasterKey): Promise<void> {
-  await writeSynced(path, encodeMasterKey(key), 'wx')
-  await syncDirectory(dirname(path))
-}
-
-async function syncDirectory(directory: string): Promise<void> {
-  // Makes the rename itself durable; Windows cannot open a directory for this, and NTFS journals renames.
-  if (process.platform === 'win32') return
-  const handle = await openFile(directory, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/** Replaces `<dataDir>/master.key` with `key`, atomically (master-key rotation). */
-export async function replaceMasterKeyFile(dataDir: string, key: MasterKey): Promise<void> {
-  await replaceKeyFile(join(dataDir, MASTER_KEY_FILE), encodeMasterKey(key))
 }
 
 /**
@@ -116,37 +23,12 @@ export function keyCheckValue(key: Uint8Array): string {
   return keyedHash(key, 'tessera:key-check-value').slice(0, 16)
 }
 
-/**
- * The headless master key: `TESSERA_MASTER_KEY` if set, else `<dataDir>/master.key`.
- * Returns undefined when neither exists.
- */
-export async function loadMasterKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<MasterKey | undefined> {
-  if (env.TESSERA_MASTER_KEY) return decodeMasterKey(env.TESSERA_MASTER_KEY, 'TESSERA_MASTER_KEY')
-  const path = join(dataDir, MASTER_KEY_FILE)
-  try {
-    if (process.platform !== 'win32' && ((await stat(path)).mode & 0o077) !== 0) {
-      throw new CannotUnlockError(`${path} is readable by other users; run chmod 600 on it.`)
-    }
-    return decodeMasterKey(await readFile(path, 'utf8'), path)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
-}
-
 /** Wraps a key under the master key, bound to a label naming its purpose and owner. */
 export function wrapKey(master: MasterKey, key: Uint8Array, label: string): Uint8Array {
   return seal(master, key, `tessera:key:${label}`)
 }
 
-/** Unwraps a key; a wrong master key becomes CannotUnlockError. */
+/** Unwraps a key; a wrong master key or label is a DecryptionError. */
 export function unwrapKey(master: MasterKey, wrapped: Uint8Array, label: string): Uint8Array {
-  try {
-    return open(master, wrapped, `tessera:key:${label}`)
-  } catch (error) {
-    if (error instanceof DecryptionError) {
-      throw new CannotUnlockError('the master key does not match this vault.', 'use the key this vault was created with: TESSERA_MASTER_KEY, else master.key in the data directory.')
-    }
-    throw error
-  }
+  return open(master, wrapped, `tessera:key:${label}`)
 }

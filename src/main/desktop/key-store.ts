@@ -6,9 +6,8 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KeyStorage } from '../../shared/ipc'
-import { CannotUnlockError, createMasterKeyFile, loadMasterKey, MASTER_KEY_FILE, replaceMasterKeyFile } from '../crypto/keys'
-import type { MasterKey } from '../crypto/types'
-import { BusinessRuleError } from '../domain/errors'
+import { BusinessRuleError, CannotUnlockError } from '../app'
+import { createMasterKeyFile, loadMasterKey, MASTER_KEY_FILE, replaceMasterKeyFile, type MasterKey } from '../bootstrap/master-key'
 
 export interface MasterKeyStore {
   /** Whether the OS keychain can protect a key on this machine. */

@@ -9,9 +9,8 @@ import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { DesktopSettings } from '../../shared/ipc'
-import { openJson } from '../crypto/aead'
-import type { MasterKey } from '../crypto/types'
-import { ValidationError } from '../domain/errors'
+import { ValidationError } from '../app'
+import { openUnderMasterKey, type MasterKey } from '../bootstrap/master-key'
 import type { MailConfig } from '../app/mail.service'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
 import { parse } from '../domain/validation'
@@ -155,7 +154,7 @@ export class SettingsStore {
     const sealed = this.stored.smtp?.sealedPassword
     if (sealed === undefined) return undefined
     try {
-      return openJson<string>(masterKey, Buffer.from(sealed, 'base64'), SMTP_PASSWORD_CONTEXT)
+      return openUnderMasterKey<string>(masterKey, Buffer.from(sealed, 'base64'), SMTP_PASSWORD_CONTEXT)
     } catch {
       return undefined
     }

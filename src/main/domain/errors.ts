@@ -146,3 +146,27 @@ export class InvitationExpiredError extends AppError {
     super('invitation_expired')
   }
 }
+
+/**
+ * Why the vault cannot be opened (a wrong or missing master key, no vault, an
+ * unreadable setting); the message and the hint are safe to print. Not an HTTP
+ * error: the CLI and the desktop app report it when they open the vault.
+ */
+export class CannotUnlockError extends Error {
+  constructor(
+    reason: string,
+    /** How to fix it, when the reason does not say. */
+    readonly hint?: string
+  ) {
+    super(`Cannot unlock vault: ${reason}`)
+    this.name = 'CannotUnlockError'
+  }
+}
+
+/** `init` on a data directory that already holds a vault. */
+export class VaultAlreadyInitialisedError extends Error {
+  constructor(readonly dataDir: string) {
+    super(`A vault already exists in ${dataDir}; refusing to overwrite it.`)
+    this.name = 'VaultAlreadyInitialisedError'
+  }
+}
