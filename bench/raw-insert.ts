@@ -12,6 +12,7 @@ import { sealJson } from '../src/main/crypto/aead'
 import { keyedHash } from '../src/main/crypto/hashing'
 import { newTimeOrderedId, randomBytes } from '../src/main/crypto/random'
 import { readySodium } from '../src/main/crypto/sodium'
+import type { DataKey } from '../src/main/crypto/types'
 import { sql } from '../src/main/storage/connections'
 import { openDatabase } from '../src/main/storage/database'
 
@@ -58,7 +59,7 @@ export class RawInsertCeiling {
   }
 
   private async insertBatch(): Promise<void> {
-    const key = randomBytes(32)
+    const key = randomBytes(32) as DataKey
     const tuple = `(${COLUMNS.map(() => '?').join(',')})`
     const sql = `insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`
     await run(this.db, 'BEGIN')

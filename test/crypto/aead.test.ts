@@ -3,12 +3,13 @@ import { DecryptionError, open, openJson, seal, sealJson } from '../../src/main/
 import { keyedHash } from '../../src/main/crypto/hashing'
 import { randomBytes } from '../../src/main/crypto/random'
 import { readySodium, sodium } from '../../src/main/crypto/sodium'
+import type { DataKey, FingerprintKey } from '../../src/main/crypto/types'
 
 const hex = (value: string) => Uint8Array.from(Buffer.from(value, 'hex'))
 
 /** draft-irtf-cfrg-xchacha-03, appendix A.3.1 (AEAD_XChaCha20_Poly1305). */
 const XCHACHA = {
-  key: hex('808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f'),
+  key: hex('808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f') as DataKey,
   nonce: hex('404142434445464748494a4b4c4d4e4f5051525354555657'),
   aad: hex('50515253c0c1c2c3c4c5c6c7'),
   plaintext: "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.",
@@ -25,8 +26,16 @@ describe('aead', () => {
     expect(Buffer.from(open(XCHACHA.key, sealed, XCHACHA.aad)).toString('utf8')).toBe(XCHACHA.plaintext)
   })
 
+  it('takes only the keys that seal: the branded types are checked by the compiler (npm run typecheck)', () => {
+    const raw = randomBytes(32)
+    // @ts-expect-error a raw byte string is not a sealing key
+    const sealed = seal(raw, Buffer.from('x'), 'ctx')
+    // @ts-expect-error a fingerprint key only hashes
+    expect(() => open(raw as FingerprintKey, sealed, 'ctx')).not.toThrow()
+  })
+
   it('seals with a fresh nonce each time and round-trips JSON', () => {
-    const key = randomBytes(32)
+    const key = randomBytes(32) as DataKey
     const a = sealJson(key, { number: '4242424242424242' }, 'token:t:1')
     const b = sealJson(key, { number: '4242424242424242' }, 'token:t:1')
     expect(Buffer.from(a.subarray(0, 24)).equals(Buffer.from(b.subarray(0, 24)))).toBe(false)
@@ -34,7 +43,7 @@ describe('aead', () => {
   })
 
   it('refuses a ciphertext with any flipped bit', () => {
-    const key = randomBytes(32)
+    const key = randomBytes(32) as DataKey
     const sealed = seal(key, Buffer.from('secret'), 'ad')
     for (const index of [0, 23, 24, sealed.length - 1]) {
       const tampered = Uint8Array.from(sealed)
@@ -44,15 +53,15 @@ describe('aead', () => {
   })
 
   it('refuses a ciphertext moved to another row (wrong associated data) or opened with another key', () => {
-    const key = randomBytes(32)
+    const key = randomBytes(32) as DataKey
     const sealed = sealJson(key, 'secret', 'token:tenant-a:id-1')
     expect(() => openJson(key, sealed, 'token:tenant-a:id-2')).toThrow(DecryptionError)
     expect(() => openJson(key, sealed, 'token:tenant-b:id-1')).toThrow(DecryptionError)
-    expect(() => openJson(randomBytes(32), sealed, 'token:tenant-a:id-1')).toThrow(DecryptionError)
+    expect(() => openJson(randomBytes(32) as DataKey, sealed, 'token:tenant-a:id-1')).toThrow(DecryptionError)
   })
 
   it('refuses input too short to hold a nonce and a tag', () => {
-    expect(() => open(randomBytes(32), new Uint8Array(39), 'ad')).toThrow(DecryptionError)
+    expect(() => open(randomBytes(32) as DataKey, new Uint8Array(39), 'ad')).toThrow(DecryptionError)
   })
 })
 
@@ -67,11 +76,11 @@ describe('keyedHash', () => {
   })
 
   it('gives a 64-character hex digest that depends on the key as well as the input', () => {
-    const key = randomBytes(32)
+    const key = randomBytes(32) as DataKey
     const digest = keyedHash(key, '4242424242424242')
     expect(digest).toMatch(/^[0-9a-f]{64}$/)
     expect(keyedHash(key, '4242424242424242')).toBe(digest)
-    expect(keyedHash(randomBytes(32), '4242424242424242')).not.toBe(digest)
+    expect(keyedHash(randomBytes(32) as DataKey, '4242424242424242')).not.toBe(digest)
     expect(keyedHash(key, '4242424242424241')).not.toBe(digest)
   })
 })
