@@ -48,6 +48,12 @@ export interface ExportSummary {
   fingerprint: string
 }
 
+/** The public half of the key that signs exports, and its fingerprint: what an auditor pins. */
+export function exportSigningKey(keys: AuditKeys): { fingerprint: string; publicKey: string } {
+  const { publicKey } = signingKeys(keys.signingSeed)
+  return { fingerprint: keyFingerprint(publicKey), publicKey: publicKey.toString('base64') }
+}
+
 async function writeLine(out: Writable, line: string): Promise<void> {
   if (!out.write(line + '\n')) await once(out, 'drain')
 }

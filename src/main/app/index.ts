@@ -5,5 +5,6 @@
  */
 export type { Actor } from '../domain/actor'
 export * from '../domain/errors'
+export { parseCvcRetention } from '../domain/cvc-retention'
 export { parse } from '../domain/validation'
 export { problemOf, problemOfCode } from './problem'

@@ -5,7 +5,8 @@
  */
 import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../infra/logger'
-import { createServer, listen, type ServerOptions } from '../server/app'
+import { listen } from '../infra/listen'
+import { createServer, type ServerOptions } from '../server/app'
 import type { Clock } from '../app/service-context'
 import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './vault'
 
@@ -40,7 +41,7 @@ export async function startServiceHost(options: ServiceHostOptions): Promise<Ser
   const vault = await openVault(options)
   try {
     const app = createServer(vault.services, options)
-    const running = await listen(app, options.host, options.port)
+    const running = await listen(app.callback(), options.host, options.port)
     await vault.recordUrl(running.url).catch(async (error) => {
       await running.close()
       throw error

@@ -9,7 +9,7 @@ import { isIP } from 'node:net'
 import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
 import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
-import { parseCvcRetention } from '../domain/cvc-retention'
+import { parseCvcRetention } from '../app'
 import type { MailConfig } from '../app/mail.service'
 import { CliError } from './exit-codes'
 

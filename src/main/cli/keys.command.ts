@@ -17,12 +17,12 @@ import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
 import { createKeyFile, generateMasterKey, replaceMasterKeyFile, type MasterKey } from '../bootstrap/master-key'
 import { createLogger } from '../infra/logger'
-import { describeCounts, readKeyStatus, type CeremonyActor } from '../app/keys.service'
+import { describeCounts, type CeremonyActor } from '../app/keys.service'
 import { openVault, type Vault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
-import { requireMasterKey, requireVault, withUnlockedDatabase } from './vault-access'
+import { requireMasterKey, requireVault, withUnlockedVault } from './vault-access'
 
 
 /** The person at the terminal acts as the tenant OWNER; the audit message names the OS account too. */
@@ -78,8 +78,8 @@ function statusText(status: KeyStatus): string {
 
 /** `tessera keys status`: reads without taking the vault's lock, so it works beside a running server. */
 export async function keysStatus({ options }: CommandInput): Promise<void> {
-  await withUnlockedDatabase(options['data-dir'] as string, async (db, keyring) => {
-    const result = await readKeyStatus(db.reader, keyring)
+  await withUnlockedVault(options['data-dir'] as string, async (vault) => {
+    const result = await vault.keyStatus()
     process.stdout.write(options.json ? JSON.stringify(result) + '\n' : statusText(result))
   })
 }

@@ -8,26 +8,14 @@ import { createReadStream } from 'node:fs'
 import { open, rm } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
-import { keyFingerprint, signingKeys } from '../crypto/audit'
-import { readySodium } from '../crypto/sodium'
-import type { Database } from '../storage/database'
-import { openAuditChain, verifyAuditChain } from '../app/audit-chain'
-import { BrokenChainError, verifyAuditExport, writeAuditExport } from '../app/audit-export'
-import type { Keyring } from '../app/keyring'
+import { BrokenChainError } from '../app/audit-export'
+import { verifyAuditExportLines } from '../bootstrap/offline-vault'
 import type { CommandInput } from './commands'
 import { CliError, exitCode, type ExitCode } from './exit-codes'
-import { withUnlockedDatabase } from './vault-access'
+import { withUnlockedVault } from './vault-access'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
-}
-
-/** Opens the vault's database and keys without its lock; a vault made before the audit chain gets its keys, and its entries are chained, here as at any first opening. */
-function withVault<T>(dataDir: string, work: (db: Database, keyring: Keyring) => Promise<T>): Promise<T> {
-  return withUnlockedDatabase(dataDir, async (db, keyring) => {
-    await openAuditChain(db.writer, keyring)
-    return work(db, keyring)
-  })
 }
 
 export async function verify({ options }: CommandInput): Promise<ExitCode> {
@@ -36,28 +24,26 @@ export async function verify({ options }: CommandInput): Promise<ExitCode> {
 }
 
 function verifyVault(dataDir: string): Promise<ExitCode> {
-  return withVault(dataDir, async (db, keyring) => {
-    const report = await verifyAuditChain(db.reader, keyring.auditKeys.mac)
+  return withUnlockedVault(dataDir, async (vault) => {
+    const { report, signingKey } = await vault.verifyAuditLog()
     if (!report.intact) {
       print(`Audit log BROKEN at seq ${report.seq}: ${report.problem}.`)
       print(`${report.entries} entries before it verified.`)
       return exitCode('AUDIT_BROKEN')
     }
-    const { publicKey } = signingKeys(keyring.auditKeys.signingSeed)
     print(`Audit log intact: ${report.entries} entries, chain head at seq ${report.head.seq}.`)
-    print(`Export signing key: ${keyFingerprint(publicKey)} (public key ${publicKey.toString('base64')})`)
+    print(`Export signing key: ${signingKey.fingerprint} (public key ${signingKey.publicKey})`)
     return exitCode('OK')
   })
 }
 
 async function verifyFile(file: string, pinned: Buffer | undefined): Promise<ExitCode> {
-  await readySodium()
   const input = createReadStream(file, 'utf8')
   const opened = new Promise<void>((resolve, reject) => input.once('open', () => resolve()).once('error', reject))
   await opened.catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new CliError('USAGE', `The export ${file} does not exist.`, 'check the path given to --file.') : error
   })
-  const report = await verifyAuditExport(createInterface({ input, crlfDelay: Infinity }), pinned).finally(() => input.destroy())
+  const report = await verifyAuditExportLines(() => createInterface({ input, crlfDelay: Infinity }), pinned).finally(() => input.destroy())
   if (!report.intact) {
     print(`Export BROKEN at line ${report.line}${report.seq === undefined ? '' : ` (seq ${report.seq})`}: ${report.problem}.`)
     return exitCode('AUDIT_BROKEN')
@@ -73,13 +59,13 @@ export async function exportLogs({ options }: CommandInput): Promise<ExitCode> {
   const out = options.out as string | undefined
   if (!out) throw new CliError('USAGE', 'Missing --out FILE.', 'see `tessera logs export --help`.', true)
   const range = { since: options.since as number | undefined, until: options.until as number | undefined }
-  return withVault(options['data-dir'] as string, async (db, keyring) => {
+  return withUnlockedVault(options['data-dir'] as string, async (vault) => {
     const handle = await open(out, 'w', 0o600).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'ENOENT' ? new CliError('USAGE', `Cannot write ${out}: its folder does not exist.`, 'choose a file in an existing folder for --out.') : error
     })
     const file = handle.createWriteStream()
     try {
-      const summary = await writeAuditExport(db.reader, keyring.auditKeys, file, { ...range, now: Date.now() })
+      const summary = await vault.exportAuditLog(file, { ...range, now: Date.now() })
       file.end()
       await finished(file)
       const seqs = summary.entries ? `, seq ${summary.firstSeq} to ${summary.lastSeq}` : ''

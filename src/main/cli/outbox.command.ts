@@ -5,9 +5,8 @@
  * `tessera serve` runs on the same data dir.
  */
 import type { OutboxMail } from '../../shared/contracts'
-import { readOutbox } from '../app/mail.service'
 import type { CommandInput } from './commands'
-import { withUnlockedDatabase } from './vault-access'
+import { withUnlockedVault } from './vault-access'
 
 /** The newest mails shown. */
 const SHOWN = 200
@@ -44,8 +43,8 @@ function toText(entries: OutboxMail[]): string {
 }
 
 export async function outbox({ options }: CommandInput): Promise<void> {
-  await withUnlockedDatabase(options['data-dir'] as string, async (db, keyring) => {
-    const entries = (await readOutbox(db.reader, keyring, { page: 1, size: SHOWN })).data
+  await withUnlockedVault(options['data-dir'] as string, async (vault) => {
+    const entries = await vault.outbox(SHOWN)
     process.stdout.write(options.json ? JSON.stringify({ mails: entries.map(toJson) }) + '\n' : toText(entries))
   })
 }

@@ -3,7 +3,7 @@
  * when started through npm, until that npm process goes away).
  */
 import { createLogger, type Logger } from '../infra/logger'
-import { ListenError } from '../server/app'
+import { ListenError } from '../infra/listen'
 import { startServiceHost, type ServiceHost } from '../bootstrap/service-host'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'

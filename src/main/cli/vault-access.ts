@@ -5,9 +5,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createMasterKeyFile, loadMasterKey, type MasterKey } from '../bootstrap/master-key'
-import { readySodium } from '../crypto/sodium'
-import { openDatabase, type Database } from '../storage/database'
-import { unlockKeyring, type Keyring } from '../app/keyring'
+import { withOfflineVault, type OfflineVault } from '../bootstrap/offline-vault'
 import { DATABASE_FILE } from '../bootstrap/vault'
 import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
@@ -36,19 +34,12 @@ export async function loadOrCreateMasterKey(dir: string): Promise<MasterKey> {
 }
 
 /**
- * Opens the vault's database and keys without taking its lock (not openVault),
- * so the commands that only read (`outbox`, `keys status`, `logs`) work while
+ * Opens the vault without taking its lock (see bootstrap/offline-vault.ts), so
+ * the commands that only read (`outbox`, `keys status`, `logs`) work while
  * `tessera serve` or the desktop app holds the vault.
  */
-export async function withUnlockedDatabase<T>(dir: string, work: (db: Database, keyring: Keyring) => Promise<T>): Promise<T> {
+export async function withUnlockedVault<T>(dir: string, work: (vault: OfflineVault) => Promise<T>): Promise<T> {
   await requireDataDir(dir, 'write')
   requireVault(dir)
-  const masterKey = await requireMasterKey(dir)
-  await readySodium()
-  const db = await openDatabase(join(dir, DATABASE_FILE), { readers: 1 })
-  try {
-    return await work(db, await unlockKeyring(db.reader, masterKey))
-  } finally {
-    await db.close()
-  }
+  return withOfflineVault(dir, await requireMasterKey(dir), work)
 }

@@ -7,8 +7,7 @@
  */
 import { CHANNEL_PREFIX, IPC_METHODS, type IpcResult, type Namespace } from '../../shared/ipc'
 import type { Logger } from '../infra/logger'
-import { problemOf, problemOfCode } from '../app/problem'
-import { AppError } from '../domain/errors'
+import { AppError, problemOf, problemOfCode } from '../app'
 import type { DesktopHandlers } from './handlers'
 
 type AnyHandler = (...args: unknown[]) => Promise<unknown>

@@ -9,11 +9,10 @@ import { readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
 import type { DesktopSettings } from '../../shared/ipc'
-import { ValidationError } from '../app'
+import { parse, ValidationError } from '../app'
 import { openUnderMasterKey, type MasterKey } from '../bootstrap/master-key'
 import type { MailConfig } from '../app/mail.service'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
-import { parse } from '../domain/validation'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
 export const DEFAULT_PORT = 4390

@@ -1,5 +1,5 @@
 import type Router from '@koa/router'
-import type { Actor } from '../domain/actor'
+import type { Actor } from '../app'
 import type { Services } from '../bootstrap/services'
 import type { JsonBody } from './middleware/body'
 

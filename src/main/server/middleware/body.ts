@@ -10,7 +10,7 @@
  */
 import parse from 'co-body'
 import type { Middleware, Request } from 'koa'
-import { AppError, UnsupportedMediaTypeError, ValidationError } from '../../domain/errors'
+import { AppError, UnsupportedMediaTypeError, ValidationError } from '../../app'
 
 /** What co-body's inflation decodes; it would answer anything else with an unexposed (500) error. */
 const CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br'])

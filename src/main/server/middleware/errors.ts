@@ -6,7 +6,7 @@
 import type { Context, Middleware } from 'koa'
 import type { Problem } from '../../../shared/types'
 import { problem, problemOf, problemOfCode, statusTitle } from '../../app/problem'
-import { AppError } from '../../domain/errors'
+import { AppError } from '../../app'
 
 /** Errors from the HTTP layer (co-body, koa) carry an exposable status. */
 function httpProblem(error: { status?: number; expose?: boolean; type?: string; message?: string }): Problem | undefined {

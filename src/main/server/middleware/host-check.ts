@@ -9,7 +9,7 @@
  * allowed name, optionally followed by a port of 1 to 5 digits up to 65535, is refused.
  */
 import type { Middleware } from 'koa'
-import { AppError } from '../../domain/errors'
+import { AppError } from '../../app'
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
