@@ -3,7 +3,7 @@
  * service that wants it sent writes it to the `mail_outbox` table in the same
  * transaction as the change it announces, so an invitation and its e-mail
  * exist together or not at all. A delivery worker then sends due mail over
- * SMTP (nodemailer), right after enqueueing and again from the jobs service,
+ * SMTP (infra/mail-transport.ts), right after enqueueing and again from the jobs service,
  * retrying failures with exponential backoff. Without SMTP, mail waits in the
  * outbox (`tessera outbox` shows it, links included).
  *
@@ -11,7 +11,6 @@
  * like token data; logs name an outbox id and an error code, nothing more.
  */
 import type { Reader, Tx } from '../storage/connections'
-import nodemailer, { type Transporter } from 'nodemailer'
 import { openJson, sealJson } from '../crypto/aead'
 import { newId } from '../crypto/random'
 import {
@@ -31,27 +30,7 @@ import { toIsoString } from '../domain/dates'
 import { offsetOf, toPage } from '../domain/pagination'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
-
-/** SMTP settings and the base URL of links in mail. Without `host`, mail stays in the outbox. */
-export interface MailConfig {
-  host?: string
-  /** Default 465 with `secure`, else 587. */
-  port?: number
-  /** TLS from the first byte (SMTPS, usually port 465). */
-  secure?: boolean
-  /**
-   * Without `secure`: refuse to send unless the server upgrades the connection
-   * with STARTTLS (the default), or, when false, send in the clear to a server
-   * that does not offer it. Mail carries one-time links; plain text is an opt-in.
-   */
-  requireTLS?: boolean
-  user?: string
-  password?: string
-  /** The From header, e.g. `Tessera <vault@example.com>`. */
-  from?: string
-  /** Base URL of links in mail; by default the service's own URL. */
-  publicBaseUrl?: string
-}
+import { createMailTransport, type MailConfig, type MailTransport } from '../infra/mail-transport'
 
 /** What the body of an outbox mail holds (sealed). */
 export interface MailBody {
@@ -139,7 +118,7 @@ export async function readOutbox(db: Reader, keyring: Keyring, query: ListOutbox
 }
 
 export class MailService {
-  private transport: Transporter | undefined
+  private readonly transport: MailTransport | undefined
   private serviceUrl = DEFAULT_BASE_URL
   /** Delivery runs one at a time, so a mail is never sent twice by this process. */
   private queue: Promise<unknown> = Promise.resolve()
@@ -150,20 +129,7 @@ export class MailService {
     private readonly context: ServiceContext,
     private readonly config: MailConfig = {}
   ) {
-    if (config.host) {
-      this.transport = nodemailer.createTransport({
-        host: config.host,
-        port: config.port ?? (config.secure ? 465 : 587),
-        secure: config.secure ?? false,
-        requireTLS: !config.secure && config.requireTLS !== false,
-        auth: config.user ? { user: config.user, pass: config.password ?? '' } : undefined,
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 30_000,
-        disableFileAccess: true,
-        disableUrlAccess: true
-      })
-    }
+    this.transport = createMailTransport(config)
   }
 
   /** Whether SMTP is configured (otherwise mail waits in the outbox). */
@@ -244,7 +210,7 @@ export class MailService {
     return readOutbox(this.context.reader, this.context.keyring, query)
   }
 
-  private async deliverBatch(transport: Transporter, limit: number): Promise<number> {
+  private async deliverBatch(transport: MailTransport, limit: number): Promise<number> {
     const ids = await listDueOutboxIds(this.context.reader, this.context.clock.now(), limit)
     let sent = 0
     for (const id of ids) {
@@ -255,7 +221,7 @@ export class MailService {
   }
 
   /** One attempt at one mail; true when it was sent. */
-  private async deliverOne(transport: Transporter, id: string): Promise<boolean> {
+  private async deliverOne(transport: MailTransport, id: string): Promise<boolean> {
     const { writes, clock, logger } = this.context
     const now = clock.now()
     const row = await writes.run(async (trx) => {
@@ -267,7 +233,7 @@ export class MailService {
     try {
       const body = openBody(this.context.keyring, row)
       if (!body) throw Object.assign(new Error('unreadable body'), { code: 'BODY_UNREADABLE' })
-      await transport.sendMail({ from: this.config.from ?? DEFAULT_FROM, to: row.recipient, subject: row.subject, text: body.text, html: body.html })
+      await transport.send({ from: this.config.from ?? DEFAULT_FROM, to: row.recipient, subject: row.subject, text: body.text, html: body.html })
     } catch (error) {
       const code = deliveryErrorCode(error)
       const retryAt = clock.now() + retryDelayMs(attempts)

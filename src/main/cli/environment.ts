@@ -10,7 +10,7 @@ import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
 import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
 import { parseCvcRetention } from '../app'
-import type { MailConfig } from '../app/mail.service'
+import type { MailConfig } from '../infra/mail-transport'
 import { CliError } from './exit-codes'
 
 const hostname = z.hostname()

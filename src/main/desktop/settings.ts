@@ -11,7 +11,7 @@ import { z } from 'zod'
 import type { DesktopSettings } from '../../shared/ipc'
 import { parse, ValidationError } from '../app'
 import { openUnderMasterKey, type MasterKey } from '../bootstrap/master-key'
-import type { MailConfig } from '../app/mail.service'
+import type { MailConfig } from '../infra/mail-transport'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
