@@ -1,15 +1,43 @@
 // Lint for the whole repository. Besides the recommended rules, it enforces
-// the layering of DESIGN §1: only the Electron glue imports `electron`, the
-// service layers never import upward, migrations import nothing from src/,
-// and the renderer reaches the main process only through the typed bridge.
+// the layering of src/main (docs/architecture.md) as one import zone per
+// folder: the doors (server, desktop with its Electron glue, cli) over app/,
+// app/ over domain/, storage/, crypto/ and infra/, nothing importing upward;
+// only the Electron glue imports `electron`, migrations import nothing from
+// src/, and the renderer reaches the main process only through the typed
+// bridge. `npm run lint` also fails on any import cycle (dpdm, package.json).
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import vue from 'eslint-plugin-vue'
 import globals from 'globals'
 
-const electronOnlyInGlue = {
-  paths: [{ name: 'electron', message: 'Only src/main/electron/ and src/main/index.ts may import electron (DESIGN §1).' }]
+const electronOnlyInGlue = { name: 'electron', message: 'Only src/main/electron/ and src/main/index.ts may import electron.' }
+
+/** Relative imports of the folders of src/main named, from anywhere in src/main. */
+const folders = (...names) => names.flatMap((name) => [`**/${name}`, `**/${name}/**`])
+
+/**
+ * One import zone: `files` may not import the src/main folders in `forbidden`
+ * (type-only imports of those in `typesOnly` are fine), nor the packages in
+ * `packages`, nor anything matching `regex`.
+ */
+function zone(files, { forbidden = [], typesOnly = [], packages = [], regex, why }) {
+  const patterns = [
+    ...(forbidden.length ? [{ group: folders(...forbidden), message: why }] : []),
+    ...(typesOnly.length ? [{ group: folders(...typesOnly), allowTypeImports: true, message: why }] : []),
+    ...(regex ? [{ regex, message: why }] : [])
+  ]
+  return {
+    files,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [electronOnlyInGlue, ...packages.map((name) => ({ name, message: why }))], patterns }]
+    }
+  }
 }
+
+const DOORS = ['server', 'desktop', 'cli', 'electron']
+/** Packages that belong to one layer: the database, libsodium, SMTP, HTTP. */
+const STORAGE_PACKAGES = ['knex', 'sqlite3']
+const CRYPTO_PACKAGES = ['libsodium-wrappers']
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', 'test-results/**', 'coverage/**', '**/*.d.ts'] },
@@ -43,19 +71,67 @@ export default tseslint.config(
       'vue/html-self-closing': 'off'
     }
   },
+  zone(['src/shared/**/*.ts', 'db/**/*.ts'], { why: 'Only the Electron glue imports electron.' }),
   {
-    files: ['src/main/**/*.ts', 'src/shared/**/*.ts', 'db/**/*.ts'],
-    ignores: ['src/main/electron/**', 'src/main/index.ts'],
-    rules: { 'no-restricted-imports': ['error', electronOnlyInGlue] }
+    // The preload exposes the contract of src/shared over electron's ipcRenderer, and nothing else.
+    files: ['src/preload/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./(?!shared/)', message: 'The preload imports only electron and src/shared.' }] }] }
   },
+  // The pure rules: no I/O, no database, no libsodium. Randomness (alias filters) and yielding to the event loop (the expression budget) are not I/O.
+  zone(['src/main/domain/**/*.ts'], {
+    regex: '^(?!zod$|liquidjs$|luxon$|node:crypto$|node:timers/promises$|\\.{1,2}/)|^\\.\\./(?!\\.\\./shared/)',
+    why: 'domain/ is pure: it imports only src/shared and zod, liquidjs, luxon (plus node:crypto randomness and node:timers yielding).'
+  }),
+  zone(['src/main/storage/**/*.ts'], {
+    forbidden: ['app', 'bootstrap', 'crypto', 'infra', ...DOORS],
+    typesOnly: ['domain'],
+    packages: [...CRYPTO_PACKAGES, 'nodemailer', 'koa'],
+    why: 'storage/ imports nothing above it (domain types only).'
+  }),
+  zone(['src/main/crypto/**/*.ts'], {
+    regex: '^\\.\\./',
+    packages: [...STORAGE_PACKAGES, 'nodemailer', 'koa'],
+    why: 'crypto/ imports nothing from the rest of src/main.'
+  }),
+  zone(['src/main/infra/**/*.ts'], {
+    forbidden: ['domain', 'app', 'bootstrap', 'storage', 'crypto', ...DOORS],
+    packages: [...CRYPTO_PACKAGES, 'knex'],
+    why: 'infra/ imports nothing above it.'
+  }),
+  zone(['src/main/app/**/*.ts'], {
+    forbidden: ['bootstrap', ...DOORS],
+    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES, 'nodemailer', 'koa'],
+    why: 'app/ reaches the database through storage/, libsodium through crypto/, SMTP through infra/, and never the doors or bootstrap/.'
+  }),
+  zone(['src/main/bootstrap/**/*.ts'], {
+    forbidden: ['desktop', 'cli', 'electron'],
+    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
+    why: 'bootstrap/ composes app/, storage/, crypto/ and infra/ and hosts the REST server; the other doors use it.'
+  }),
+  zone(['src/main/server/**/*.ts'], {
+    forbidden: ['domain', 'storage', 'crypto', 'desktop', 'cli', 'electron'],
+    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
+    why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
+  }),
+  zone(['src/main/desktop/**/*.ts'], {
+    forbidden: ['domain', 'storage', 'crypto', 'server', 'cli', 'electron'],
+    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
+    why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
+  }),
+  zone(['src/main/cli/**/*.ts'], {
+    forbidden: ['domain', 'storage', 'crypto', 'server', 'desktop', 'electron'],
+    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
+    why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
+  }),
   {
-    files: ['src/main/app/**/*.ts', 'src/main/infra/**/*.ts', 'src/main/domain/**/*.ts', 'src/main/storage/**/*.ts', 'src/main/crypto/**/*.ts'],
+    // The Electron glue: the desktop door's other half, which registers desktop/'s handlers with ipcMain.
+    files: ['src/main/electron/**/*.ts', 'src/main/index.ts'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          ...electronOnlyInGlue,
-          patterns: [{ group: ['**/server/**', '**/server', '**/cli/**', '**/electron/**', '**/desktop/**'], message: 'Services and below never import the adapters above them (DESIGN §1).' }]
+          paths: STORAGE_PACKAGES.concat(CRYPTO_PACKAGES).map((name) => ({ name, message: 'The Electron glue imports desktop/, app/, bootstrap/ and infra/.' })),
+          patterns: [{ group: folders('domain', 'storage', 'crypto', 'server', 'cli'), message: 'The Electron glue imports desktop/, app/, bootstrap/ and infra/.' }]
         }
       ]
     }
@@ -64,10 +140,10 @@ export default tseslint.config(
     // The renderer may import the contracts too: zod, email-addresses (pure) and src/shared only.
     files: ['src/shared/contracts/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          ...electronOnlyInGlue,
+          paths: [electronOnlyInGlue],
           patterns: [
             { regex: '^(?!zod$|email-addresses$|\\.{1,2}/)', message: 'Contracts import only zod, email-addresses and src/shared modules.' },
             { regex: '^\\.\\./\\.\\./', message: 'Contracts import only zod, email-addresses and src/shared modules.' }
@@ -79,7 +155,7 @@ export default tseslint.config(
   {
     files: ['db/migrations/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'Migrations are self-contained (DESIGN §1).' }] }]
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'Migrations are self-contained.' }] }]
     }
   },
   {
