@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: measures the service on 127.0.0.1 and, in the same run,
- * the ceilings it is judged against (issue 2, DESIGN §11). Figures are
+ * the ceilings it is judged against (issue 2). Figures are
  * reported as ratios to their ceiling, which makes them comparable across
  * machines. The service and the bare Koa ceiling run as child processes;
  * autocannon runs here, so client and server each get a core.

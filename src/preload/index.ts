@@ -1,7 +1,7 @@
 /**
  * Exposes the typed contract as `window.tessera` and nothing else: one
  * function per channel of `IPC_CHANNELS`, each a plain `ipcRenderer.invoke`.
- * The renderer never sees `ipcRenderer` itself (DESIGN §10).
+ * The renderer never sees `ipcRenderer` itself.
  */
 import { contextBridge, ipcRenderer } from 'electron'
 import { IPC_METHODS, channelOf, type Namespace, type TesseraBridge } from '../shared/ipc'

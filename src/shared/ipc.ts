@@ -1,5 +1,5 @@
 /**
- * The one IPC contract between the renderer and the main process (DESIGN §1, §10).
+ * The one IPC contract between the renderer and the main process.
  *
  * `TesseraApi` is what the renderer programs against. The preload exposes it
  * as `window.tessera` with every result wrapped in an `IpcResult` (errors do

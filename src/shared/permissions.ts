@@ -1,5 +1,5 @@
 /**
- * The permission catalogue (DESIGN §6) and which application types may hold
+ * The permission catalogue and which application types may hold
  * which permissions. Shared by the service (validation) and the GUI (pickers).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The headless CLI contract (DESIGN §9), driven as other tools drive it: a
+ * The headless CLI contract, driven as other tools drive it: a
  * child process, its stdout, stderr, exit code and signals.
  */
 import { request as httpRequest } from 'node:http'

@@ -1,5 +1,5 @@
 /**
- * Nothing sensitive at rest (DESIGN §3): the raw SQLite file and its WAL hold
+ * Nothing sensitive at rest: the raw SQLite file and its WAL hold
  * no token plaintext and no API key, a deleted token leaves only a tombstone,
  * and a wrong master key cannot open the vault.
  */

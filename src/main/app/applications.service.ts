@@ -1,6 +1,6 @@
 /**
- * Applications: API keys with their permissions and rules (spec "Applications",
- * DESIGN §6–8). Keys are shown once, in the create and regenerate responses, and
+ * Applications: API keys with their permissions and rules (spec "Applications").
+ * Keys are shown once, in the create and regenerate responses, and
  * stored only as keyed hashes.
  *
  * Decisions beyond the spec:

@@ -1,5 +1,5 @@
 /**
- * Tenant invitations (spec "Tenant invitations" and its state table, DESIGN §8).
+ * Tenant invitations (spec "Tenant invitations" and its state table).
  *
  * Each invitation has at most one valid link: a one-time secret stored only as
  * a keyed hash (`link_hash`). Create and resend put a fresh link in a mail that

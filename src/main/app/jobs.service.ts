@@ -1,5 +1,5 @@
 /**
- * Background sweeps inside the service (DESIGN §8 "Expiry"): expired tokens,
+ * Background sweeps inside the service: expired tokens,
  * applications and sessions are deleted, card CVCs past their retention window
  * are removed, invitation expiry is persisted, and outbox mail is retried. Each sweep's last run is stored in `job_runs`, so
  * after a restart a sweep runs at once if it is overdue, and what expired

@@ -1,5 +1,5 @@
 /**
- * Outgoing mail (DESIGN §8). Mail is never sent from inside a request: the
+ * Outgoing mail. Mail is never sent from inside a request: the
  * service that wants it sent writes it to the `mail_outbox` table in the same
  * transaction as the change it announces, so an invitation and its e-mail
  * exist together or not at all. A delivery worker then sends due mail over

@@ -1,5 +1,5 @@
 /**
- * Tenant members (spec "Tenant members", DESIGN §8): listing and revoking.
+ * Tenant members (spec "Tenant members"): listing and revoking.
  * Members join through invitations (invitations.service.ts). The OWNER cannot
  * be deleted; a deleted member loses access at once because the desktop user
  * is checked against the member row (`isActiveMember`).

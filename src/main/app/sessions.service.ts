@@ -1,5 +1,5 @@
 /**
- * Short-lived sessions (spec "Sessions", DESIGN §6). A public application
+ * Short-lived sessions (spec "Sessions"). A public application
  * creates one and hands its key to a browser or phone; a private application
  * authorizes it through the nonce with exactly the access the client needs.
  * Until then, and after `expires_at`, the session key is a 401.

@@ -1,5 +1,5 @@
 /**
- * Builds every domain service from injected dependencies (DESIGN §1). The REST
+ * Builds every domain service from injected dependencies. The REST
  * server and the IPC handlers are thin adapters over what this returns.
  */
 import type { Database } from '../storage/database'

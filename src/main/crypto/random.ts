@@ -1,5 +1,5 @@
 /**
- * Randomness from node:crypto. DESIGN §11: `sodium.randombytes_buf` crosses into
+ * Randomness from node:crypto. `sodium.randombytes_buf` crosses into
  * WASM on every call and caps throughput; node's CSPRNG filling a pooled buffer
  * is ~25x faster and equally strong.
  */

@@ -22,7 +22,7 @@ import { VaultInUseError } from '../infra/vault-lock'
 import { ENVIRONMENT_KEY_ROTATION, type MasterKeyStore } from './key-store'
 import type { SettingsSecrets, SettingsStore } from './settings'
 
-/** The service only ever listens on loopback (DESIGN §1). */
+/** The service only ever listens on loopback. */
 export const SERVICE_HOST = '127.0.0.1'
 
 export interface DesktopVaultOptions {

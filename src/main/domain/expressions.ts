@@ -1,5 +1,5 @@
 /**
- * Liquid expressions (DESIGN §4): one sandboxed liquidjs engine with Tessera's filters,
+ * Liquid expressions: one sandboxed liquidjs engine with Tessera's filters,
  * a bounded cache of parsed templates, type-preserving evaluation of single outputs,
  * and the limits that bound what expressions cost, per evaluation and per request.
  */

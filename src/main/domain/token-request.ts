@@ -16,7 +16,7 @@ import { asStoredJson, type SearchIndexEntry, type StoredToken, type TokenKeys }
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
 
-/** Characters a token id may not contain (DESIGN §5): they break URLs and paths. */
+/** Characters a token id may not contain: they break URLs and paths. */
 const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^]/
 const EXPRESSION_MARKER = /\{\{|\{%/
 

@@ -1,5 +1,5 @@
 /**
- * Token types (DESIGN §5): one registry entry per type, holding its data validation
+ * Token types: one registry entry per type, holding its data validation
  * and defaults. Adding a type means adding an entry, nothing else.
  */
 import { ValidationError, type FieldErrors } from './errors'

@@ -132,7 +132,7 @@ export function toWireToken(row: StoredToken, data: unknown, transform: Transfor
   return token
 }
 
-/** What a caller without read access learns about a deduplicated token (DESIGN §5). */
+/** What a caller without read access learns about a deduplicated token. */
 export function toMinimalToken(row: StoredToken): Token {
   return {
     id: row.id,

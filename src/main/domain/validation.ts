@@ -1,6 +1,6 @@
 /**
  * zod schemas → our ValidationError. One schema gives the check, the field
- * paths of the errors and the TypeScript type (DESIGN §12).
+ * paths of the errors and the TypeScript type.
  */
 import { z } from 'zod'
 import { ValidationError, type FieldErrors } from './errors'

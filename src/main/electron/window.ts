@@ -1,5 +1,5 @@
 /**
- * The main window and the web security around it (DESIGN §10): an isolated,
+ * The main window and the web security around it: an isolated,
  * sandboxed renderer without Node, a strict Content-Security-Policy (as a
  * response header here and as a <meta> in index.html), no remote content,
  * no navigation, no new windows, no permissions beyond writing the clipboard.

@@ -7,7 +7,7 @@ import knex, { type Knex } from 'knex'
 import { migrations } from '../../../db/migrations'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 
-/** Pragmas applied to every connection (DESIGN §3). */
+/** Pragmas applied to every connection. */
 const CONNECTION_PRAGMAS = [
   'PRAGMA foreign_keys = ON',
   'PRAGMA busy_timeout = 5000',

@@ -1,5 +1,5 @@
 /**
- * Group commit (DESIGN §11). Every write goes through one queue that runs the
+ * Group commit. Every write goes through one queue that runs the
  * work of concurrent requests inside one transaction per turn, and settles
  * each request only after that transaction commits. One fsync then covers
  * many requests, and "no change without its audit entry" still holds because

@@ -1,5 +1,5 @@
 /**
- * DNS-rebinding defence (DESIGN §7): a page on evil.example that resolves its
+ * DNS-rebinding defence: a page on evil.example that resolves its
  * name to 127.0.0.1 must not reach the vault, so only loopback names and
  * explicitly configured hosts are accepted in the Host header.
  *

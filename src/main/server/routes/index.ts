@@ -1,4 +1,4 @@
-/** Mounts every resource router; each file owns one REST resource (DESIGN §2). */
+/** Mounts every resource router; each file owns one REST resource. */
 import type Koa from 'koa'
 import type { AppRouter, AppState, RouteDeps } from '../types'
 import { applicationsRoutes } from './applications.routes'
