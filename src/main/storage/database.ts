@@ -4,8 +4,8 @@
  */
 import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
-import { migrations } from '../../../db/migrations'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
+import { migrationSource } from './migrations'
 
 /** Pragmas applied to every connection. */
 const CONNECTION_PRAGMAS = [
@@ -39,17 +39,8 @@ function connect(filename: string, poolSize: number): Knex {
         connection.exec(CONNECTION_PRAGMAS.join(';'), (error) => done(error, connection))
       }
     },
-    migrations: { migrationSource: migrationSource() }
+    migrations: { migrationSource }
   })
-}
-
-/** Feeds knex the explicit migration list of db/migrations/index.ts. */
-function migrationSource(): Knex.MigrationSource<string> {
-  return {
-    getMigrations: async () => Object.keys(migrations).sort(),
-    getMigrationName: (name) => name,
-    getMigration: async (name) => migrations[name]
-  }
 }
 
 /** Opens (creating if needed) the database file and brings its schema up to date. */

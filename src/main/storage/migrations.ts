@@ -1,0 +1,12 @@
+/**
+ * The schema's migrations as knex runs them: the explicit, ordered list of
+ * db/migrations/index.ts (a bundled app cannot scan a folder for them).
+ */
+import type { Knex } from 'knex'
+import { migrations } from '../../../db/migrations'
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations).sort(),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]
+}
