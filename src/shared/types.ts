@@ -18,8 +18,6 @@ export interface Page<T> {
 
 export type Token = z.infer<typeof contract.token>
 
-export type CreateTokenRequest = z.input<typeof contract.createTokenBody>
-
 export type Condition = z.infer<typeof contract.condition>
 
 export type AccessRule = z.infer<typeof contract.accessRuleView>

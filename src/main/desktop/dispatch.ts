@@ -12,11 +12,6 @@ import type { DesktopHandlers } from './handlers'
 
 type AnyHandler = (...args: unknown[]) => Promise<unknown>
 
-/** Whether `channel` names a method of the contract. */
-export function isContractChannel(channel: unknown): channel is string {
-  return lookup(channel) !== undefined
-}
-
 function lookup(channel: unknown): { namespace: Namespace; method: string } | undefined {
   if (typeof channel !== 'string' || !channel.startsWith(CHANNEL_PREFIX)) return undefined
   const [namespace, method, ...rest] = channel.slice(CHANNEL_PREFIX.length).split('.')

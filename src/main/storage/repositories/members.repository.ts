@@ -47,10 +47,6 @@ export async function listMembers(db: Db, filter: MemberFilter, limit: number, o
     .offset(offset)
 }
 
-export async function findMemberWithUser(db: Db, tenantId: string, id: string): Promise<MemberWithUserRow | undefined> {
-  return withUser(sql(db)('members').where({ 'members.tenant_id': tenantId, 'members.id': id })).first()
-}
-
 export async function deleteMember(db: Db, tenantId: string, id: string): Promise<number> {
   return sql(db)('members').where({ tenant_id: tenantId, id }).delete()
 }

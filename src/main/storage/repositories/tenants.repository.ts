@@ -44,10 +44,6 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
   return sql(db)('users').whereRaw('lower(email) = lower(?)', [email]).first()
 }
 
-export async function findUser(db: Db, id: string): Promise<UserRow | undefined> {
-  return sql(db)('users').where({ id }).first()
-}
-
 export async function insertMember(db: Db, row: MemberRow): Promise<void> {
   await sql(db)('members').insert(row)
 }
