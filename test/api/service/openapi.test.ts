@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openApiDocument } from '../../src/main/server/openapi'
-import { startTestService, type TestService } from '../helpers/service'
+import { openApiDocument } from '../../../src/main/server/openapi'
+import { startTestService, type TestService } from '../../helpers/service'
 
 describe('GET /openapi.json', () => {
   let service: TestService

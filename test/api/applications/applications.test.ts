@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../src/shared/permissions'
-import { startTestService, type TestService } from '../helpers/service'
-import { sql } from '../../src/main/storage/connections'
+import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../../src/shared/permissions'
+import { startTestService, type TestService } from '../../helpers/service'
+import { sql } from '../../../src/main/storage/connections'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'

@@ -9,8 +9,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MANAGEMENT_PERMISSIONS } from '../../src/shared/permissions'
-import { run, serve, terminate, type Finished } from '../helpers/cli'
+import { MANAGEMENT_PERMISSIONS } from '../../../src/shared/permissions'
+import { run, serve, terminate, type Finished } from '../../helpers/cli'
 
 // Each case spawns Node with tsx; on two busy cores that takes a few seconds.
 describe('tessera CLI', { timeout: 60_000 }, () => {
@@ -335,7 +335,7 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
     }, 120_000)
 
     it('prints the package version for --version and -v', async () => {
-      const { version } = JSON.parse(await readFile(join(__dirname, '..', '..', 'package.json'), 'utf8'))
+      const { version } = JSON.parse(await readFile(join(__dirname, '..', '..', '..', 'package.json'), 'utf8'))
       for (const flag of ['--version', '-v']) {
         const result = await run([flag])
         expect(result.code).toBe(0)

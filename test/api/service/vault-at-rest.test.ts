@@ -8,12 +8,12 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateMasterKey } from '../../src/main/crypto/keys'
-import { silentLogger } from '../../src/main/infra/logger'
-import { openVault } from '../../src/main/bootstrap/vault'
-import { startTestService, type TestService } from '../helpers/service'
-import { withCheckDigit } from '../helpers/tokens'
-import { sql } from '../../src/main/storage/connections'
+import { generateMasterKey } from '../../../src/main/crypto/keys'
+import { silentLogger } from '../../../src/main/infra/logger'
+import { openVault } from '../../../src/main/bootstrap/vault'
+import { startTestService, type TestService } from '../../helpers/service'
+import { withCheckDigit } from '../../helpers/tokens'
+import { sql } from '../../../src/main/storage/connections'
 
 const CARD_NUMBER = withCheckDigit('491633850608283')
 const CVC = '7319'
@@ -189,7 +189,7 @@ describe('vault at rest', { timeout: 60_000 }, () => {
   })
 })
 
-const CLI = join(__dirname, '..', '..', 'bin', 'tessera.cjs')
+const CLI = join(__dirname, '..', '..', '..', 'bin', 'tessera.cjs')
 
 /** Runs the CLI to completion (45 s at most) and collects its output. */
 function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -5,12 +5,12 @@
  * only when nothing uses it, with a report that proves it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { KeyRetirementReport, TenantKeyStatus } from '../../src/shared/types'
-import type { CeremonyActor } from '../../src/main/app/keys.service'
-import { SMTP_PASSWORD_SETTING } from '../../src/main/app/sealed-settings.service'
-import { startTestService, type TestService } from '../helpers/service'
-import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
-import { sql } from '../../src/main/storage/connections'
+import type { KeyRetirementReport, TenantKeyStatus } from '../../../src/shared/types'
+import type { CeremonyActor } from '../../../src/main/app/keys.service'
+import { SMTP_PASSWORD_SETTING } from '../../../src/main/app/sealed-settings.service'
+import { startTestService, type TestService } from '../../helpers/service'
+import { cardNumber, MERGE_PATCH } from '../../helpers/tokens'
+import { sql } from '../../../src/main/storage/connections'
 
 const CRUD = ['token:create', 'token:read', 'token:update', 'token:delete']
 

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestService, type TestService } from '../helpers/service'
-import { decodeQuotedPrintable, reservePort, startSmtpServer, type TestSmtpServer } from '../helpers/smtp'
+import { startTestService, type TestService } from '../../helpers/service'
+import { decodeQuotedPrintable, reservePort, startSmtpServer, type TestSmtpServer } from '../../helpers/smtp'
 
 /** A pino logger whose lines the test can read. */
 function capturingLogger() {

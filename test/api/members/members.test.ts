@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TenantMember } from '../../src/shared/types'
-import { addMember } from '../helpers/invitations'
-import { startTestService, type TestService } from '../helpers/service'
+import type { TenantMember } from '../../../src/shared/types'
+import { addMember } from '../../helpers/invitations'
+import { startTestService, type TestService } from '../../helpers/service'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'

@@ -4,9 +4,9 @@
  */
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../src/shared/permissions'
-import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../helpers/service'
-import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
+import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../../src/shared/permissions'
+import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../../helpers/service'
+import { cardNumber, MERGE_PATCH } from '../../helpers/tokens'
 
 /** Runs per property: enough to find shallow crashes, bounded so the file stays well under a minute. */
 const RUNS = 150

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TenantInvitation } from '../../src/shared/types'
-import { invitationLink, linkToken } from '../helpers/invitations'
-import { startTestService, type TestService } from '../helpers/service'
+import type { TenantInvitation } from '../../../src/shared/types'
+import { invitationLink, linkToken } from '../../helpers/invitations'
+import { startTestService, type TestService } from '../../helpers/service'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'

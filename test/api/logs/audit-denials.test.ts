@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { MAX_DENIAL_ENTRIES_PER_MINUTE } from '../../src/main/app/denials.service'
-import type { LogEntry } from '../../src/shared/types'
-import { startTestService, type TestService } from '../helpers/service'
+import { MAX_DENIAL_ENTRIES_PER_MINUTE } from '../../../src/main/app/denials.service'
+import type { LogEntry } from '../../../src/shared/types'
+import { startTestService, type TestService } from '../../helpers/service'
 
 describe('refused requests in the audit log', () => {
   let service: TestService

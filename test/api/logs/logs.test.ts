@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestService, type TestService } from '../helpers/service'
+import { startTestService, type TestService } from '../../helpers/service'
 
 describe('logs', () => {
   let service: TestService

@@ -4,9 +4,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXPRESSION_LIMITS } from '../../src/main/domain/expressions'
-import { startTestService, type TestService } from '../helpers/service'
-import { cardNumber, MERGE_PATCH } from '../helpers/tokens'
+import { EXPRESSION_LIMITS } from '../../../src/main/domain/expressions'
+import { startTestService, type TestService } from '../../helpers/service'
+import { cardNumber, MERGE_PATCH } from '../../helpers/tokens'
 
 const CRUD = ['token:create', 'token:read', 'token:update', 'token:delete']
 const rule = (container: string, transform: string, permissions: string[]) => ({ priority: 1, container, transform, permissions })

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve } from '../helpers/cli'
-import { startTestService } from '../helpers/service'
+import { run, serve } from '../../helpers/cli'
+import { startTestService } from '../../helpers/service'
 
 const intact = (stdout: string) => Number(/^Audit log intact: (\d+) entries/.exec(stdout)?.[1])
 

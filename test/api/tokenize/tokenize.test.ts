@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestService, type TestService } from '../helpers/service'
-import { breakLuhn, cardNumber } from '../helpers/tokens'
+import { startTestService, type TestService } from '../../helpers/service'
+import { breakLuhn, cardNumber } from '../../helpers/tokens'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const CRUD = ['token:create', 'token:read', 'token:update', 'token:delete']

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run } from '../helpers/cli'
-import { startTestService, type TestService } from '../helpers/service'
+import { run } from '../../helpers/cli'
+import { startTestService, type TestService } from '../../helpers/service'
 
 /** The AUDIT_BROKEN exit code. */
 const BROKEN = 12
@@ -189,7 +189,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
     })
 
     it('fails offline when entries were removed and every hash after them recomputed', async () => {
-      const { anchorHash, entryHash } = await import('../../src/main/crypto/audit')
+      const { anchorHash, entryHash } = await import('../../../src/main/crypto/audit')
       const path = await editedExport('rehashed', (lines) => {
         const kept = lines.filter((_, i) => i !== 5)
         let hash = anchorHash(kept[0])

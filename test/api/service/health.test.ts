@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestService, type TestService } from '../helpers/service'
+import { startTestService, type TestService } from '../../helpers/service'
 
 describe('HTTP conventions', () => {
   let service: TestService

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate, type Served } from '../helpers/cli'
+import { run, serve, terminate, type Served } from '../../helpers/cli'
 
 const VALUES_PER_REQUEST = 2_000
 const CONCURRENT_REQUESTS = 4

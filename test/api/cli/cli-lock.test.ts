@@ -12,14 +12,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readySodium } from '../../src/main/crypto/sodium'
-import { DesktopVault } from '../../src/main/desktop/desktop-vault'
-import { keyFileStore } from '../../src/main/desktop/key-store'
-import { SETTINGS_FILE, SettingsStore } from '../../src/main/desktop/settings'
-import { silentLogger } from '../../src/main/infra/logger'
-import { listening, run, serve, start, terminate, track } from '../helpers/cli'
+import { readySodium } from '../../../src/main/crypto/sodium'
+import { DesktopVault } from '../../../src/main/desktop/desktop-vault'
+import { keyFileStore } from '../../../src/main/desktop/key-store'
+import { SETTINGS_FILE, SettingsStore } from '../../../src/main/desktop/settings'
+import { silentLogger } from '../../../src/main/infra/logger'
+import { listening, run, serve, start, terminate, track } from '../../helpers/cli'
 
-const REPO = join(__dirname, '..', '..')
+const REPO = join(__dirname, '..', '..', '..')
 const SYSCTL = '/proc/sys/net/ipv4/ip_unprivileged_port_start'
 const UNPRIVILEGED_PORTS_FROM = existsSync(SYSCTL) ? Number(readFileSync(SYSCTL, 'utf8')) : 1024
 
