@@ -1,6 +1,6 @@
 import { vi } from 'vitest'
 import type { TesseraApi } from '@shared/ipc'
-import type { Problem } from '@shared/types'
+import type { Page, Problem } from '@shared/types'
 import { ProblemError } from '@renderer/api'
 
 type DeepPartial<T> = { [K in keyof T]?: Partial<T[K]> }
@@ -25,4 +25,9 @@ export function fakeApi(parts: DeepPartial<TesseraApi>): TesseraApi {
 export function problem(status: number, detail: string, errors?: Record<string, string[]>): ProblemError {
   const body: Problem = { type: 'about:blank', title: 'Bad Request', status, detail, ...(errors ? { errors } : {}) }
   return new ProblemError(body)
+}
+
+/** One page of a list as the service sends it. */
+export function pageOf<T>(data: T[], total = data.length, page = 1, size = 20): Page<T> {
+  return { pagination: { total_items: total, page_number: page, page_size: size, total_pages: Math.ceil(total / size) }, data }
 }

@@ -1,9 +1,11 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { LogFilterQuery, LogListQuery } from '@shared/ipc'
+import type { LogEntry } from '@shared/types'
 import { setApi } from '@renderer/api'
 import { activityBuckets, useLogsStore } from '@renderer/stores/logs'
-import { fakeApi } from '../fake-api'
+import { useNotificationsStore } from '@renderer/stores/notifications'
+import { fakeApi, pageOf, problem } from '../fake-api'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -27,7 +29,10 @@ describe('activityBuckets', () => {
 
 describe('useLogsStore', () => {
   beforeEach(() => setActivePinia(createPinia()))
-  afterEach(() => setApi(undefined))
+  afterEach(() => {
+    setApi(undefined)
+    vi.restoreAllMocks()
+  })
 
   it('filters by entity and by whole days, the end day included', async () => {
     const list = vi.fn(async (_query: LogListQuery) => ({ pagination: { total_items: 0, page_number: 1, page_size: 20, total_pages: 0 }, data: [] }))
@@ -57,5 +62,50 @@ describe('useLogsStore', () => {
     expect(activity).toHaveBeenCalledTimes(1)
     expect(activity.mock.calls[0][0]).toEqual({ entity_type: 'card' })
     expect(activity.mock.calls[0][1][0]).toEqual([new Date(2026, 10, 1).getTime(), new Date(2026, 10, 2).getTime()])
+  })
+
+  it('applies the filters from the first page to the table and to the chart, and clears them the same way', async () => {
+    const list = vi.fn(async (_query: LogListQuery) => pageOf<LogEntry>([], 300))
+    const activity = vi.fn(async (_query: LogFilterQuery, periods: [number, number][]) => periods.map(() => 0))
+    setApi(fakeApi({ logs: { list, activity } }))
+    const store = useLogsStore()
+    await store.setPage(4)
+    store.filters.entityType = 'application'
+    await store.search()
+    expect(list).toHaveBeenLastCalledWith({ entity_type: 'application', page: 1, size: 20 })
+    expect(activity).toHaveBeenLastCalledWith({ entity_type: 'application' }, expect.any(Array))
+    await store.resetFilters()
+    expect(store.filters).toEqual({ entityType: null, entityId: '', range: null })
+    expect(list).toHaveBeenLastCalledWith({ page: 1, size: 20 })
+    expect(activity).toHaveBeenLastCalledWith({}, expect.any(Array))
+    expect(store.pagination.prefix()).toBe('300 entries')
+  })
+
+  it('exports the entries matching the filters as a CSV download and says how many', async () => {
+    const entry = { id: 'l1', tenant_id: 't', entity_type: 'token', entity_id: 'tok_1', operation: 'reveal', message: 'Token revealed: ticket 7', actor_type: 'user', actor_id: 'u1', created_at: '2026-11-25T10:00:00.000Z' } as LogEntry
+    const exported = vi.fn(async (_query: LogFilterQuery) => [entry, entry])
+    setApi(fakeApi({ logs: { export: exported } }))
+    const blobs: Blob[] = []
+    vi.spyOn(URL, 'createObjectURL').mockImplementation((blob) => (blobs.push(blob as Blob), 'blob:csv'))
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined)
+    const store = useLogsStore()
+    store.filters.entityId = 'tok_1'
+    await store.exportCsv()
+    expect(exported).toHaveBeenCalledWith({ entity_id: 'tok_1' })
+    expect(click).toHaveBeenCalledTimes(1)
+    expect((click.mock.contexts[0] as HTMLAnchorElement).download).toMatch(/^audit-log-\d{4}-\d{2}-\d{2}\.csv$/)
+    const [header, first] = (await blobs[0].text()).split(/\r?\n/)
+    expect(header).toBe('created_at,actor_type,actor_id,entity_type,entity_id,operation,message,count,tenant_id')
+    expect(first).toContain('Token revealed: ticket 7')
+    expect(store.exporting).toBe(false)
+    expect(useNotificationsStore().queue).toEqual([expect.objectContaining({ kind: 'success', title: 'Audit log exported', detail: '2 entries' })])
+  })
+
+  it('downloads nothing when the export is refused', async () => {
+    setApi(fakeApi({ logs: { export: vi.fn(async () => Promise.reject(problem(403, 'Not allowed.'))) } }))
+    const click = vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined)
+    await useLogsStore().exportCsv()
+    expect(click).not.toHaveBeenCalled()
+    expect(useNotificationsStore().queue).toEqual([expect.objectContaining({ kind: 'error', title: 'Exporting the audit log failed' })])
   })
 })

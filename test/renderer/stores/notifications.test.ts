@@ -1,13 +1,13 @@
 import { createPinia, setActivePinia } from 'pinia'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { ProblemError, setApi } from '@renderer/api'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { ProblemError } from '@renderer/api'
 import { useNotificationsStore } from '@renderer/stores/notifications'
-import { useVaultStore } from '@renderer/stores/vault'
-import { fakeApi } from '../fake-api'
+import { problem } from '../fake-api'
+
+const locked = () => new ProblemError({ type: 'about:blank', title: 'Service Unavailable', status: 503, code: 'vault_locked', detail: 'The vault is locked.' })
 
 describe('useNotificationsStore', () => {
   beforeEach(() => setActivePinia(createPinia()))
-  afterEach(() => setApi(undefined))
 
   it('queues toasts until they are drained', () => {
     const store = useNotificationsStore()
@@ -20,11 +20,22 @@ describe('useNotificationsStore', () => {
     expect(store.queue).toEqual([])
   })
 
-  it('reads the vault state again when a call finds the vault locked, so the unlock screen shows', async () => {
-    const status = vi.fn(async () => ({ state: 'locked' as const, dataDir: '/d', keychainAvailable: true, service: { running: false }, version: '1' }))
-    setApi(fakeApi({ vault: { status } }))
-    useNotificationsStore().reportError(new ProblemError({ type: 'about:blank', title: 'Service Unavailable', status: 503, code: 'vault_locked', detail: 'The vault is locked.' }))
-    await vi.waitFor(() => expect(useVaultStore().state).toBe('locked'))
-    expect(status).toHaveBeenCalledTimes(1)
+  it("shows a problem's own title and field errors when no action is named", () => {
+    const store = useNotificationsStore()
+    store.reportError(problem(400, 'The request has invalid fields.', { 'data.number': ['fails the Luhn check'] }))
+    expect(store.queue).toEqual([
+      expect.objectContaining({ kind: 'error', title: 'Bad Request', detail: 'The request has invalid fields.', fields: ['data.number: fails the Luhn check'] })
+    ])
+  })
+
+  it('tells its listeners when a call found the vault locked, and only then', () => {
+    const store = useNotificationsStore()
+    const listener = vi.fn()
+    store.onVaultLocked(listener)
+    store.reportError(problem(400, 'Bad'))
+    expect(listener).not.toHaveBeenCalled()
+    store.reportError(locked(), 'Loading tokens')
+    expect(listener).toHaveBeenCalledTimes(1)
+    expect(store.queue.at(-1)).toMatchObject({ title: 'Loading tokens failed', detail: 'The vault is locked.' })
   })
 })

@@ -96,6 +96,31 @@ describe('useTokenizeStore', () => {
     expect(store.runError).toBe('The request has invalid fields. row 504 › card_number.data.number: fails the Luhn check')
   })
 
+  it('refuses to start when a card value breaks a card rule, naming every bad row, and sends nothing', async () => {
+    const run = echoTokenize()
+    setApi(fakeApi({ tokenize: { run } }))
+    const store = useTokenizeStore()
+    store.loadCsv('card_number,name\n4242 4242 4242 4242,a\n4242424242424241,b\n,c\n42424242,d\n', 'cards.csv')
+    store.setRole('card_number', 'card')
+    await store.run()
+    expect(run).not.toHaveBeenCalled()
+    expect(store.status).toBe('failed')
+    expect(store.runError).toBe(
+      'Nothing was tokenized: 2 card values are not valid. row 2 › card_number.data.number: fails the Luhn check row 4 › card_number.data.number: must have 13 to 19 digits'
+    )
+    expect(store.runError).not.toContain('4242424242424241')
+  })
+
+  it('takes a card number written with spaces or dashes', async () => {
+    const run = echoTokenize()
+    setApi(fakeApi({ tokenize: { run } }))
+    const store = useTokenizeStore()
+    store.loadCsv('card_number\n4242-4242-4242-4242\n', 'cards.csv')
+    await store.run()
+    expect(store.status).toBe('done')
+    expect(run).toHaveBeenCalledWith([{ card_number: { type: 'card', data: { number: '4242424242424242' } } }])
+  })
+
   it('cannot run without a tokenized column', () => {
     const store = useTokenizeStore()
     store.loadCsv(csv(2), 'people.csv')

@@ -1,7 +1,7 @@
 import { useTimeoutFn } from '@vueuse/core'
 import { ref } from 'vue'
 import { api } from '@renderer/api'
-import { useNotificationsStore } from '@renderer/stores/notifications'
+import { useAction } from './useAction'
 
 /**
  * Copies a secret (a key, a nonce, an invitation link) through the main
@@ -11,17 +11,15 @@ import { useNotificationsStore } from '@renderer/stores/notifications'
 export function useSecretClipboard(copiedDuring = 1500) {
   const copied = ref(false)
   const { start } = useTimeoutFn(() => (copied.value = false), copiedDuring, { immediate: false })
+  const { run } = useAction()
 
   async function copy(text: string): Promise<boolean> {
-    try {
-      await api().clipboard.copySecret(text)
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Copying')
-      return false
+    const done = await run('Copying', () => api().clipboard.copySecret(text))
+    if (done) {
+      copied.value = true
+      start()
     }
-    copied.value = true
-    start()
-    return true
+    return done
   }
 
   return { copy, copied }

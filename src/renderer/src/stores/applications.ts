@@ -3,7 +3,8 @@ import { ref } from 'vue'
 import type { CreateApplicationRequest, UpdateApplicationRequest } from '@shared/ipc'
 import type { Application, ApplicationType } from '@shared/types'
 import { api } from '@renderer/api'
-import { useNotificationsStore } from './notifications'
+import { useAction } from '@renderer/composables/useAction'
+import { usePagedList } from '@renderer/composables/usePagedList'
 
 export interface ShownKey {
   name: string
@@ -11,86 +12,57 @@ export interface ShownKey {
   regenerated: boolean
 }
 
+export interface ApplicationFilters {
+  types: ApplicationType[]
+}
+
 /** Applications and their keys; a key is held only until its dialog is closed. */
 export const useApplicationsStore = defineStore('applications', () => {
-  const items = ref<Application[]>([])
-  const total = ref(0)
-  const page = ref(1)
-  const size = ref(20)
-  const types = ref<ApplicationType[]>([])
-  const loading = ref(false)
+  const list = usePagedList<Application, ApplicationFilters>({
+    name: 'Loading applications',
+    noun: ['application', 'applications'],
+    filters: () => ({ types: [] }),
+    fetch: (paging, { types }) => api().applications.list({ ...paging, ...(types.length ? { type: types } : {}) })
+  })
+  const { run } = useAction()
   /** The key of a just-created or regenerated application, shown once. */
   const shownKey = ref<ShownKey>()
 
-  async function load(): Promise<void> {
-    loading.value = true
-    try {
-      const result = await api().applications.list({ page: page.value, size: size.value, ...(types.value.length ? { type: types.value } : {}) })
-      items.value = result.data
-      total.value = result.pagination.total_items
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Loading applications')
-    } finally {
-      loading.value = false
-    }
+  function showKey(application: Application, regenerated: boolean): void {
+    shownKey.value = { name: application.name, key: application.key ?? '', regenerated }
   }
 
   /** Every application of one type (pickers on the Sessions view); at most 100. */
   async function listOfType(type: ApplicationType): Promise<Application[]> {
-    try {
-      return (await api().applications.list({ type: [type], size: 100 })).data
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Loading applications')
-      return []
-    }
+    let found: Application[] = []
+    await run('Loading applications', async () => {
+      found = (await api().applications.list({ type: [type], size: 100 })).data
+    })
+    return found
   }
 
-  async function create(body: CreateApplicationRequest): Promise<boolean> {
-    try {
-      const created = await api().applications.create(body)
-      shownKey.value = { name: created.name, key: created.key ?? '', regenerated: false }
-      await load()
-      return true
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Creating the application')
-      return false
-    }
+  function create(body: CreateApplicationRequest): Promise<boolean> {
+    return run('Creating the application', async () => showKey(await api().applications.create(body), false), { after: list.load })
   }
 
-  async function update(id: string, body: UpdateApplicationRequest): Promise<boolean> {
-    try {
-      await api().applications.update(id, body)
-      useNotificationsStore().notify('Application saved')
-      await load()
-      return true
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Saving the application')
-      return false
-    }
+  function update(id: string, body: UpdateApplicationRequest): Promise<boolean> {
+    return run('Saving the application', () => api().applications.update(id, body), { success: () => ({ title: 'Application saved' }), after: list.load })
   }
 
-  async function regenerate(application: Application): Promise<void> {
-    try {
-      const updated = await api().applications.regenerate(application.id)
-      shownKey.value = { name: updated.name, key: updated.key ?? '', regenerated: true }
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Regenerating the key')
-    }
+  function regenerate(application: Application): Promise<boolean> {
+    return run('Regenerating the key', async () => showKey(await api().applications.regenerate(application.id), true))
   }
 
-  async function remove(application: Application): Promise<void> {
-    try {
-      await api().applications.delete(application.id)
-      useNotificationsStore().notify('Application deleted', `${application.name} and its key no longer work.`)
-      await load()
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Deleting the application')
-    }
+  function remove(application: Application): Promise<boolean> {
+    return run('Deleting the application', () => api().applications.delete(application.id), {
+      success: () => ({ title: 'Application deleted', detail: `${application.name} and its key no longer work.` }),
+      after: list.load
+    })
   }
 
   function dismissKey(): void {
     shownKey.value = undefined
   }
 
-  return { items, total, page, size, types, loading, shownKey, load, listOfType, create, update, regenerate, remove, dismissKey }
+  return { ...list, shownKey, listOfType, create, update, regenerate, remove, dismissKey }
 })

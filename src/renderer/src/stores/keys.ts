@@ -2,7 +2,7 @@ import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
 import type { DataKeyVersion, KeyRetirementReport, KeyStatus, SealedObjectCounts } from '@shared/types'
 import { api } from '@renderer/api'
-import { useNotificationsStore } from './notifications'
+import { useAction } from '@renderer/composables/useAction'
 
 /** How often the status is read again while a rotation re-encrypts. */
 export const KEY_STATUS_POLL_MS = 1_000
@@ -33,7 +33,14 @@ function sealsNothing(version: DataKeyVersion): boolean {
  */
 export const useKeysStore = defineStore('keys', () => {
   const status = ref<KeyStatus>()
-  const busy = ref<'rotate' | 'retire' | 'rotate-master' | undefined>()
+  const reading = useAction()
+  const rotatingData = useAction()
+  const retiring = useAction()
+  const rotatingMaster = useAction()
+  /** The ceremony running, for its button's spinner. */
+  const busy = computed(() =>
+    rotatingData.busy.value ? 'rotate' : retiring.busy.value ? 'retire' : rotatingMaster.busy.value ? 'rotate-master' : undefined
+  )
   /** The retirement report on screen. */
   const report = ref<KeyRetirementReport>()
   let pollTimer: ReturnType<typeof setTimeout> | undefined
@@ -60,57 +67,54 @@ export const useKeysStore = defineStore('keys', () => {
   }
 
   async function load(): Promise<void> {
-    try {
+    await reading.run('Loading the key status', async () => {
       status.value = await api().keys.status()
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Loading the key status')
-    }
+    })
     pollWhileRotating()
-  }
-
-  async function run<T>(kind: NonNullable<typeof busy.value>, action: string, work: () => Promise<T>): Promise<T | undefined> {
-    busy.value = kind
-    try {
-      return await work()
-    } catch (error) {
-      useNotificationsStore().reportError(error, action)
-      return undefined
-    } finally {
-      busy.value = undefined
-    }
   }
 
   /** Starts a rotation: new writes use the new version at once; progress follows until the pass is done. */
   async function rotate(): Promise<boolean> {
-    const next = await run('rotate', 'Rotating the data key', () => api().keys.rotate())
-    if (!next) return false
-    status.value = next
-    const version = next.tenants[0]?.current_version
-    useNotificationsStore().notify(`Data key version ${version} created`, 'New data is sealed with it; everything else is re-encrypted in the background.')
-    pollWhileRotating()
-    return true
+    const done = await rotatingData.run(
+      'Rotating the data key',
+      async () => {
+        status.value = await api().keys.rotate()
+      },
+      {
+        success: () => ({
+          title: `Data key version ${tenant.value?.current_version} created`,
+          detail: 'New data is sealed with it; everything else is re-encrypted in the background.'
+        })
+      }
+    )
+    if (done) pollWhileRotating()
+    return done
   }
 
   /** Retires a version nothing uses any more and shows its report. */
-  async function retire(version: number): Promise<boolean> {
-    const retired = await run('retire', `Retiring data key version ${version}`, () => api().keys.retire(version))
-    if (!retired) return false
-    report.value = retired
-    useNotificationsStore().notify(`Data key version ${version} retired`, 'Its key is deleted. Keep the report as proof.')
-    await load()
-    return true
+  function retire(version: number): Promise<boolean> {
+    return retiring.run(
+      `Retiring data key version ${version}`,
+      async () => {
+        report.value = await api().keys.retire(version)
+      },
+      { success: () => ({ title: `Data key version ${version} retired`, detail: 'Its key is deleted. Keep the report as proof.' }), after: load }
+    )
   }
 
   async function showReport(version: number): Promise<void> {
-    const found = await run('retire', 'Loading the report', () => api().keys.report(version))
-    if (found) report.value = found
+    await retiring.run('Loading the report', async () => {
+      report.value = await api().keys.report(version)
+    })
   }
 
-  async function rotateMaster(): Promise<boolean> {
-    const rotated = await run('rotate-master', 'Rotating the master key', () => api().keys.rotateMaster())
-    if (!rotated) return false
-    useNotificationsStore().notify('Master key rotated', `New key check value ${rotated.key_check_value}. Back up the new key and destroy copies of the old one.`)
-    return true
+  function rotateMaster(): Promise<boolean> {
+    return rotatingMaster.run('Rotating the master key', () => api().keys.rotateMaster(), {
+      success: (rotated) => ({
+        title: 'Master key rotated',
+        detail: `New key check value ${rotated.key_check_value}. Back up the new key and destroy copies of the old one.`
+      })
+    })
   }
 
   return { status, busy, report, tenant, rotation, rotating, progress, retirable, load, rotate, retire, showReport, rotateMaster, stopPolling }

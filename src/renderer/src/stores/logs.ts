@@ -4,7 +4,8 @@ import type { LogFilterQuery } from '@shared/ipc'
 import type { EntityType, LogEntry } from '@shared/types'
 import { api } from '@renderer/api'
 import { datedFilename, downloadCsv } from '@renderer/composables/csv'
-import { useNotificationsStore } from './notifications'
+import { useAction } from '@renderer/composables/useAction'
+import { usePagedList } from '@renderer/composables/usePagedList'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
@@ -50,128 +51,98 @@ export function activityBuckets(from: number, to: number): Omit<ActivityBucket, 
   return buckets
 }
 
+function noFilters(): LogFilters {
+  return { entityType: null, entityId: '', range: null }
+}
+
+/** [from, to) in epoch ms of a date range; the end day is included whole. */
+function periodOf(range: LogFilters['range']): [number, number] | undefined {
+  return range ? [startOfDay(range[0]), startOfDay(range[1]) + DAY] : undefined
+}
+
+function filterQuery({ entityType, entityId, range }: LogFilters): LogFilterQuery {
+  const query: LogFilterQuery = {}
+  if (entityType) query.entity_type = entityType
+  if (entityId.trim()) query.entity_id = entityId.trim()
+  const period = periodOf(range)
+  if (period) {
+    query.start_date = new Date(period[0]).toISOString()
+    query.end_date = new Date(period[1]).toISOString()
+  }
+  return query
+}
+
 /** The audit log: filters, one page of entries, the activity chart and the CSV export. */
 export const useLogsStore = defineStore('logs', () => {
-  const filters = ref<LogFilters>({ entityType: null, entityId: '', range: null })
-  const page = ref(1)
-  const size = ref(20)
-  const total = ref(0)
-  const items = ref<LogEntry[]>([])
-  const loading = ref(false)
+  const list = usePagedList<LogEntry, LogFilters>({
+    name: 'Loading the audit log',
+    noun: ['entry', 'entries'],
+    filters: noFilters,
+    fetch: (paging, filters) => api().logs.list({ ...filterQuery(filters), ...paging })
+  })
+  const { filters } = list
   const entityTypes = ref<EntityType[]>([])
   const activity = ref<ActivityBucket[]>([])
-  const loadingActivity = ref(false)
-  const exporting = ref(false)
+  const reading = useAction()
+  const { busy: loadingActivity, run: runActivity } = useAction()
+  const { busy: exporting, run: runExport } = useAction()
 
-  /** [from, to) in epoch ms; the end day is included whole. */
-  const period = computed<[number, number] | undefined>(() =>
-    filters.value.range ? [startOfDay(filters.value.range[0]), startOfDay(filters.value.range[1]) + DAY] : undefined
-  )
-
-  function baseQuery(): LogFilterQuery {
-    const query: LogFilterQuery = {}
-    if (filters.value.entityType) query.entity_type = filters.value.entityType
-    if (filters.value.entityId.trim()) query.entity_id = filters.value.entityId.trim()
-    if (period.value) {
-      query.start_date = new Date(period.value[0]).toISOString()
-      query.end_date = new Date(period.value[1]).toISOString()
-    }
-    return query
-  }
-
-  async function load(): Promise<void> {
-    loading.value = true
-    try {
-      const result = await api().logs.list({ ...baseQuery(), page: page.value, size: size.value })
-      items.value = result.data
-      total.value = result.pagination.total_items
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Loading the audit log')
-    } finally {
-      loading.value = false
-    }
-  }
+  const period = computed(() => periodOf(filters.value.range))
 
   async function loadEntityTypes(): Promise<void> {
     if (entityTypes.value.length) return
-    try {
+    await reading.run('Loading entity types', async () => {
       entityTypes.value = await api().logs.entityTypes()
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Loading entity types')
-    }
+    })
   }
 
   /** Counts per bucket, in one call (one read in the audit log, whatever the number of buckets). */
   async function loadActivity(): Promise<void> {
-    loadingActivity.value = true
-    try {
+    await runActivity('Loading the activity chart', async () => {
       const [from, to] = period.value ?? [startOfDay(Date.now()) - (DEFAULT_ACTIVITY_DAYS - 1) * DAY, startOfDay(Date.now()) + DAY]
-      const { start_date: _start, end_date: _end, ...rest } = baseQuery()
+      const { start_date: _start, end_date: _end, ...rest } = filterQuery(filters.value)
       const buckets = activityBuckets(from, to)
       const counts = await api().logs.activity(
         rest,
         buckets.map((bucket) => [bucket.start, bucket.end])
       )
       activity.value = buckets.map((bucket, i) => ({ ...bucket, count: counts[i] ?? 0 }))
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Loading the activity chart')
-    } finally {
-      loadingActivity.value = false
-    }
+    })
   }
 
-  function search(): Promise<void> {
-    page.value = 1
+  /** Applies the filters to the table, from its first page, and to the chart. */
+  function search(): Promise<boolean> {
     void loadActivity()
-    return load()
+    return list.search()
   }
 
-  function resetFilters(): Promise<void> {
-    filters.value = { entityType: null, entityId: '', range: null }
+  function resetFilters(): Promise<boolean> {
+    filters.value = noFilters()
     return search()
   }
 
   /** Every entry matching the filters (main sends at most 10,000), newest first, as CSV; main logs the export. */
   async function exportCsv(): Promise<void> {
-    exporting.value = true
-    try {
-      const entries = await api().logs.export(baseQuery())
-      downloadCsv(datedFilename('audit-log'), entries as unknown as Record<string, unknown>[], [
-        'created_at',
-        'actor_type',
-        'actor_id',
-        'entity_type',
-        'entity_id',
-        'operation',
-        'message',
-        'count',
-        'tenant_id'
-      ])
-      useNotificationsStore().notify('Audit log exported', `${entries.length.toLocaleString()} entries`)
-    } catch (error) {
-      useNotificationsStore().reportError(error, 'Exporting the audit log')
-    } finally {
-      exporting.value = false
-    }
+    await runExport(
+      'Exporting the audit log',
+      async () => {
+        const entries = await api().logs.export(filterQuery(filters.value))
+        downloadCsv(datedFilename('audit-log'), entries as unknown as Record<string, unknown>[], [
+          'created_at',
+          'actor_type',
+          'actor_id',
+          'entity_type',
+          'entity_id',
+          'operation',
+          'message',
+          'count',
+          'tenant_id'
+        ])
+        return entries.length
+      },
+      { success: (count) => ({ title: 'Audit log exported', detail: `${count.toLocaleString()} entries` }) }
+    )
   }
 
-  return {
-    filters,
-    page,
-    size,
-    total,
-    items,
-    loading,
-    entityTypes,
-    activity,
-    loadingActivity,
-    exporting,
-    period,
-    load,
-    loadEntityTypes,
-    loadActivity,
-    search,
-    resetFilters,
-    exportCsv
-  }
+  return { ...list, entityTypes, activity, loadingActivity, exporting, period, loadEntityTypes, loadActivity, search, resetFilters, exportCsv }
 })

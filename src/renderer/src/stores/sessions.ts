@@ -3,8 +3,9 @@ import { ref } from 'vue'
 import type { AuthorizeSessionRequest } from '@shared/ipc'
 import type { Application, Session } from '@shared/types'
 import { api } from '@renderer/api'
+import { useAction } from '@renderer/composables/useAction'
+import { usePagedList } from '@renderer/composables/usePagedList'
 import { useApplicationsStore } from './applications'
-import { useNotificationsStore } from './notifications'
 
 /** The key and nonce of a session made from this window; shown nowhere else, kept in memory only. */
 export interface TrialSecrets {
@@ -12,48 +13,26 @@ export interface TrialSecrets {
   nonce: string
 }
 
-export const SESSIONS_PAGE_SIZE = 20
-
 /**
  * The tenant's active sessions, listed from the service (revocable), and the
  * create-and-authorize flow for testing and training.
  */
 export const useSessionsStore = defineStore('sessions', () => {
+  // The service logs each listing.
+  const list = usePagedList<Session>({
+    name: 'Loading sessions',
+    noun: ['session', 'sessions'],
+    fetch: (paging) => api().sessions.list(paging)
+  })
+  const { busy, run } = useAction()
   const publicApplications = ref<Application[]>([])
   const privateApplications = ref<Application[]>([])
-  const sessions = ref<Session[]>([])
-  const total = ref(0)
-  const page = ref(1)
   /** By session id. */
   const secrets = ref<Record<string, TrialSecrets>>({})
-  const busy = ref(false)
-
-  async function attempt<T>(action: string, work: () => Promise<T>): Promise<T | undefined> {
-    busy.value = true
-    try {
-      return await work()
-    } catch (error) {
-      useNotificationsStore().reportError(error, action)
-      return undefined
-    } finally {
-      busy.value = false
-    }
-  }
 
   async function loadApplications(): Promise<void> {
     const applications = useApplicationsStore()
     ;[publicApplications.value, privateApplications.value] = await Promise.all([applications.listOfType('public'), applications.listOfType('private')])
-  }
-
-  /** Reads one page of active sessions (the service logs the listing). */
-  async function load(pageNumber = page.value): Promise<void> {
-    const result = await attempt('Loading sessions', () => api().sessions.list({ page: pageNumber, size: SESSIONS_PAGE_SIZE }))
-    if (!result) return
-    // The last session of a later page was revoked or expired: show the page before.
-    if (result.data.length === 0 && pageNumber > 1) return load(pageNumber - 1)
-    page.value = pageNumber
-    sessions.value = result.data
-    total.value = result.pagination.total_items
   }
 
   /** The name of an application of this tenant, or its id when it is not (or no longer) known. */
@@ -62,33 +41,40 @@ export const useSessionsStore = defineStore('sessions', () => {
     return [...publicApplications.value, ...privateApplications.value].find((application) => application.id === id)?.name ?? id
   }
 
+  /** Opens a session as a public application; its secrets stay in this window, and the list shows it first. */
   async function create(applicationId: string): Promise<TrialSecrets | undefined> {
-    const created = await attempt('Creating the session', () => api().sessions.create(applicationId))
-    if (!created) return undefined
-    const trial = { sessionKey: created.session_key, nonce: created.nonce }
-    secrets.value = { ...secrets.value, [created.id]: trial }
-    await load(1)
+    let trial: TrialSecrets | undefined
+    await run(
+      'Creating the session',
+      async () => {
+        const created = await api().sessions.create(applicationId)
+        trial = { sessionKey: created.session_key, nonce: created.nonce }
+        secrets.value = { ...secrets.value, [created.id]: trial }
+      },
+      { after: list.search }
+    )
     return trial
   }
 
-  async function authorize(nonce: string, applicationId: string, grant: Omit<AuthorizeSessionRequest, 'nonce'>): Promise<boolean> {
-    const done = await attempt('Authorizing the session', async () => (await api().sessions.authorize(applicationId, { nonce, ...grant }), true))
-    if (!done) return false
-    useNotificationsStore().notify('Session authorized', 'Its key now works with the granted access until it expires or is revoked.')
-    await load()
-    return true
+  function authorize(nonce: string, applicationId: string, grant: Omit<AuthorizeSessionRequest, 'nonce'>): Promise<boolean> {
+    return run('Authorizing the session', () => api().sessions.authorize(applicationId, { nonce, ...grant }), {
+      success: () => ({ title: 'Session authorized', detail: 'Its key now works with the granted access until it expires or is revoked.' }),
+      after: list.load
+    })
   }
 
   /** Ends a session at once; its key is refused from then on. */
-  async function revoke(session: Session): Promise<boolean> {
-    const done = await attempt('Revoking the session', async () => (await api().sessions.revoke(session.id), true))
-    if (!done) return false
-    const { [session.id]: _forgotten, ...rest } = secrets.value
-    secrets.value = rest
-    useNotificationsStore().notify('Session revoked', 'Its key is refused from now on.')
-    await load()
-    return true
+  function revoke(session: Session): Promise<boolean> {
+    return run(
+      'Revoking the session',
+      async () => {
+        await api().sessions.revoke(session.id)
+        const { [session.id]: _forgotten, ...rest } = secrets.value
+        secrets.value = rest
+      },
+      { success: () => ({ title: 'Session revoked', detail: 'Its key is refused from now on.' }), after: list.load }
+    )
   }
 
-  return { publicApplications, privateApplications, sessions, total, page, secrets, busy, loadApplications, load, applicationName, create, authorize, revoke }
+  return { ...list, busy, publicApplications, privateApplications, secrets, loadApplications, applicationName, create, authorize, revoke }
 })

@@ -1,13 +1,17 @@
 import Papa from 'papaparse'
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
+import { CARD_NUMBER_DIGITS, tokenDataErrors, type TokenTypeName } from '@shared/token-rules'
 import type { Token } from '@shared/types'
 import { api, ProblemError } from '@renderer/api'
 import { downloadCsv } from '@renderer/composables/csv'
-import { useNotificationsStore } from './notifications'
+import { useAction } from '@renderer/composables/useAction'
+
+/** The token types a single cell can hold (a bank account needs two). */
+type CellType = Extract<TokenTypeName, 'token' | 'card'>
 
 /** What happens to a column: copied to the output, dropped, or tokenized as a type. */
-export type ColumnRole = 'keep' | 'skip' | 'token' | 'card'
+export type ColumnRole = 'keep' | 'skip' | CellType
 
 export interface ColumnMapping {
   name: string
@@ -20,17 +24,21 @@ export type Row = Record<string, unknown>
 export const CHUNK_ROWS = 500
 
 const CARD_COLUMN = /card|pan|cc_?num|credit/i
+/** Shaped like a card number, whether or not its check digit is right (a wrong one is named when the run starts). */
+const CARD_NUMBER_SHAPE = new RegExp(`^\\d{${CARD_NUMBER_DIGITS.min},${CARD_NUMBER_DIGITS.max}}$`)
+
+const withoutSeparators = (value: unknown) => String(value).replace(/[\s-]/g, '')
 
 function guessRole(name: string, rows: Row[]): ColumnRole {
-  const sample = rows.slice(0, 20).map((row) => String(row[name] ?? '').replace(/[\s-]/g, '')).filter(Boolean)
-  if (CARD_COLUMN.test(name) && sample.length > 0 && sample.every((value) => /^\d{13,19}$/.test(value))) return 'card'
+  const sample = rows.slice(0, 20).map((row) => withoutSeparators(row[name] ?? '')).filter(Boolean)
+  if (CARD_COLUMN.test(name) && sample.length > 0 && sample.every((value) => CARD_NUMBER_SHAPE.test(value))) return 'card'
   return 'token'
 }
 
 /** The token request for one cell; card numbers lose their separators. */
-function tokenRequest(role: 'token' | 'card', value: unknown): { type: string; data: unknown } {
-  if (role === 'card') return { type: 'card', data: { number: String(value).replace(/[\s-]/g, '') } }
-  return { type: 'token', data: value }
+function tokenRequest(type: CellType, value: unknown): { type: CellType; data: unknown } {
+  if (type === 'card') return { type, data: { number: withoutSeparators(value) } }
+  return { type, data: value }
 }
 
 function isEmpty(value: unknown): boolean {
@@ -45,6 +53,18 @@ function describeChunkError(error: unknown, firstRow: number): string {
     return `${located.replace(/ › $/, '')}: ${messages.join('; ')}`
   })
   return [error.problem.detail, ...fields.slice(0, 5)].join(' ')
+}
+
+/** Every card cell that breaks a card rule, located as the service would (`row 2 › card_number.data.number: fails the Luhn check`). */
+function invalidCards(rows: Row[], columns: ColumnMapping[]): string[] {
+  const cardColumns = columns.filter((column) => column.role === 'card')
+  return rows.flatMap((row, index) =>
+    cardColumns.flatMap((column) => {
+      if (isEmpty(row[column.name])) return []
+      const errors = tokenDataErrors('card', tokenRequest('card', row[column.name]).data, `${column.name}.data`)
+      return Object.entries(errors).map(([path, messages]) => `row ${index + 1} › ${path}: ${messages.join('; ')}`)
+    })
+  )
 }
 
 /**
@@ -66,6 +86,7 @@ export const useTokenizeStore = defineStore('tokenize', () => {
   const startedAt = ref(0)
   const finishedAt = ref(0)
   let cancelRequested = false
+  const { run: runChunk } = useAction()
 
   const tokenized = computed(() => columns.value.filter((c) => c.role === 'token' || c.role === 'card'))
   const outputColumns = computed(() => columns.value.filter((c) => c.role !== 'skip').map((c) => c.name))
@@ -128,7 +149,7 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     const request: Row = {}
     for (const column of tokenized.value) {
       const value = row[column.name]
-      if (!isEmpty(value)) request[column.name] = tokenRequest(column.role as 'token' | 'card', value)
+      if (!isEmpty(value)) request[column.name] = tokenRequest(column.role as CellType, value)
     }
     return request
   }
@@ -142,16 +163,27 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     return out
   }
 
+  /** Refuses to start when a card cell breaks a card rule: nothing is sent, so no file is tokenized in part for it. */
+  function checkCards(): boolean {
+    const problems = invalidCards(rows.value, columns.value)
+    if (problems.length === 0) return true
+    const count = `${problems.length.toLocaleString()} card value${problems.length === 1 ? ' is' : 's are'} not valid`
+    runError.value = [`Nothing was tokenized: ${count}.`, ...problems.slice(0, 5)].join(' ')
+    status.value = 'failed'
+    return false
+  }
+
   /** Tokenizes every row, CHUNK_ROWS per call, yielding to the UI between calls; stops at the first failed chunk. */
   async function run(): Promise<void> {
     if (!canRun.value) return
     cancelRequested = false
-    status.value = 'running'
     processed.value = 0
     tokensCreated.value = 0
     runError.value = ''
     results.value = []
     startedAt.value = Date.now()
+    if (!checkCards()) return
+    status.value = 'running'
     const output: Row[] = []
     const all = rows.value
     for (let start = 0; start < all.length; start += CHUNK_ROWS) {
@@ -161,15 +193,18 @@ export const useTokenizeStore = defineStore('tokenize', () => {
       }
       const chunk = all.slice(start, start + CHUNK_ROWS)
       const requests = chunk.map(requestFor)
-      try {
-        const responses = (await api().tokenize.run(requests)) as Row[]
-        chunk.forEach((row, i) => output.push(outputFor(row, responses[i] ?? {})))
-        tokensCreated.value += requests.reduce((sum, request) => sum + Object.keys(request).length, 0)
-        processed.value = start + chunk.length
-      } catch (error) {
-        runError.value = describeChunkError(error, start)
+      const sent = await runChunk(
+        'Bulk tokenize',
+        async () => {
+          const responses = (await api().tokenize.run(requests)) as Row[]
+          chunk.forEach((row, i) => output.push(outputFor(row, responses[i] ?? {})))
+          tokensCreated.value += requests.reduce((sum, request) => sum + Object.keys(request).length, 0)
+          processed.value = start + chunk.length
+        },
+        { failed: (error) => (runError.value = describeChunkError(error, start)) }
+      )
+      if (!sent) {
         status.value = 'failed'
-        useNotificationsStore().reportError(error, 'Bulk tokenize')
         break
       }
       results.value = output.slice()

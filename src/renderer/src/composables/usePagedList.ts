@@ -1,0 +1,94 @@
+import { computed, ref, type Ref } from 'vue'
+import type { Page } from '@shared/types'
+import { useAction } from './useAction'
+
+/** The page sizes every table offers; the first is the default. */
+export const PAGE_SIZES = [20, 50, 100]
+
+export interface PagedListOptions<T, F> {
+  /** Names the read in the error toast: "Loading tokens failed". */
+  name: string
+  /** What a row is, singular and plural, for the count beside the pager: "1 token", "41 tokens". */
+  noun: readonly [string, string]
+  /** Reads one page with the filters as they are now. */
+  fetch: (paging: { page: number; size: number }, filters: F) => Promise<Page<T>>
+  /** The filters when nothing is chosen; `resetFilters` goes back to them. */
+  filters?: () => F
+}
+
+/**
+ * One server-side paged table: the page, its size, the total, the filters
+ * and the reads. Changing the size or the filters goes back to page 1, and
+ * `pagination` gives every table the same pager (page sizes, row count).
+ * When the last page has emptied (its rows deleted, revoked or expired), the
+ * page that is last now is shown instead.
+ */
+export function usePagedList<T, F extends object = Record<string, never>>(options: PagedListOptions<T, F>) {
+  const initialFilters = options.filters ?? (() => ({}) as F)
+  const items = ref([]) as Ref<T[]>
+  const total = ref(0)
+  const page = ref(1)
+  const size = ref(PAGE_SIZES[0])
+  const filters = ref(initialFilters()) as Ref<F>
+  const { busy: loading, run } = useAction()
+  // Only the latest read may fill the table: an earlier one can answer last.
+  let latest = 0
+
+  const pageCount = computed(() => Math.max(1, Math.ceil(total.value / size.value)))
+
+  function load(): Promise<boolean> {
+    const read = ++latest
+    const fetchPage = () => options.fetch({ page: page.value, size: size.value }, filters.value)
+    return run(options.name, async () => {
+      let result = await fetchPage()
+      if (read !== latest) return
+      if (result.data.length === 0 && page.value > 1) {
+        page.value = Math.max(1, Math.ceil(result.pagination.total_items / size.value))
+        result = await fetchPage()
+        if (read !== latest) return
+      }
+      items.value = result.data
+      total.value = result.pagination.total_items
+    })
+  }
+
+  function setPage(next: number): Promise<boolean> {
+    page.value = next
+    return load()
+  }
+
+  function setSize(next: number): Promise<boolean> {
+    size.value = next
+    return search()
+  }
+
+  /** Reads the first page with the filters as they are now. */
+  function search(): Promise<boolean> {
+    page.value = 1
+    return load()
+  }
+
+  /** Changes some filters and reads the first page. */
+  function setFilters(changes: Partial<F>): Promise<boolean> {
+    filters.value = { ...filters.value, ...changes }
+    return search()
+  }
+
+  function resetFilters(): Promise<boolean> {
+    filters.value = initialFilters()
+    return search()
+  }
+
+  const pagination = computed(() => ({
+    page: page.value,
+    pageSize: size.value,
+    itemCount: total.value,
+    pageSizes: PAGE_SIZES,
+    showSizePicker: true,
+    prefix: () => `${total.value.toLocaleString()} ${options.noun[total.value === 1 ? 0 : 1]}`,
+    onUpdatePage: setPage,
+    onUpdatePageSize: setSize
+  }))
+
+  return { items, total, page, size, filters, loading, pageCount, pagination, load, setPage, setSize, search, setFilters, resetFilters }
+}
