@@ -10,7 +10,7 @@ import {
   validateExpression,
   validateMask
 } from '../../src/main/domain/expressions'
-import { luhnValid } from '../../src/main/domain/token-types'
+import { luhnValid } from '../../src/shared/token-rules'
 
 const CARD = '4242424242424242'
 const evaluate = (source: string, data: unknown, metadata?: Record<string, string>) =>

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { TOKEN_TYPES } from '../../src/shared/contracts'
+import { abaRoutingValid, luhnValid, TOKEN_TYPE_NAMES } from '../../src/shared/token-rules'
 import { ValidationError } from '../../src/main/domain/errors'
-import { abaRoutingValid, getTokenType, luhnValid, tokenTypeNames } from '../../src/main/domain/token-types'
+import { getTokenType, tokenTypeNames } from '../../src/main/domain/token-types'
 import { evaluateMask, renderFingerprintSource, validateExpression, validateMask } from '../../src/main/domain/expressions'
 
 const NOW = new Date('2026-05-15T12:00:00Z')
@@ -47,7 +47,7 @@ describe('registry', () => {
   })
 
   it('has exactly the types the REST contract accepts and documents', () => {
-    expect(tokenTypeNames()).toEqual([...TOKEN_TYPES])
+    expect(tokenTypeNames()).toEqual([...TOKEN_TYPE_NAMES])
   })
 
   it('gives each type its default container and fingerprint', () => {

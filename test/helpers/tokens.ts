@@ -1,6 +1,6 @@
 /** Test data for token tests: card numbers that pass (or fail) the Luhn check. */
 import { randomInt } from 'node:crypto'
-import { luhnValid } from '../../src/main/domain/token-types'
+import { luhnValid } from '../../src/shared/token-rules'
 
 /** The media type PATCH /tokens/{id} requires. */
 export const MERGE_PATCH = 'application/merge-patch+json'

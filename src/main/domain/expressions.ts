@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto'
 import { setImmediate } from 'node:timers/promises'
 import { Context, Liquid, LiquidError, Output, TokenKind, Value, toValue, toValueSync, type Filter as LiquidFilter, type Template } from 'liquidjs'
 import { ExpressionBudgetError, ValidationError, type FieldErrors } from './errors'
-import { luhnValid } from './token-types'
+import { luhnValid } from '../../shared/token-rules'
 
 /** A filter misuse; its message is safe to return (names the filter, never the value). */
 class FilterError extends Error {}

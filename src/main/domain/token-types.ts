@@ -1,7 +1,11 @@
 /**
  * Token types: one registry entry per type, holding its data validation
- * and defaults. Adding a type means adding an entry, nothing else.
+ * and defaults. The rules a card's or bank account's fields follow are shared
+ * with the desktop window (src/shared/token-rules.ts); this adds what only the
+ * service decides, such as an expiry in the past. Adding a type means adding
+ * an entry, and its data's shape there.
  */
+import { DATA_SHAPES } from '../../shared/token-rules'
 import { ValidationError, type FieldErrors } from './errors'
 
 export interface TokenTypeDefinition {
@@ -52,25 +56,6 @@ const lastFour = (value: unknown) => revealLast(String(value), 4)
 const CARD_MASK: FieldMasks = [['number', lastFour], ['expiration_month', same], ['expiration_year', same]]
 const BANK_MASK: FieldMasks = [['routing_number', same], ['account_number', lastFour]]
 
-/** True when `digits` (a string of digits) passes the Luhn (mod 10) check. */
-export function luhnValid(digits: string): boolean {
-  if (!/^\d+$/.test(digits)) return false
-  let sum = 0
-  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
-    let d = digits.charCodeAt(i) - 48
-    if (double && (d *= 2) > 9) d -= 9
-    sum += d
-  }
-  return sum % 10 === 0
-}
-
-/** True when `digits` is nine digits with a valid ABA routing checksum (weights 3, 7, 1). */
-export function abaRoutingValid(digits: string): boolean {
-  if (!/^\d{9}$/.test(digits)) return false
-  const d = [...digits].map(Number)
-  return (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8])) % 10 === 0
-}
-
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
@@ -86,8 +71,8 @@ class Problems {
   }
 }
 
-/** Checks `data` is an object with only `allowed` keys; returns false (after recording) when it is not an object. */
-function checkShape(data: unknown, path: string, allowed: readonly string[], problems: Problems): data is Record<string, unknown> {
+/** Checks `data` is an object with only the shape's fields; returns false (after recording) when it is not an object. */
+function checkShape(data: unknown, path: string, shape: DataShape, problems: Problems): data is Record<string, unknown> {
   if (data === undefined) {
     problems.add(path, 'is required')
     return false
@@ -96,58 +81,48 @@ function checkShape(data: unknown, path: string, allowed: readonly string[], pro
     problems.add(path, 'must be an object')
     return false
   }
+  const allowed = Object.keys(shape.fields)
   for (const key of Object.keys(data)) {
     if (!allowed.includes(key)) problems.add(`${path}.${key}`, `is not an allowed field (allowed: ${allowed.join(', ')})`)
   }
   return true
 }
 
-const CARD_FIELDS = ['number', 'expiration_month', 'expiration_year', 'cvc'] as const
-const BANK_FIELDS = ['routing_number', 'account_number'] as const
+/** Checks `fields` of `data` with the shared rules (src/shared/token-rules.ts): missing required ones, and each present one. */
+function checkFields(data: Record<string, unknown>, path: string, shape: DataShape, fields: readonly string[], problems: Problems): void {
+  for (const field of fields) {
+    const value = data[field]
+    const message = value === undefined ? (shape.required.includes(field) ? 'is required' : undefined) : shape.fields[field](value)
+    if (message) problems.add(`${path}.${field}`, message)
+  }
+}
+
+type DataShape = NonNullable<(typeof DATA_SHAPES)[keyof typeof DATA_SHAPES]>
+const CARD = DATA_SHAPES.card!
+const BANK = DATA_SHAPES.bank!
 
 function validateCard(data: unknown, path: string, now: Date): void {
   const problems = new Problems()
-  if (checkShape(data, path, CARD_FIELDS, problems)) {
-    const { number, expiration_month: month, expiration_year: year, cvc } = data
-    if (number === undefined) problems.add(`${path}.number`, 'is required')
-    else if (typeof number !== 'string' || !/^\d+$/.test(number)) problems.add(`${path}.number`, 'must be a string of digits')
-    else if (number.length < 13 || number.length > 19) problems.add(`${path}.number`, 'must have 13 to 19 digits')
-    else if (!luhnValid(number)) problems.add(`${path}.number`, 'fails the Luhn check')
-
-    const monthOk = month === undefined || (Number.isInteger(month) && (month as number) >= 1 && (month as number) <= 12)
-    if (!monthOk) problems.add(`${path}.expiration_month`, 'must be an integer from 1 to 12')
-    const yearOk = year === undefined || (Number.isInteger(year) && (year as number) >= 1000 && (year as number) <= 9999)
-    if (!yearOk) problems.add(`${path}.expiration_year`, 'must be a four-digit integer')
-
+  if (checkShape(data, path, CARD, problems)) {
+    checkFields(data, path, CARD, ['number', 'expiration_month', 'expiration_year'], problems)
     // A card is valid through the end of its expiration month.
-    if (monthOk && yearOk && year !== undefined) {
+    const { expiration_month: month, expiration_year: year } = data
+    const valid = (field: string) => !Object.hasOwn(problems.errors, `${path}.${field}`)
+    if (year !== undefined && valid('expiration_month') && valid('expiration_year')) {
       const nowYear = now.getUTCFullYear()
       if ((year as number) < nowYear) problems.add(`${path}.expiration_year`, 'is in the past')
       else if (year === nowYear && month !== undefined && (month as number) < now.getUTCMonth() + 1) {
         problems.add(`${path}.expiration_month`, 'is in the past')
       }
     }
-
-    if (cvc !== undefined && (typeof cvc !== 'string' || !/^\d{3,4}$/.test(cvc))) {
-      problems.add(`${path}.cvc`, 'must be a string of 3 or 4 digits')
-    }
+    checkFields(data, path, CARD, ['cvc'], problems)
   }
   problems.throwIfAny()
 }
 
 function validateBank(data: unknown, path: string): void {
   const problems = new Problems()
-  if (checkShape(data, path, BANK_FIELDS, problems)) {
-    const { routing_number: routing, account_number: account } = data
-    if (routing === undefined) problems.add(`${path}.routing_number`, 'is required')
-    else if (typeof routing !== 'string' || !/^\d{9}$/.test(routing)) problems.add(`${path}.routing_number`, 'must be a string of 9 digits')
-    else if (!abaRoutingValid(routing)) problems.add(`${path}.routing_number`, 'fails the ABA routing number checksum')
-
-    if (account === undefined) problems.add(`${path}.account_number`, 'is required')
-    else if (typeof account !== 'string' || !/^\d{1,17}$/.test(account)) {
-      problems.add(`${path}.account_number`, 'must be a string of 1 to 17 digits')
-    }
-  }
+  if (checkShape(data, path, BANK, problems)) checkFields(data, path, BANK, Object.keys(BANK.fields), problems)
   problems.throwIfAny()
 }
 

@@ -1,15 +1,8 @@
 /** Tokens and tokenize: create, list, update (merge patch), reveal, and the token object. */
 import { z } from 'zod'
 import { containerPath } from './access'
+import { isTokenTypeName, TOKEN_TYPE_NAMES } from '../token-rules'
 import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
-
-/** Every token type; each has one entry in the service's type registry. */
-export const TOKEN_TYPES = ['token', 'card', 'bank'] as const
-export type TokenType = (typeof TOKEN_TYPES)[number]
-
-export function isTokenType(value: string): value is TokenType {
-  return (TOKEN_TYPES as readonly string[]).includes(value)
-}
 
 /** Metadata: non-sensitive text values. */
 export const tokenMetadata = z
@@ -47,8 +40,8 @@ export const createTokenBody = z
     id: z.string().min(1).max(2000).optional().meta({ description: 'A literal id or an expression (`{{ … }}`); 3–400 characters after rendering, without `# / \\ + ? [ ] | & = % < > { } ^`. Default: a UUID' }),
     type: z
       .string()
-      .refine(isTokenType, { message: `must be one of: ${TOKEN_TYPES.join(', ')}` })
-      .meta({ enum: [...TOKEN_TYPES], description: 'Decides how `data` is validated and the default containers, fingerprint and mask' }),
+      .refine(isTokenTypeName, { message: `must be one of: ${TOKEN_TYPE_NAMES.join(', ')}` })
+      .meta({ enum: [...TOKEN_TYPE_NAMES], description: 'Decides how `data` is validated and the default containers, fingerprint and mask' }),
     data: tokenData,
     mask: z.unknown().optional().meta({ description: 'A mask expression, or an object or array of them, evaluated on read under the `mask` transform. Default: by type' }),
     containers: z.array(containerPath).min(1).max(20).optional().meta({ description: 'Default: `/general/high/`, `/pci/high/` or `/bank/high/` by type' }),
@@ -124,7 +117,7 @@ export const token = z
   .strictObject({
     id: z.string(),
     tenant_id: z.uuid(),
-    type: z.string().meta({ enum: [...TOKEN_TYPES] }),
+    type: z.string().meta({ enum: [...TOKEN_TYPE_NAMES] }),
     data: z.unknown().optional().meta({ description: 'Present under the `mask` (when the token has a mask) and `reveal` transforms' }),
     mask: z.unknown().optional().meta({ description: 'The mask expression; in single-token responses of a card, the masked values' }),
     fingerprint: z.string().meta({ description: 'Identifies the contents: equal for tokens of one type whose fingerprint expressions render alike' }),
