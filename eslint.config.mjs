@@ -108,21 +108,13 @@ export default tseslint.config(
     packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
     why: 'bootstrap/ composes app/, storage/, crypto/ and infra/ and hosts the REST server; the other doors use it.'
   }),
-  zone(['src/main/server/**/*.ts'], {
-    forbidden: ['domain', 'storage', 'crypto', 'desktop', 'cli', 'electron'],
-    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
-    why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
-  }),
-  zone(['src/main/desktop/**/*.ts'], {
-    forbidden: ['domain', 'storage', 'crypto', 'server', 'cli', 'electron'],
-    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
-    why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
-  }),
-  zone(['src/main/cli/**/*.ts'], {
-    forbidden: ['domain', 'storage', 'crypto', 'server', 'desktop', 'electron'],
-    packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
-    why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
-  }),
+  ...['server', 'desktop', 'cli'].map((door) =>
+    zone([`src/main/${door}/**/*.ts`], {
+      forbidden: ['domain', 'storage', 'crypto', ...DOORS.filter((other) => other !== door)],
+      packages: [...STORAGE_PACKAGES, ...CRYPTO_PACKAGES],
+      why: 'A door imports app/, bootstrap/, infra/ and src/shared, never another door.'
+    })
+  ),
   {
     // The Electron glue: the desktop door's other half, which registers desktop/'s handlers with ipcMain.
     files: ['src/main/electron/**/*.ts', 'src/main/index.ts'],

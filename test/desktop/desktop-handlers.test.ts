@@ -1,30 +1,17 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readySodium } from '../../src/main/crypto/sodium'
 import { DesktopVault } from '../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../src/main/desktop/dispatch'
 import { createDesktopHandlers } from '../../src/main/desktop/handlers'
-import { keyFileStore } from '../../src/main/desktop/key-store'
 import { memoryClipboard, SecretClipboard } from '../../src/main/desktop/secret-clipboard'
-import { SETTINGS_FILE, SettingsStore } from '../../src/main/desktop/settings'
 import { silentLogger } from '../../src/main/infra/logger'
 import type { LogEntry } from '../../src/shared/types'
 import { TestClock } from '../helpers/clock'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+import { freePort, startTestDesktop, type TestDesktop } from '../helpers/desktop'
 
 describe('desktop IPC handlers over a real vault', () => {
-  let dataDir: string
+  let started: TestDesktop
   let desktop: DesktopVault
   const logger = silentLogger()
   const clock = new TestClock()
@@ -33,18 +20,11 @@ describe('desktop IPC handlers over a real vault', () => {
     ((await call('app:logs.list', { entity_type: entityType, size: 1 })) as { value: { data: LogEntry[] } }).value.data[0]
 
   beforeAll(async () => {
-    await readySodium()
-    dataDir = await mkdtemp(join(tmpdir(), 'tessera-desktop-'))
-    await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: await freePort() }))
-    const settings = new SettingsStore(dataDir)
-    await settings.load()
-    desktop = new DesktopVault({ dataDir, keyStore: keyFileStore(dataDir, {}), settings, logger, version: '1.2.3', clock })
+    started = await startTestDesktop({ logger, version: '1.2.3', clock })
+    desktop = started.desktop
   })
 
-  afterAll(async () => {
-    await desktop.shutdown()
-    await rm(dataDir, { recursive: true, force: true })
-  })
+  afterAll(() => started.dispose())
 
   it('starts on the first-run screen and refuses domain calls with a 503', async () => {
     expect(await call('app:vault.status')).toMatchObject({ ok: true, value: { state: 'setup', service: { running: false } } })

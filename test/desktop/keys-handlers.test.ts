@@ -3,35 +3,24 @@
  * rotate with progress, retire with its report, rotate the master key in the
  * key file, payloads validated, every step audited as the desktop user.
  */
-import { readFile, rm, writeFile, mkdtemp } from 'node:fs/promises'
-import { createServer, type AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KeyRetirementReport, KeyStatus } from '../../src/shared/types'
 import { loadMasterKey, MASTER_KEY_FILE } from '../../src/main/bootstrap/master-key'
-import { readySodium } from '../../src/main/crypto/sodium'
 import { DesktopVault } from '../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../src/main/desktop/dispatch'
 import { createDesktopHandlers } from '../../src/main/desktop/handlers'
-import { keyFileStore } from '../../src/main/desktop/key-store'
-import { SETTINGS_FILE, SettingsStore } from '../../src/main/desktop/settings'
 import { silentLogger } from '../../src/main/infra/logger'
 import { SMTP_PASSWORD_SETTING } from '../../src/main/app/sealed-settings.service'
 import { openVault } from '../../src/main/bootstrap/vault'
 import { TestClock } from '../helpers/clock'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+import { startTestDesktop, type TestDesktop } from '../helpers/desktop'
 
 type Result<T> = { ok: true; value: T } | { ok: false; problem: { status: number; detail: string; errors?: Record<string, string[]> } }
 
 describe('key ceremonies over IPC', () => {
+  let started: TestDesktop
   let dataDir: string
   let desktop: DesktopVault
   const logger = silentLogger()
@@ -46,20 +35,13 @@ describe('key ceremonies over IPC', () => {
   const runJobs = () => desktop.requireVault().services.jobs.runDueJobs()
 
   beforeAll(async () => {
-    await readySodium()
-    dataDir = await mkdtemp(join(tmpdir(), 'tessera-desktop-keys-'))
-    await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: await freePort() }))
-    const settings = new SettingsStore(dataDir)
-    await settings.load()
-    desktop = new DesktopVault({ dataDir, keyStore: keyFileStore(dataDir, {}), settings, logger, version: '1.0.0', clock })
+    started = await startTestDesktop({ logger, version: '1.0.0', clock })
+    ;({ dataDir, desktop } = started)
     await value('app:vault.create', { tenantName: 'Acme', keyStorage: 'key-file' })
     for (const number of ['4242424242424242', '4000056655665556']) ids.push((await value<{ id: string }>('app:tokens.create', { type: 'card', data: { number } })).id)
     await value('app:settings.update', { smtp: { host: 'smtp.example.com', port: 587, secure: false, from: 'vault@example.com', password: 'hunter2' } })
   })
-  afterAll(async () => {
-    await desktop.shutdown()
-    await rm(dataDir, { recursive: true, force: true })
-  })
+  afterAll(() => started.dispose())
 
   it('shows the key status, the SMTP password counted as a sealed setting', async () => {
     const status = await value<KeyStatus>('app:keys.status')

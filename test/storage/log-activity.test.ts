@@ -3,22 +3,20 @@
  * query: each count must equal a count of that period alone, whatever the
  * filters, for periods that overlap, touch or hold nothing.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
-import { openDatabase, type Database } from '../../src/main/storage/database'
+import type { Database } from '../../src/main/storage/database'
 import { countLogs, countLogsByPeriod, foldLogEntities } from '../../src/main/storage/repositories/logs.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
+import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
 
 describe('countLogsByPeriod', () => {
-  let dir: string
+  let temporary: TemporaryDatabase
   let db: Database
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tessera-activity-'))
-    db = await openDatabase(join(dir, 'tessera.db'))
+    temporary = await openTemporaryDatabase('activity')
+    db = temporary.db
     await sql(db.writer)('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
     const entry = (tenant: string, entityId: string, createdAt: number, seq: number) => ({
       seq,
@@ -35,10 +33,7 @@ describe('countLogsByPeriod', () => {
     await new WriteQueue(db.writer).run((tx) => foldLogEntities(tx, 30))
   })
 
-  afterAll(async () => {
-    await db.close()
-    await rm(dir, { recursive: true, force: true })
-  })
+  afterAll(() => temporary.dispose())
 
   const periods: [number, number][] = [
     [0, 1000],

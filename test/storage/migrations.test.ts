@@ -3,15 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { migrations } from '../../db/migrations'
-import { countLogs, listLogs } from '../../src/main/storage/repositories/logs.repository'
 import { readerOf } from '../../src/main/storage/connections'
-
-const source: Knex.MigrationSource<string> = {
-  getMigrations: async () => Object.keys(migrations).sort(),
-  getMigrationName: (name) => name,
-  getMigration: async (name) => migrations[name]
-}
+import { migrationSource as source } from '../../src/main/storage/migrations'
+import { countLogs, listLogs } from '../../src/main/storage/repositories/logs.repository'
 
 describe('migrations', () => {
   let dir: string

@@ -1,23 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase, type Database } from '../../src/main/storage/database'
+import type { Database } from '../../src/main/storage/database'
 import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../src/main/storage/sql-script'
 import { sql } from '../../src/main/storage/connections'
+import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
 
 describe('runInsertScript', () => {
-  let dir: string
+  let temporary: TemporaryDatabase
   let db: Database
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tessera-script-'))
-    db = await openDatabase(join(dir, 'test.db'))
+    temporary = await openTemporaryDatabase('script')
+    db = temporary.db
     await sql(db.writer)('tenants').insert({ id: 't1', name: 'Tenant', created_at: 1 })
   })
-  afterAll(async () => {
-    await db.close()
-    await rm(dir, { recursive: true, force: true })
-  })
+  afterAll(() => temporary.dispose())
 
   /** Runs a script on the writer connection, as the write queue does. */
   async function script(statements: InsertStatement[]): Promise<void> {

@@ -5,9 +5,6 @@
  * SQLite database: a list must show exactly the tokens a single read allows.
  */
 import { randomUUID } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AccessRule, Condition } from '../../src/shared/types'
@@ -15,9 +12,10 @@ import { transformFor, visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
-import { openDatabase, type Database } from '../../src/main/storage/database'
+import type { Database } from '../../src/main/storage/database'
 import { appendTokens, countTokens, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
+import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
 
 /** Few characters, so prefixes and equalities happen; `_` and `%` are LIKE wildcards, `é` and `😀` are not ASCII. */
 const character = fc.constantFrom('a', 'b', 'A', '_', '-', '%', '/', 'é', '😀')
@@ -96,20 +94,16 @@ function storedToken(tenantId: string, { id, containers }: { id: string; contain
 }
 
 describe('token visibility: the in-memory access check and the SQL list filter', () => {
-  let dir: string
+  let temporary: TemporaryDatabase
   let db: Database
   let writes: WriteQueue
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tessera-visibility-'))
-    db = await openDatabase(join(dir, 'tessera.db'))
+    temporary = await openTemporaryDatabase('visibility')
+    db = temporary.db
     writes = new WriteQueue(db.writer)
   })
-
-  afterAll(async () => {
-    await db.close()
-    await rm(dir, { recursive: true, force: true })
-  })
+  afterAll(() => temporary.dispose())
 
   it('list exactly the tokens a rule-bound caller may read one by one', async () => {
     await fc.assert(

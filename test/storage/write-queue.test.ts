@@ -1,27 +1,22 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { openDatabase, type Database } from '../../src/main/storage/database'
-import { rowsOf, WriteQueue, type RowSealer } from '../../src/main/storage/write-queue'
 import { sql } from '../../src/main/storage/connections'
+import type { Database } from '../../src/main/storage/database'
+import { rowsOf, WriteQueue, type RowSealer } from '../../src/main/storage/write-queue'
+import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
 
 const COLUMNS = ['name', 'last_run_at']
 
 describe('WriteQueue', () => {
-  let dir: string
+  let temporary: TemporaryDatabase
   let db: Database
   let queue: WriteQueue
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tessera-wq-'))
-    db = await openDatabase(join(dir, 'test.db'))
+    temporary = await openTemporaryDatabase('wq')
+    db = temporary.db
     queue = new WriteQueue(db.writer)
   })
-  afterEach(async () => {
-    await db.close()
-    await rm(dir, { recursive: true, force: true })
-  })
+  afterEach(() => temporary.dispose())
 
   const names = async () => (await sql(db.reader)('job_runs').select('name').orderBy('name')).map((row) => row.name)
 
