@@ -2,6 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { openDatabase, type Database } from '../../src/main/storage/database'
 
 export interface TemporaryDatabase {
@@ -18,6 +19,23 @@ export async function openTemporaryDatabase(prefix: string): Promise<TemporaryDa
     async dispose() {
       await db.close()
       await rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * Opens a temporary database before the file's tests (before each test with
+ * `each`) and disposes of it after them; `db` is the one currently open.
+ */
+export function useTemporaryDatabase(prefix: string, { each = false } = {}): { readonly db: Database } {
+  let temporary: TemporaryDatabase | undefined
+  ;(each ? beforeEach : beforeAll)(async () => {
+    temporary = await openTemporaryDatabase(prefix)
+  })
+  ;(each ? afterEach : afterAll)(() => temporary!.dispose())
+  return {
+    get db() {
+      return temporary!.db
     }
   }
 }

@@ -3,21 +3,18 @@
  * query: each count must equal a count of that period alone, whatever the
  * filters, for periods that overlap, touch or hold nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
-import type { Database } from '../../src/main/storage/database'
 import { countLogs, countLogsByPeriod, foldLogEntities } from '../../src/main/storage/repositories/logs.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
-import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
+import { useTemporaryDatabase } from '../helpers/database'
 
 describe('countLogsByPeriod', () => {
-  let temporary: TemporaryDatabase
-  let db: Database
+  const temporary = useTemporaryDatabase('activity')
+  const db = () => temporary.db
 
   beforeAll(async () => {
-    temporary = await openTemporaryDatabase('activity')
-    db = temporary.db
-    await sql(db.writer)('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
+    await sql(db().writer)('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
     const entry = (tenant: string, entityId: string, createdAt: number, seq: number) => ({
       seq,
       tenant_id: tenant,
@@ -28,12 +25,10 @@ describe('countLogsByPeriod', () => {
       created_at: createdAt
     })
     const rows = Array.from({ length: 60 }, (_, i) => entry(i % 7 === 0 ? 'u' : 't', i % 3 === 0 ? 'card-1' : `token-${i % 4}`, 1000 + 17 * i, i + 1))
-    await sql(db.writer)('logs').insert(rows)
+    await sql(db().writer)('logs').insert(rows)
     // Half the entries folded into the entity index, half in the tail: both paths of an entity filter.
-    await new WriteQueue(db.writer).run((tx) => foldLogEntities(tx, 30))
+    await new WriteQueue(db().writer).run((tx) => foldLogEntities(tx, 30))
   })
-
-  afterAll(() => temporary.dispose())
 
   const periods: [number, number][] = [
     [0, 1000],
@@ -52,12 +47,12 @@ describe('countLogsByPeriod', () => {
     ['a date range (which the periods replace)', { startDate: 1200, endDate: 1300 }]
   ])('equals a count per period with %s', async (_name, filters) => {
     const filter = { tenantId: 't', ...filters }
-    const expected = await Promise.all(periods.map(([start, end]) => countLogs(db.reader, { ...filter, startDate: start, endDate: end })))
+    const expected = await Promise.all(periods.map(([start, end]) => countLogs(db().reader, { ...filter, startDate: start, endDate: end })))
     expect(expected.some((count) => count > 0)).toBe(true)
-    expect(await countLogsByPeriod(db.reader, filter, periods)).toEqual(expected)
+    expect(await countLogsByPeriod(db().reader, filter, periods)).toEqual(expected)
   })
 
   it('answers no periods with no counts', async () => {
-    expect(await countLogsByPeriod(db.reader, { tenantId: 't' }, [])).toEqual([])
+    expect(await countLogsByPeriod(db().reader, { tenantId: 't' }, [])).toEqual([])
   })
 })

@@ -1,26 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database } from '../../src/main/storage/database'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../src/main/storage/sql-script'
 import { sql } from '../../src/main/storage/connections'
-import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
+import { useTemporaryDatabase } from '../helpers/database'
 
 describe('runInsertScript', () => {
-  let temporary: TemporaryDatabase
-  let db: Database
+  const temporary = useTemporaryDatabase('script')
+  const db = () => temporary.db
   beforeAll(async () => {
-    temporary = await openTemporaryDatabase('script')
-    db = temporary.db
-    await sql(db.writer)('tenants').insert({ id: 't1', name: 'Tenant', created_at: 1 })
+    await sql(db().writer)('tenants').insert({ id: 't1', name: 'Tenant', created_at: 1 })
   })
-  afterAll(() => temporary.dispose())
 
   /** Runs a script on the writer connection, as the write queue does. */
   async function script(statements: InsertStatement[]): Promise<void> {
-    const connection = (await sql(db.writer).client.acquireConnection()) as RawSqlite
+    const connection = (await sql(db().writer).client.acquireConnection()) as RawSqlite
     try {
       await runInsertScript(connection, statements)
     } finally {
-      sql(db.writer).client.releaseConnection(connection)
+      sql(db().writer).client.releaseConnection(connection)
     }
   }
 
@@ -31,26 +27,26 @@ describe('runInsertScript', () => {
     await script([
       { table: 'logs', columns, rows: tricky.map((message, i) => ({ tenant_id: 't1', entity_type: 'token', entity_id: `e${i}`, operation: 'read', message, created_at: i })) }
     ])
-    const stored = await sql(db.reader)('logs').select('message').orderBy('created_at')
+    const stored = await sql(db().reader)('logs').select('message').orderBy('created_at')
     expect(stored.map((row) => row.message)).toEqual(tricky)
   })
 
   it('stores bytes exactly and keeps integers as integers', async () => {
     const bytes = Buffer.from([0, 1, 2, 250, 255])
     await script([{ table: 'vault', columns: ['id', 'format_version', 'wrapped_secret_hash_key', 'created_at'], rows: [{ id: 1, format_version: 1, wrapped_secret_hash_key: bytes, created_at: 1_795_000_000_000 }] }])
-    const row = await sql(db.reader)('vault').first()
+    const row = await sql(db().reader)('vault').first()
     expect(Buffer.from(row.wrapped_secret_hash_key)).toEqual(bytes)
     expect(row.created_at).toBe(1_795_000_000_000)
   })
 
   it('writes all statements or none', async () => {
-    const before = await sql(db.reader)('logs').count({ n: '*' }).first()
+    const before = await sql(db().reader)('logs').count({ n: '*' }).first()
     const insert = script([
       { table: 'logs', columns, rows: [{ tenant_id: 't1', entity_type: 'token', entity_id: 'kept?', operation: 'read', message: 'm', created_at: 9 }] },
       { table: 'tenants', columns: ['id', 'name', 'created_at'], rows: [{ id: 't1', name: 'duplicate', created_at: 1 }] }
     ])
     await expect(insert).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) })
-    expect(await sql(db.reader)('logs').count({ n: '*' }).first()).toEqual(before)
+    expect(await sql(db().reader)('logs').count({ n: '*' }).first()).toEqual(before)
   })
 
   it('refuses values the schema never holds rather than guessing their SQL', () => {

@@ -6,16 +6,15 @@
  */
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { AccessRule, Condition } from '../../src/shared/types'
 import { transformFor, visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
-import type { Database } from '../../src/main/storage/database'
 import { appendTokens, countTokens, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
-import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
+import { useTemporaryDatabase } from '../helpers/database'
 
 /** Few characters, so prefixes and equalities happen; `_` and `%` are LIKE wildcards, `é` and `😀` are not ASCII. */
 const character = fc.constantFrom('a', 'b', 'A', '_', '-', '%', '/', 'é', '😀')
@@ -94,30 +93,25 @@ function storedToken(tenantId: string, { id, containers }: { id: string; contain
 }
 
 describe('token visibility: the in-memory access check and the SQL list filter', () => {
-  let temporary: TemporaryDatabase
-  let db: Database
+  const temporary = useTemporaryDatabase('visibility')
   let writes: WriteQueue
-
-  beforeAll(async () => {
-    temporary = await openTemporaryDatabase('visibility')
-    db = temporary.db
-    writes = new WriteQueue(db.writer)
+  beforeAll(() => {
+    writes = new WriteQueue(temporary.db.writer)
   })
-  afterAll(() => temporary.dispose())
 
   it('list exactly the tokens a rule-bound caller may read one by one', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async ([shapes, rules, plainRead]) => {
         const tenantId = randomUUID()
-        await sql(db.writer)('tenants').insert({ id: tenantId, name: 'visibility', created_at: 0 })
+        await sql(temporary.db.writer)('tenants').insert({ id: tenantId, name: 'visibility', created_at: 0 })
         await writes.append((rows) => appendTokens(rows, shapes.map((shape) => ({ token: storedToken(tenantId, shape), searchIndexes: [] })), () => new Error('duplicate id')))
         const actor: Actor = { type: 'session', id: randomUUID(), tenantId, permissions: plainRead ? ['token:read'] : [], rules }
 
         const readable = shapes.filter((shape) => transformFor(actor, 'token:read', shape) !== undefined).map((shape) => shape.id)
         const filter = { tenantId, now: 2, ids: [], types: [], metadata: {}, visibleBy: visibleTokens(actor, 'token:read') }
-        const listed = (await listTokens(db.reader, filter, 100, 0)).map((token) => token.id)
+        const listed = (await listTokens(temporary.db.reader, filter, 100, 0)).map((token) => token.id)
         expect(listed.sort()).toEqual(readable.sort())
-        expect(await countTokens(db.reader, filter)).toBe(readable.length)
+        expect(await countTokens(temporary.db.reader, filter)).toBe(readable.length)
       }),
       { numRuns: 600 }
     )

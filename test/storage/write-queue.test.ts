@@ -1,24 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
-import type { Database } from '../../src/main/storage/database'
 import { rowsOf, WriteQueue, type RowSealer } from '../../src/main/storage/write-queue'
-import { openTemporaryDatabase, type TemporaryDatabase } from '../helpers/database'
+import { useTemporaryDatabase } from '../helpers/database'
 
 const COLUMNS = ['name', 'last_run_at']
 
 describe('WriteQueue', () => {
-  let temporary: TemporaryDatabase
-  let db: Database
+  const temporary = useTemporaryDatabase('wq', { each: true })
+  const db = () => temporary.db
   let queue: WriteQueue
 
-  beforeEach(async () => {
-    temporary = await openTemporaryDatabase('wq')
-    db = temporary.db
-    queue = new WriteQueue(db.writer)
+  beforeEach(() => {
+    queue = new WriteQueue(db().writer)
   })
-  afterEach(() => temporary.dispose())
 
-  const names = async () => (await sql(db.reader)('job_runs').select('name').orderBy('name')).map((row) => row.name)
+  const names = async () => (await sql(db().reader)('job_runs').select('name').orderBy('name')).map((row) => row.name)
 
   it('commits the appended rows of concurrent requests and resolves each with its own result', async () => {
     const results = await Promise.all(
@@ -79,11 +75,11 @@ describe('WriteQueue', () => {
       }
     }
 
-    const stamps = async () => (await sql(db.reader)('job_runs').select('name', 'last_run_at').orderBy('last_run_at')).map((row) => [row.name, row.last_run_at])
+    const stamps = async () => (await sql(db().reader)('job_runs').select('name', 'last_run_at').orderBy('last_run_at')).map((row) => [row.name, row.last_run_at])
 
     it('stamps rows in commit order across batches, and a failed batch moves nothing on', async () => {
       const sealer = counter()
-      queue = new WriteQueue(db.writer, { sealer })
+      queue = new WriteQueue(db().writer, { sealer })
       const insert = (name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 0 }], { onConflict: () => new Error(`duplicate ${name}`), sealed: true }))
       await Promise.all(['a', 'b'].map(insert))
       expect(sealer.head).toBe(2)
@@ -97,7 +93,7 @@ describe('WriteQueue', () => {
 
     it('seals rows a transactional unit queues through rowsOf before the transaction commits', async () => {
       const sealer = counter()
-      queue = new WriteQueue(db.writer, { sealer })
+      queue = new WriteQueue(db().writer, { sealer })
       const seen = await queue.run(async (trx) => {
         rowsOf(trx).insert('job_runs', COLUMNS, [{ name: 'queued', last_run_at: 0 }], { sealed: true })
         return 'done'
