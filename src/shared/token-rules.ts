@@ -68,7 +68,8 @@ interface DataShape {
 
 /**
  * Card: `number` 13–19 digits passing Luhn, `expiration_month` 1–12,
- * `expiration_year` four digits, `cvc` 3–4 digits as a string.
+ * `expiration_year` four digits (past dates included), `cvc` 3–4 digits, as a
+ * string or a number (stored as a string).
  * Bank: `routing_number` 9 digits with a valid ABA checksum, `account_number` 1–17 digits.
  * A `token` holds any value, so it has no shape here.
  */
@@ -78,7 +79,7 @@ export const DATA_SHAPES: Readonly<Partial<Record<TokenTypeName, DataShape>>> = 
       number: cardNumber,
       expiration_month: (value) => (integerWithin(value, 1, 12) ? undefined : 'must be an integer from 1 to 12'),
       expiration_year: (value) => (integerWithin(value, 1000, 9999) ? undefined : 'must be a four-digit integer'),
-      cvc: (value) => (typeof value === 'string' && /^\d{3,4}$/.test(value) ? undefined : 'must be a string of 3 or 4 digits')
+      cvc: (value) => ((typeof value === 'string' && /^\d{3,4}$/.test(value)) || integerWithin(value, 100, 9999) ? undefined : 'must be 3 or 4 digits')
     },
     required: ['number']
   },

@@ -349,8 +349,7 @@ export class TokensService {
     let data = before
     if (patch.data === null) throw ValidationError.field('data', 'cannot be removed')
     if (patch.data !== undefined) {
-      data = mergePatch(data, patch.data)
-      type.validateData(data, 'data', new Date(now))
+      data = type.parseData(mergePatch(data, patch.data), 'data')
     }
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = (patch.metadata === undefined ? row.metadata : (mergePatch(row.metadata, patch.metadata) ?? {})) as Record<string, string>

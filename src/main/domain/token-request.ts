@@ -152,34 +152,34 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
       return undefined
     }
   }
-  const dataValid = await attempt(() => {
-    type.validateData(input.data, field('data'), now)
-    return true
-  })
-  const fragments = plaintextFragments(input.data)
+  // The data as stored (a card's numeric cvc becomes a string); what is invalid is reported with the rest.
+  const parsed = await attempt(() => ({ data: type.parseData(input.data, field('data')) }))
+  const dataValid = parsed !== undefined
+  const data = parsed ? parsed.data : input.data
+  const fragments = plaintextFragments(data)
   const id = await attempt(() => resolveId(input, context.keys, fragments, field('id'), budget))
   for (const [key, value] of Object.entries(input.metadata ?? {})) await attempt(() => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = await attempt(() =>
     input.fingerprint_expression === undefined && dataValid
-      ? type.defaultFingerprintSource(input.data)
-      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression'), budget), input.data, input.metadata, budget, field('fingerprint_expression'))
+      ? type.defaultFingerprintSource(data)
+      : renderFingerprintSource(validateExpression(fingerprintExpression, field('fingerprint_expression'), budget), data, input.metadata, budget, field('fingerprint_expression'))
   )
   const mask = input.mask === undefined ? type.defaultMask : await attempt(() => validateMask(input.mask, field('mask'), budget))
   if (input.mask !== undefined && mask !== undefined) await attempt(() => checkMaskMaximum(mask, type, field('mask')))
   // A custom mask that fails on this data would fail every masked read of the token: refuse it now.
-  if (dataValid && input.mask !== undefined && mask !== undefined) await attempt(() => evaluateMask(mask, input.data, field('mask'), budget))
+  if (dataValid && input.mask !== undefined && mask !== undefined) await attempt(() => evaluateMask(mask, data, field('mask'), budget))
   const expiresAt = input.expires_at === undefined ? undefined : await attempt(() => parseExpiresAt(input.expires_at, field('expires_at'), now))
   const indexExpressions = input.search_indexes ?? []
   for (const [index, expression] of indexExpressions.entries()) await attempt(() => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget))
-  const searchIndexes = id === undefined ? [] : ((await attempt(() => searchIndexEntries(context.keys, context.actor.tenantId, id, indexExpressions, input.data, prefix, budget))) ?? [])
+  const searchIndexes = id === undefined ? [] : ((await attempt(() => searchIndexEntries(context.keys, context.actor.tenantId, id, indexExpressions, data, prefix, budget))) ?? [])
   if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
 
   const containers = input.containers ?? type.defaultContainers
   const transform = requireTokenAccess(context.actor, 'token:create', { id, containers })
   const tenantId = context.actor.tenantId
   // Fingerprint and indexes above saw the whole data; what is sealed may drop the CVC.
-  const stored = retainShortLived(type, input.data, context.now, context.cvcRetentionMs)
+  const stored = retainShortLived(type, data, context.now, context.cvcRetentionMs)
   return {
     token: {
       tenant_id: tenantId,

@@ -25,8 +25,12 @@ export interface TokenTypeDefinition {
    * retention window, then removed from the stored data (cvc-retention.ts).
    */
   shortLivedFields?: readonly string[]
-  /** Throws a ValidationError with paths like `${path}.number`; messages never contain the data. */
-  validateData(data: unknown, path: string, now: Date): void
+  /**
+   * The data as stored: checked, and normalised where the type allows two
+   * spellings (a card's numeric `cvc` becomes a string).
+   * @throws ValidationError with paths like `${path}.number`; messages never contain the data
+   */
+  parseData(data: unknown, path: string): unknown
   /**
    * `defaultMask` evaluated natively, for the read path: Liquid costs several
    * microseconds per leaf. Must equal the Liquid result with null fields left
@@ -101,29 +105,20 @@ type DataShape = NonNullable<(typeof DATA_SHAPES)[keyof typeof DATA_SHAPES]>
 const CARD = DATA_SHAPES.card!
 const BANK = DATA_SHAPES.bank!
 
-function validateCard(data: unknown, path: string, now: Date): void {
+/** Past expiry dates are accepted: merchants keep expired cards (recurring billing updates them). */
+function parseCard(data: unknown, path: string): unknown {
   const problems = new Problems()
-  if (checkShape(data, path, CARD, problems)) {
-    checkFields(data, path, CARD, ['number', 'expiration_month', 'expiration_year'], problems)
-    // A card is valid through the end of its expiration month.
-    const { expiration_month: month, expiration_year: year } = data
-    const valid = (field: string) => !Object.hasOwn(problems.errors, `${path}.${field}`)
-    if (year !== undefined && valid('expiration_month') && valid('expiration_year')) {
-      const nowYear = now.getUTCFullYear()
-      if ((year as number) < nowYear) problems.add(`${path}.expiration_year`, 'is in the past')
-      else if (year === nowYear && month !== undefined && (month as number) < now.getUTCMonth() + 1) {
-        problems.add(`${path}.expiration_month`, 'is in the past')
-      }
-    }
-    checkFields(data, path, CARD, ['cvc'], problems)
-  }
+  if (checkShape(data, path, CARD, problems)) checkFields(data, path, CARD, ['number', 'expiration_month', 'expiration_year', 'cvc'], problems)
   problems.throwIfAny()
+  const { cvc } = data as Record<string, unknown>
+  return typeof cvc === 'number' ? { ...(data as object), cvc: String(cvc) } : data
 }
 
-function validateBank(data: unknown, path: string): void {
+function parseBank(data: unknown, path: string): unknown {
   const problems = new Problems()
   if (checkShape(data, path, BANK, problems)) checkFields(data, path, BANK, Object.keys(BANK.fields), problems)
   problems.throwIfAny()
+  return data
 }
 
 const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
@@ -136,8 +131,9 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         defaultFingerprintSource: (data) => JSON.stringify(data),
         defaultMask: undefined,
         showsEvaluatedMask: false,
-        validateData(data, path) {
+        parseData(data, path) {
           if (data === undefined) throw ValidationError.field(path, 'is required')
+          return data
         }
       },
       {
@@ -153,7 +149,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         showsEvaluatedMask: true,
         maskMaximum: { number: { first: 6, last: 4 }, cvc: { first: 0, last: 0 } },
         shortLivedFields: ['cvc'],
-        validateData: validateCard,
+        parseData: parseCard,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, CARD_MASK)
       },
       {
@@ -170,7 +166,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         },
         showsEvaluatedMask: false,
         maskMaximum: { account_number: { first: 0, last: 4 } },
-        validateData: validateBank,
+        parseData: parseBank,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, BANK_MASK)
       }
     ] satisfies TokenTypeDefinition[]

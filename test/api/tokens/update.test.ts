@@ -65,6 +65,13 @@ describe('tokens', () => {
       expect(Object.keys(response.body.errors)).toEqual(['data'])
     })
 
+    it('stores a numeric cvc sent in a patch as a string', async () => {
+      const { id } = await create({ type: 'card', data: card() })
+      const response = await patch(id, { data: { cvc: 987 } })
+      expect(response.status).toBe(200)
+      expect(response.body.data.cvc).toBe('987')
+    })
+
     it('re-validates card data after the patch and leaves the token unchanged on failure', async () => {
       const data = card()
       const { id } = await create({ type: 'card', data })
@@ -72,7 +79,7 @@ describe('tokens', () => {
         [{ number: breakLuhn(data.number) }, 'data.number'],
         [{ number: null }, 'data.number'],
         [{ expiration_month: 13 }, 'data.expiration_month'],
-        [{ expiration_year: 2020 }, 'data.expiration_year'],
+        [{ expiration_year: 20 }, 'data.expiration_year'],
         [{ pin: '1234' }, 'data.pin']
       ] as const) {
         const response = await patch(id, { data: change })

@@ -43,7 +43,7 @@ describe('component TokenFormModal', () => {
     const error = await submitData(wrapper, '{"number": "4242424242424241", "expiration_month": 13, "cvc": "12"}')
     expect(error).toContain('data.number: fails the Luhn check')
     expect(error).toContain('data.expiration_month: must be an integer from 1 to 12')
-    expect(error).toContain('data.cvc: must be a string of 3 or 4 digits')
+    expect(error).toContain('data.cvc: must be 3 or 4 digits')
     expect(error).not.toContain('4242424242424241')
     expect(wrapper.emitted('submit')).toBeUndefined()
   })
