@@ -9,6 +9,7 @@ import { DesktopVault } from './desktop/desktop-vault'
 import { createDesktopHandlers } from './desktop/handlers'
 import { SecretClipboard } from './desktop/secret-clipboard'
 import { SettingsStore } from './desktop/settings'
+import { watchIdleness } from './electron/idle-monitor'
 import { registerIpcHandlers } from './electron/ipc'
 import { createKeychainStore } from './electron/keychain'
 import { claimSingleInstance, installQuitHandler } from './electron/lifecycle'
@@ -35,7 +36,9 @@ async function main(): Promise<void> {
   await settings.load()
   const desktop = new DesktopVault({ dataDir, keyStore: await createKeychainStore(dataDir), settings, logger, version: app.getVersion() })
   const secretClipboard = new SecretClipboard(clipboard)
+  const stopIdleWatch = watchIdleness(desktop, logger)
   installQuitHandler(async () => {
+    stopIdleWatch()
     await secretClipboard.clearIfUnchanged()
     await desktop.shutdown()
   }, logger)

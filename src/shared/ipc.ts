@@ -77,6 +77,8 @@ export interface VaultStatus {
   /** Why the vault could not be opened, safe to show. */
   error?: string
   version: string
+  /** While unlocked: the idle lock's setting, and when the vault locks if the computer stays idle (ISO 8601). */
+  idleLock?: { minutes: number; lockAt?: string }
 }
 
 export type CreateVaultRequest = z.input<typeof contract.createVaultRequest>
@@ -107,6 +109,8 @@ export interface SmtpSettings {
 export interface DesktopSettings {
   /** Loopback port of the REST service. */
   port: number
+  /** Minutes of system idleness after which the vault locks itself (1–480; default 15). */
+  idleLockMinutes: number
   /** Base URL used in invitation links. */
   publicBaseUrl?: string
   smtp?: SmtpSettings
@@ -115,6 +119,7 @@ export interface DesktopSettings {
 /** A partial settings change; `smtp: null` removes the SMTP configuration. */
 export interface SettingsPatch {
   port?: number
+  idleLockMinutes?: number
   publicBaseUrl?: string | null
   smtp?: SmtpSettings | null
 }

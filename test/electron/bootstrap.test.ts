@@ -48,7 +48,8 @@ vi.mock('electron', async () => {
       handle: vi.fn((scheme: string, handler: (request: Request) => Promise<Response>) => state.protocols.set(scheme, handler))
     },
     safeStorage: { isAsyncEncryptionAvailable: vi.fn(async () => false), getSelectedStorageBackend: () => 'basic_text' },
-    ipcMain: { handle: vi.fn((channel: string, listener: any) => state.handlers.set(channel, listener)), removeHandler: vi.fn() }
+    ipcMain: { handle: vi.fn((channel: string, listener: any) => state.handlers.set(channel, listener)), removeHandler: vi.fn() },
+    powerMonitor: Object.assign(new EventEmitter(), { getSystemIdleTime: vi.fn(() => 0) })
   }
 })
 
@@ -84,6 +85,12 @@ describe('src/main/index.ts (bootstrap)', () => {
     expect(state.steps.slice(0, 2)).toEqual(['privileged', 'ready'])
     expect([...state.protocols.keys()]).toEqual(['app'])
     expect(state.windows.every((window) => !window.loaded?.startsWith('file:'))).toBe(true)
+  })
+
+  it('watches the system for idleness, sleep and screen locks (the idle lock)', () => {
+    const powerMonitor = electron.powerMonitor as unknown as import('node:events').EventEmitter
+    expect(powerMonitor.listenerCount('suspend')).toBe(1)
+    expect(powerMonitor.listenerCount('lock-screen')).toBe(1)
   })
 
   it('answers the window over IPC: first run in the data folder, no keychain here', async () => {

@@ -20,6 +20,7 @@ import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
 import { initVault, vaultExists, type Vault } from '../bootstrap/vault'
 import { VaultInUseError } from '../infra/vault-lock'
 import { ENVIRONMENT_KEY_ROTATION, type MasterKeyStore } from './key-store'
+import { IdleLock, type PowerEvent } from './idle-lock'
 import type { SettingsSecrets, SettingsStore } from './settings'
 
 /** The service only ever listens on loopback. */
@@ -61,7 +62,28 @@ export class DesktopVault {
   /** Settings changed while the vault was locked, logged when it is next unlocked. */
   private changedWhileLocked: string[] = []
 
+  private readonly idleLock = new IdleLock({
+    isUnlocked: () => this.host !== undefined,
+    lock: (message) => this.lock(message),
+    minutes: () => this.settings.idleLockMinutes,
+    now: () => this.now()
+  })
+
   constructor(private readonly options: DesktopVaultOptions) {}
+
+  private now(): number {
+    return this.options.clock ? this.options.clock.now() : Date.now()
+  }
+
+  /** The system's idle time (seconds), reported every second by the Electron glue: locks once it reaches the idle lock's minutes. */
+  reportIdle(idleSeconds: number): Promise<void> {
+    return this.idleLock.reportIdle(idleSeconds)
+  }
+
+  /** The computer went to sleep or its screen locked: the vault locks at once. */
+  reportPowerEvent(event: PowerEvent): Promise<void> {
+    return this.idleLock.reportPowerEvent(event)
+  }
 
   get settings(): SettingsStore {
     return this.options.settings
@@ -108,8 +130,14 @@ export class DesktopVault {
       service: this.host ? { running: true, url: this.host.url } : { running: false, ...(this.error ? { error: this.error } : {}) },
       ...(vault ? { tenantId: vault.tenantId, ownerUserId: vault.ownerUserId } : {}),
       ...(this.error ? { error: this.error } : {}),
-      version: this.options.version
+      version: this.options.version,
+      ...(vault ? { idleLock: this.idleLockStatus() } : {})
     }
+  }
+
+  private idleLockStatus(): NonNullable<VaultStatus['idleLock']> {
+    const lockAt = this.idleLock.lockAt()
+    return { minutes: this.settings.idleLockMinutes, ...(lockAt === undefined ? {} : { lockAt: new Date(lockAt).toISOString() }) }
   }
 
   /** First run: makes the master key, the vault and its management application, then unlocks. */
@@ -154,9 +182,9 @@ export class DesktopVault {
   }
 
   /** Stops the REST service, closes the database and drops the key from memory. */
-  lock(): Promise<VaultStatus> {
+  lock(message = 'Vault locked in the desktop app'): Promise<VaultStatus> {
     return this.exclusive(async () => {
-      if (this.host) await this.recordAction(vaultAction('lock', 'Vault locked in the desktop app'))
+      if (this.host) await this.recordAction(vaultAction('lock', message))
       await this.close()
       this.error = undefined
       return this.status()

@@ -13,6 +13,7 @@ import { parse, ValidationError } from '../app'
 import { openUnderMasterKey, type MasterKey } from '../bootstrap/master-key'
 import type { MailConfig } from '../infra/mail-transport'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
+import { DEFAULT_IDLE_LOCK_MINUTES, MAX_IDLE_LOCK_MINUTES, MIN_IDLE_LOCK_MINUTES } from './idle-lock'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
 export const DEFAULT_PORT = 4390
@@ -20,6 +21,11 @@ export const DEFAULT_PORT = 4390
 const SMTP_PASSWORD_CONTEXT = 'tessera:desktop:smtp-password'
 
 const port = z.number().int('must be a whole number').min(1, 'must be from 1 to 65535').max(65535, 'must be from 1 to 65535')
+const idleLockMinutes = z
+  .number()
+  .int('must be a whole number of minutes')
+  .min(MIN_IDLE_LOCK_MINUTES, `must be from ${MIN_IDLE_LOCK_MINUTES} to ${MAX_IDLE_LOCK_MINUTES} minutes`)
+  .max(MAX_IDLE_LOCK_MINUTES, `must be from ${MIN_IDLE_LOCK_MINUTES} to ${MAX_IDLE_LOCK_MINUTES} minutes`)
 const httpUrl = z
   .string()
   .max(2000)
@@ -40,12 +46,14 @@ const smtpInput = z.strictObject({
 export const settingsPatchSchema = z.strictObject({
   port: port.optional(),
   publicBaseUrl: httpUrl.nullable().optional(),
-  smtp: smtpInput.nullable().optional()
+  smtp: smtpInput.nullable().optional(),
+  idleLockMinutes: idleLockMinutes.optional()
 })
 
 /** The file's shape: whether a password is set (`sealedPassword`: the master-sealed password of earlier versions). */
 const storedSchema = z.object({
   port: port.default(DEFAULT_PORT),
+  idleLockMinutes: idleLockMinutes.default(DEFAULT_IDLE_LOCK_MINUTES),
   publicBaseUrl: httpUrl.optional(),
   smtp: z
     .object({
@@ -62,6 +70,8 @@ const storedSchema = z.object({
 })
 
 type StoredSettings = z.infer<typeof storedSchema>
+
+const defaults = (): StoredSettings => ({ port: DEFAULT_PORT, idleLockMinutes: DEFAULT_IDLE_LOCK_MINUTES })
 type StoredSmtp = NonNullable<StoredSettings['smtp']>
 
 /** Whether mail to this server must be encrypted: implicit TLS, or STARTTLS unless turned off explicitly. */
@@ -106,7 +116,7 @@ export interface SettingsChange {
 }
 
 export class SettingsStore {
-  private stored: StoredSettings = { port: DEFAULT_PORT }
+  private stored: StoredSettings = defaults()
 
   constructor(private readonly dataDir: string) {}
 
@@ -118,14 +128,18 @@ export class SettingsStore {
   async load(): Promise<void> {
     try {
       const parsed = storedSchema.safeParse(JSON.parse(await readFile(this.file, 'utf8')))
-      this.stored = parsed.success ? parsed.data : { port: DEFAULT_PORT }
+      this.stored = parsed.success ? parsed.data : defaults()
     } catch {
-      this.stored = { port: DEFAULT_PORT }
+      this.stored = defaults()
     }
   }
 
   get port(): number {
     return this.stored.port
+  }
+
+  get idleLockMinutes(): number {
+    return this.stored.idleLockMinutes
   }
 
   /** The settings as the renderer sees them: no password, only whether one is set; `requireTLS` as it applies. */
@@ -186,6 +200,7 @@ export class SettingsStore {
     const input = parse(settingsPatchSchema, patch)
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port
+    if (input.idleLockMinutes !== undefined) next.idleLockMinutes = input.idleLockMinutes
     if (input.publicBaseUrl === null) delete next.publicBaseUrl
     else if (input.publicBaseUrl !== undefined) next.publicBaseUrl = input.publicBaseUrl
     // undefined: the stored password stays; null: it is dropped; a string: the new one.
@@ -204,8 +219,10 @@ export class SettingsStore {
       next.smtp = { ...smtp, hasPassword: newPassword || keeps, ...(keeps && previous?.sealedPassword ? { sealedPassword: previous.sealedPassword } : {}) }
     }
     const port = next.port !== this.stored.port ? `Service port changed from ${this.stored.port} to ${next.port}` : undefined
+    const idle =
+      next.idleLockMinutes !== this.stored.idleLockMinutes ? `Idle lock changed from ${this.stored.idleLockMinutes} to ${next.idleLockMinutes} minutes` : undefined
     const link = next.publicBaseUrl !== this.stored.publicBaseUrl ? `Invitation link URL ${next.publicBaseUrl ? `set to ${next.publicBaseUrl}` : 'removed'}` : undefined
-    const changes = [port, link, describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)].filter((change) => change !== undefined)
+    const changes = [port, idle, link, describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)].filter((change) => change !== undefined)
     if (changes.length) await audit({ message: changes.join('; '), portOnly: changes.length === 1 && port !== undefined })
     if (passwordChange !== undefined) await secrets?.put(SMTP_PASSWORD_SETTING, passwordChange)
     await this.write(next)
