@@ -65,9 +65,20 @@ describe('migrations', () => {
     expect(await db('vault').columnInfo()).toHaveProperty('wrapped_audit_mac_key')
     expect(await db.schema.hasTable('log_chain')).toBe(true)
 
-    await db.migrate.down()
+    // Down to the migration before the audit chain, whatever came after it.
+    while (Number(await db.migrate.currentVersion()) >= 20261129000000) await db.migrate.down()
     expect(await db.schema.hasTable('log_chain')).toBe(false)
     expect(await db('logs').columnInfo()).not.toHaveProperty('mac')
     expect(await db('logs').select('message')).toEqual([{ message: 'Token retrieved' }])
+  })
+
+  it('gives an existing chain checkpoint the genesis anchor (nothing archived), and rolls back', async () => {
+    await db.migrate.up({ name: '20261125000000_initial_schema' })
+    while (Number(await db.migrate.currentVersion()) < 20261129000000) await db.migrate.up()
+    await db('log_chain').insert({ checkpoint_seq: 5, checkpoint_mac: Buffer.alloc(32, 1), checkpoint_tag: Buffer.alloc(32, 2) })
+    await db.migrate.up({ name: '20261130000000_audit_anchor' })
+    expect(await db('log_chain').select('checkpoint_seq', 'anchor_seq', 'anchor_mac')).toEqual([{ checkpoint_seq: 5, anchor_seq: 0, anchor_mac: null }])
+    await db.migrate.down({ name: '20261130000000_audit_anchor' })
+    expect(await db('log_chain').columnInfo()).not.toHaveProperty('anchor_seq')
   })
 })

@@ -9,6 +9,11 @@
  * the chain's head is also recorded in `log_chain` as a MAC'd checkpoint (by
  * the `index-logs` sweep every few seconds and when the vault closes): a chain
  * that ends before its checkpoint was cut.
+ *
+ * An archive prunes the oldest entries (audit-archive.ts); the stored chain
+ * then starts from an anchor, the last archived entry's seq and MAC, kept with
+ * the checkpoint and covered by its tag, so the anchor cannot be moved (to
+ * drop entries that were never archived) without the key.
  */
 import { inTransaction, type Db, type Reader, type Tx, type Writer } from '../storage/connections'
 import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypto/audit'
@@ -21,6 +26,7 @@ import {
   listChainedLogs,
   saveChainCheckpoint,
   setLogMacs,
+  type ChainCheckpoint,
   type ChainedLogRow,
   type LogRow
 } from '../storage/repositories/logs.repository'
@@ -59,19 +65,55 @@ export class AuditChain implements RowSealer<ChainLink> {
     this.head = link
   }
 
-  /** Records the newest committed entry as the checkpoint; runs inside a write transaction. */
+  /**
+   * Records the newest committed entry as the checkpoint; runs inside a write
+   * transaction. A checkpoint altered outside Tessera is left as it is: vouching
+   * for it again would launder the alteration.
+   */
   async checkpoint(trx: Tx): Promise<void> {
-    await writeCheckpoint(trx, this.key, await committedHead(trx))
+    const stored = await findChainCheckpoint(trx)
+    if (stored && !checkpointIntact(this.key, stored)) return
+    const anchor = anchorOf(stored)
+    await writeCheckpoint(trx, this.key, await committedHead(trx, anchor), anchor)
+  }
+
+  /** Moves the anchor to the last entry an archive has just pruned; in the prune's transaction. */
+  async moveAnchor(trx: Tx, anchor: ChainLink): Promise<void> {
+    const stored = await findChainCheckpoint(trx)
+    if (stored && !checkpointIntact(this.key, stored)) throw new Error('The audit chain checkpoint was altered; the archive stops.')
+    await writeCheckpoint(trx, this.key, await committedHead(trx, anchor), anchor)
   }
 }
 
-async function committedHead(db: Db): Promise<ChainLink> {
-  const last = await lastChainedLog(db)
-  return last?.mac ? { seq: Number(last.seq), mac: last.mac } : GENESIS
+/** Where the stored chain starts: the last archived entry, or GENESIS when nothing was archived. */
+function anchorOf(checkpoint: ChainCheckpoint | undefined): ChainLink {
+  const seq = Number(checkpoint?.anchor_seq ?? 0)
+  return seq > 0 && checkpoint?.anchor_mac ? { seq, mac: checkpoint.anchor_mac } : GENESIS
 }
 
-function writeCheckpoint(trx: Tx, key: AuditMacKey, link: ChainLink): Promise<void> {
-  return saveChainCheckpoint(trx, { checkpoint_seq: link.seq, checkpoint_mac: link.mac, checkpoint_tag: checkpointMac(key, link.seq, link.mac) })
+/** The vault's chain anchor (see anchorOf). */
+export async function chainAnchor(db: Db): Promise<ChainLink> {
+  return anchorOf(await findChainCheckpoint(db))
+}
+
+function checkpointIntact(key: AuditMacKey, checkpoint: ChainCheckpoint): boolean {
+  return checkpointMac(key, Number(checkpoint.checkpoint_seq), checkpoint.checkpoint_mac, anchorOf(checkpoint)).equals(checkpoint.checkpoint_tag)
+}
+
+/** The newest entry, or the anchor when every entry was archived. */
+async function committedHead(db: Db, anchor: ChainLink): Promise<ChainLink> {
+  const last = await lastChainedLog(db)
+  return last?.mac ? { seq: Number(last.seq), mac: last.mac } : anchor
+}
+
+function writeCheckpoint(trx: Tx, key: AuditMacKey, link: ChainLink, anchor: ChainLink): Promise<void> {
+  return saveChainCheckpoint(trx, {
+    checkpoint_seq: link.seq,
+    checkpoint_mac: link.mac,
+    anchor_seq: anchor.seq,
+    anchor_mac: anchor.seq > 0 ? anchor.mac : null,
+    checkpoint_tag: checkpointMac(key, link.seq, link.mac, anchor)
+  })
 }
 
 /**
@@ -82,7 +124,7 @@ function writeCheckpoint(trx: Tx, key: AuditMacKey, link: ChainLink): Promise<vo
  */
 export async function openAuditChain(writer: Writer, keyring: Keyring): Promise<AuditChain> {
   if (!keyring.hasAuditKeys) await inTransaction(writer, (trx) => upgrade(trx, keyring))
-  return new AuditChain(keyring.auditKeys.mac, await committedHead(writer))
+  return new AuditChain(keyring.auditKeys.mac, await committedHead(writer, await chainAnchor(writer)))
 }
 
 async function upgrade(trx: Tx, keyring: Keyring): Promise<void> {
@@ -107,7 +149,7 @@ async function upgrade(trx: Tx, keyring: Keyring): Promise<void> {
     })
     await setLogMacs(trx, macs)
   }
-  await writeCheckpoint(trx, key, link)
+  await writeCheckpoint(trx, key, link, GENESIS)
 }
 
 /** What `verifyAuditChain` found. */
@@ -116,22 +158,36 @@ export type ChainReport =
   | { intact: false; entries: number; seq: number; problem: string }
 
 /**
- * Checks every entry's MAC against its content and its predecessor, and the
- * checkpoint; reports the first broken link. Safe while the service writes:
- * entries committed meanwhile only extend the chain.
+ * Checks every entry's MAC against its content and its predecessor (the first
+ * one against the anchor), and the checkpoint; reports the first broken link.
+ * Safe while the service writes: entries committed meanwhile only extend the
+ * chain, and an archive pruning meanwhile moves the anchor, so a gap at the
+ * start is checked again from the new anchor.
  */
 export async function verifyAuditChain(db: Reader, key: AuditMacKey): Promise<ChainReport> {
-  const checkpoint = await findChainCheckpoint(db)
+  for (let attempt = 1; ; attempt++) {
+    const checkpoint = await findChainCheckpoint(db)
+    const report = await verifyFrom(db, key, checkpoint)
+    if (report.intact || attempt === 3) return report
+    const now = await findChainCheckpoint(db)
+    if (Number(now?.anchor_seq ?? 0) === Number(checkpoint?.anchor_seq ?? 0)) return report
+  }
+}
+
+async function verifyFrom(db: Reader, key: AuditMacKey, checkpoint: ChainCheckpoint | undefined): Promise<ChainReport> {
+  const anchor = anchorOf(checkpoint)
+  let previous = anchor
   // From the lowest possible seq: a row slipped in below the first entry must not escape the check.
-  let previous = { seq: Number.MIN_SAFE_INTEGER, mac: GENESIS.mac }
+  let after = Number.MIN_SAFE_INTEGER
   let entries = 0
   let suspect: ChainedLogRow | undefined
   const broken = (seq: number, problem: string): ChainReport => ({ intact: false, entries, seq, problem })
   for (;;) {
-    const rows = await listChainedLogs(db, previous.seq, PAGE)
+    const rows = await listChainedLogs(db, after, PAGE)
     if (rows.length === 0) break
     for (const row of rows) {
       const seq = Number(row.seq)
+      after = seq
       if (suspect) {
         // The entry after a bad one tells whether the bad one's MAC is still the one the vault wrote.
         const macIntact = row.mac !== null && entryMac(key, suspect.mac!, row).equals(row.mac)
@@ -139,12 +195,12 @@ export async function verifyAuditChain(db: Reader, key: AuditMacKey): Promise<Ch
       }
       if (row.mac === null) return broken(seq, 'it has no MAC (it was written outside Tessera)')
       if (seq < 1) return broken(seq, 'it was inserted before the first entry')
+      if (seq <= anchor.seq) return broken(seq, `it is in the archived range (seq 1–${anchor.seq}), whose entries were pruned: it was put back or inserted`)
       if (!entryMac(key, previous.mac, row).equals(row.mac)) {
-        const expected = Math.max(previous.seq, 0) + 1
+        const expected = previous.seq + 1
         if (seq !== expected) return broken(seq, `the entries before it (seq ${expected}–${seq - 1}) are missing`)
+        // Keep reading for the entry after it.
         suspect = row
-        // Keep reading for the entry after it; previous.seq moves on so the page query does.
-        previous = { seq, mac: previous.mac }
         continue
       }
       previous = { seq, mac: row.mac }
@@ -155,12 +211,9 @@ export async function verifyAuditChain(db: Reader, key: AuditMacKey): Promise<Ch
     }
   }
   if (suspect) return broken(Number(suspect.seq), 'its content was changed or it was replaced')
-  previous.seq = Math.max(previous.seq, 0)
   if (!checkpoint) return broken(previous.seq, 'the chain checkpoint is missing (deleted)')
   const checkpointSeq = Number(checkpoint.checkpoint_seq)
-  if (!checkpointMac(key, checkpointSeq, checkpoint.checkpoint_mac).equals(checkpoint.checkpoint_tag)) {
-    return broken(checkpointSeq, 'the chain checkpoint was altered')
-  }
+  if (!checkpointIntact(key, checkpoint)) return broken(checkpointSeq, 'the chain checkpoint or its anchor was altered')
   if (checkpointSeq > previous.seq) {
     return broken(previous.seq + 1, `the newest entries are missing: the chain ends at seq ${previous.seq}, its checkpoint recorded seq ${checkpointSeq}`)
   }

@@ -18,7 +18,7 @@ import type { Reader } from '../storage/connections'
 import { z } from 'zod'
 import { anchorHash, entryHash, keyFingerprint, signHead, signingKeys, verifyHead, type ChainedEntry } from '../crypto/audit'
 import { chainedLogBefore, listChainedLogs, logSeqRange, type ChainedLogRow } from '../storage/repositories/logs.repository'
-import { GENESIS, verifyAuditChain, type ChainReport } from './audit-chain'
+import { chainAnchor, verifyAuditChain, type ChainReport } from './audit-chain'
 import { toIsoString } from '../domain/dates'
 import type { AuditKeys } from './keyring'
 
@@ -80,11 +80,30 @@ function entryLine(row: ChainedLogRow, hash: Buffer): string {
  * `out`; refuses with BrokenChainError when the vault's chain does not verify.
  */
 export async function writeAuditExport(db: Reader, keys: AuditKeys, out: Writable, options: ExportOptions): Promise<ExportSummary> {
+  await requireIntactChain(db, keys)
+  return writeChainRange(db, keys, out, await logSeqRange(db, options.since, options.until), options)
+}
+
+/** @throws BrokenChainError when the vault's chain does not verify */
+export async function requireIntactChain(db: Reader, keys: AuditKeys): Promise<void> {
   const report = await verifyAuditChain(db, keys.mac)
   if (!report.intact) throw new BrokenChainError(report)
-  const range = await logSeqRange(db, options.since, options.until)
+}
+
+/**
+ * Writes the entries from seq `range.first` to `range.last` of a chain the
+ * caller has verified (none without a range); `options` only label the header.
+ */
+export async function writeChainRange(
+  db: Reader,
+  keys: AuditKeys,
+  out: Writable,
+  range: { first: number; last: number } | undefined,
+  options: ExportOptions
+): Promise<ExportSummary> {
   const before = range ? await chainedLogBefore(db, range.first) : undefined
-  const previous = before?.mac ? { seq: Number(before.seq), mac: before.mac } : GENESIS
+  // The first stored entry follows the anchor (the last archived entry, or the chain's genesis).
+  const previous = before?.mac ? { seq: Number(before.seq), mac: before.mac } : await chainAnchor(db)
   const { publicKey, secretKey } = signingKeys(keys.signingSeed)
   const fingerprint = keyFingerprint(publicKey)
   const header = JSON.stringify({
@@ -104,11 +123,12 @@ export async function writeAuditExport(db: Reader, keys: AuditKeys, out: Writabl
     const rows = await listChainedLogs(db, after, PAGE, range.last)
     if (rows.length === 0) break
     for (const row of rows) {
+      // Seqs are gapless; a gap here means an archive pruned entries while this export read them.
+      if (Number(row.seq) !== ++after) throw new Error(`Entry ${after} vanished while the export read the log (an archive pruned it); export again.`)
       hash = entryHash(hash, row, row.mac!)
       await writeLine(out, entryLine(row, hash))
     }
     entries += rows.length
-    after = Number(rows.at(-1)!.seq)
   }
   const head = { seq: range?.last ?? previous.seq, entries, hash: hash.toString('hex') }
   await writeLine(out, JSON.stringify({ head, signature: signHead(secretKey, hash).toString('base64') }))

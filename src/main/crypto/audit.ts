@@ -74,13 +74,33 @@ export function entryMac(key: AuditMacKey, previous: Uint8Array, entry: ChainedE
   return asBuffer(sodium.crypto_generichash(MAC_BYTES, encode(previous, entry), key))
 }
 
-/** The MAC that vouches for a chain checkpoint (the last entry's seq and MAC at that time). */
-export function checkpointMac(key: AuditMacKey, seq: number, mac: Uint8Array): Buffer {
-  const message = Buffer.alloc(8 + 8 + mac.length)
+/** A position in the chain: an entry's seq and MAC. */
+export interface ChainPosition {
+  seq: number
+  mac: Uint8Array
+}
+
+function writeSeq(message: Buffer, seq: number, offset: number): void {
+  message.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), offset)
+  message.writeUInt32BE(seq >>> 0, offset + 4)
+}
+
+/**
+ * The MAC that vouches for a chain checkpoint (the last entry's seq and MAC
+ * at that time) and for the chain's anchor (the last archived entry, where
+ * the stored chain starts). Without an anchor (nothing archived) the message
+ * is the checkpoint alone, as before archiving existed.
+ */
+export function checkpointMac(key: AuditMacKey, seq: number, mac: Uint8Array, anchor?: ChainPosition): Buffer {
+  const anchored = anchor !== undefined && anchor.seq > 0
+  const message = Buffer.alloc(8 + 8 + mac.length + (anchored ? 8 + anchor.mac.length : 0))
   message.write('tessera:', 0, 'latin1')
-  message.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 8)
-  message.writeUInt32BE(seq >>> 0, 12)
+  writeSeq(message, seq, 8)
   message.set(mac, 16)
+  if (anchored) {
+    writeSeq(message, anchor.seq, 16 + mac.length)
+    message.set(anchor.mac, 24 + mac.length)
+  }
   return asBuffer(sodium.crypto_generichash(MAC_BYTES, message, key))
 }
 

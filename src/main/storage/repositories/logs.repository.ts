@@ -27,6 +27,9 @@ export type ChainedLogRow = Required<Omit<LogRow, 'mac'>> & { mac: Buffer | null
 export interface ChainCheckpoint {
   checkpoint_seq: number
   checkpoint_mac: Buffer
+  /** Where the stored chain starts: the last archived entry (seq 0 and no MAC when nothing was archived). */
+  anchor_seq: number
+  anchor_mac: Buffer | null
   checkpoint_tag: Buffer
 }
 
@@ -167,7 +170,7 @@ export async function logSeqRange(db: Db, since?: number, until?: number): Promi
 }
 
 export async function findChainCheckpoint(db: Db): Promise<ChainCheckpoint | undefined> {
-  return sql(db)('log_chain').select('checkpoint_seq', 'checkpoint_mac', 'checkpoint_tag').first()
+  return sql(db)('log_chain').select('checkpoint_seq', 'checkpoint_mac', 'anchor_seq', 'anchor_mac', 'checkpoint_tag').first()
 }
 
 export async function saveChainCheckpoint(trx: Tx, checkpoint: ChainCheckpoint): Promise<void> {
