@@ -52,7 +52,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number } = {}
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number; auditRetentionDays?: number } = {}
 ): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
@@ -71,6 +71,7 @@ export async function startTestService(
       mail: options.mail,
       sessionMaxTtlMs: options.sessionMaxTtlMs,
       cvcRetentionMs: options.cvcRetentionMs,
+      auditRetentionDays: options.auditRetentionDays,
       // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
       jobTickMs: 0
     })

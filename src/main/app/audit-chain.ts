@@ -154,7 +154,7 @@ async function upgrade(trx: Tx, keyring: Keyring): Promise<void> {
 
 /** What `verifyAuditChain` found. */
 export type ChainReport =
-  | { intact: true; entries: number; head: ChainLink }
+  | { intact: true; entries: number; head: ChainLink; anchor: ChainLink }
   | { intact: false; entries: number; seq: number; problem: string }
 
 /**
@@ -217,5 +217,5 @@ async function verifyFrom(db: Reader, key: AuditMacKey, checkpoint: ChainCheckpo
   if (checkpointSeq > previous.seq) {
     return broken(previous.seq + 1, `the newest entries are missing: the chain ends at seq ${previous.seq}, its checkpoint recorded seq ${checkpointSeq}`)
   }
-  return { intact: true, entries, head: previous }
+  return { intact: true, entries, head: previous, anchor }
 }

@@ -29,6 +29,7 @@ export type AuditOperation =
   | 'forbidden'
   | 'rotate'
   | 'retire'
+  | 'archive'
 
 /** Who an entry names as actor. */
 export type AuditActor = Pick<Actor, 'id' | 'type' | 'tenantId'>

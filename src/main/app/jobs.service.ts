@@ -1,7 +1,8 @@
 /**
  * Background sweeps inside the service: expired tokens,
  * applications and sessions are deleted, card CVCs past their retention window
- * are removed, invitation expiry is persisted, and outbox mail is retried. Each sweep's last run is stored in `job_runs`, so
+ * are removed, invitation expiry is persisted, outbox mail is retried, and audit
+ * entries past their retention are archived. Each sweep's last run is stored in `job_runs`, so
  * after a restart a sweep runs at once if it is overdue, and what expired
  * while the service was down is caught up (the state itself is the data).
  *
@@ -51,6 +52,7 @@ export interface SweepTargets {
   mail: { deliverDue(limit?: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number> }
   keys: { reencrypt(limit: number): Promise<number> }
+  auditArchive: { archiveExpired(now: number, limit: number): Promise<number> }
 }
 
 /**
@@ -69,7 +71,9 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
     { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
     // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail.
-    { name: 'index-logs', intervalMs: 5_000, batch: 10_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) }
+    { name: 'index-logs', intervalMs: 5_000, batch: 10_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) },
+    // Audit retention: entries older than it go to an archive file (one per batch) and out of the vault.
+    { name: 'archive-logs', intervalMs: 3_600_000, batch: 100_000, run: (now, limit) => targets.auditArchive.archiveExpired(now, limit) }
   ]
 }
 

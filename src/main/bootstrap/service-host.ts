@@ -23,6 +23,8 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   mail?: MailConfigSource
   /** How long a card's CVC is kept; default `TESSERA_CVC_RETENTION`, else one hour. */
   cvcRetentionMs?: number
+  /** Days audit entries are kept before they are archived; 0 or none keeps them for ever. */
+  auditRetentionDays?: OpenOptions['auditRetentionDays']
   /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
   sessionMaxTtlMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */

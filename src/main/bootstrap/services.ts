@@ -6,6 +6,7 @@ import type { Database } from '../storage/database'
 import { WriteQueue } from '../storage/write-queue'
 import type { Logger } from '../infra/logger'
 import { ApplicationsService } from '../app/applications.service'
+import { AuditArchiveService } from '../app/audit-archive'
 import type { AuditChain } from '../app/audit-chain'
 import { AuthService } from '../app/auth.service'
 import type { Clock } from '../app/service-context'
@@ -40,6 +41,10 @@ export interface ServiceDeps {
   sessionMaxTtlMs?: number
   /** How long a card's CVC is kept; one hour by default (cvc-retention.ts). */
   cvcRetentionMs?: number
+  /** Where audit archives are written (`<data dir>/audit-archive`). */
+  auditArchiveDir: string
+  /** Days audit entries are kept before they are archived; 0 (the default) keeps them for ever. */
+  auditRetentionDays?: () => number
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -59,6 +64,11 @@ export function createServices(deps: ServiceDeps) {
   const sessions = new SessionsService(context, auth, { maxTtlMs: deps.sessionMaxTtlMs })
   const invitations = new InvitationsService(context, mail)
   const keys = new KeysService(context, tokens)
+  const auditArchive = new AuditArchiveService(context, deps.chain, {
+    tenantId: deps.tenantId,
+    directory: deps.auditArchiveDir,
+    retentionDays: deps.auditRetentionDays ?? (() => 0)
+  })
   return {
     context,
     auth,
@@ -72,8 +82,9 @@ export function createServices(deps: ServiceDeps) {
     invitations,
     mail,
     keys,
+    auditArchive,
     sealedSettings: new SealedSettingsService(context),
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys }), mail)
+    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
   }
 }
 

@@ -31,6 +31,8 @@ import { readySodium } from '../crypto/sodium'
 import { acquireVaultLock, type LockKind } from '../infra/vault-lock'
 
 export const DATABASE_FILE = 'tessera.db'
+/** Where the retention sweep and the desktop app write audit archives, inside the data directory. */
+export const AUDIT_ARCHIVE_DIR = 'audit-archive'
 
 export interface InitOptions {
   dataDir: string
@@ -135,6 +137,8 @@ export interface OpenOptions {
   kind?: Exclude<LockKind, 'init'>
   /** Cap on a session's `expires_at` (see sessions.service.ts). */
   sessionMaxTtlMs?: number
+  /** Days audit entries are kept before the `archive-logs` sweep archives them (a function: read at each run); 0 or none keeps them for ever. */
+  auditRetentionDays?: number | (() => number)
 }
 
 /** Mail settings, or a function building them with the vault's sealed settings (the desktop's SMTP password). */
@@ -179,7 +183,20 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
     const chain = await openAuditChain(db.writer, keyring)
     const mail = typeof options.mail === 'function' ? await options.mail((name) => readSealedSetting(db.reader, keyring, tenant.id, name)) : options.mail
-    const services = createServices({ db, keyring, chain, tenantId: tenant.id, clock, logger: options.logger, mail, cvcRetentionMs, sessionMaxTtlMs: options.sessionMaxTtlMs })
+    const retention = options.auditRetentionDays ?? 0
+    const services = createServices({
+      db,
+      keyring,
+      chain,
+      tenantId: tenant.id,
+      clock,
+      logger: options.logger,
+      mail,
+      cvcRetentionMs,
+      sessionMaxTtlMs: options.sessionMaxTtlMs,
+      auditArchiveDir: join(options.dataDir, AUDIT_ARCHIVE_DIR),
+      auditRetentionDays: typeof retention === 'function' ? retention : () => retention
+    })
     await settleMasterRotation(services.context.writes, keyring, clock.now())
     return {
       services,

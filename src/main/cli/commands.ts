@@ -121,7 +121,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'host', value: 'HOST', description: 'address to listen on', env: 'TESSERA_HOST', default: '127.0.0.1', schema: hostSchema },
       { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema }
     ],
-    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', ...SMTP_AND_LINKS],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
     run: (input) => (load('serve') as typeof import('./serve.command')).serve(input)
   },
   {
@@ -177,6 +177,22 @@ export const COMMANDS: CommandSpec[] = [
     ],
     env: ['TESSERA_MASTER_KEY'],
     run: (input) => (load('logs') as typeof import('./logs.command')).exportLogs(input)
+  },
+  {
+    name: 'logs archive',
+    summary: 'Archive the audit entries created before a date to a signed export file, then prune them from the vault',
+    details:
+      'Writes the entries as `logs export` does (the file verifies with `logs verify --file`), syncs and checks the file, logs\n' +
+      'the archive, then deletes the entries in short batches; the remaining chain still verifies. Never replaces a file.\n' +
+      'Rerun after an interruption: it archives what is left. Needs the vault to itself: stop `tessera serve` or the desktop\n' +
+      'app first, or set a retention (TESSERA_AUDIT_RETENTION_DAYS, or Settings in the desktop app) to archive on a schedule.',
+    options: [
+      dataDir,
+      { name: 'before', value: 'DATE', description: 'archive the entries created before this ISO 8601 date (required, not in the future)', schema: dateSchema },
+      { name: 'out', value: 'FILE', description: 'new file to write the archive to (required)', schema: z.string().min(1, 'must not be empty') }
+    ],
+    env: ['TESSERA_MASTER_KEY'],
+    run: (input) => (load('logs') as typeof import('./logs.command')).archiveLogs(input)
   }
 ]
 

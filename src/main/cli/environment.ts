@@ -10,6 +10,7 @@ import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
 import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
 import { parseCvcRetention } from '../app'
+import { MAX_AUDIT_RETENTION_DAYS } from '../app/audit-archive'
 import type { MailConfig } from '../infra/mail-transport'
 import { CliError } from './exit-codes'
 
@@ -106,7 +107,12 @@ const variables = {
   TESSERA_CVC_RETENTION: z
     .string()
     .refine((value) => canParse(parseCvcRetention, value), 'must be a whole number of seconds (3600) or an ISO 8601 duration (PT1H), from 0 to 24 hours')
-    .transform((value) => parseCvcRetention(value))
+    .transform((value) => parseCvcRetention(value)),
+  TESSERA_AUDIT_RETENTION_DAYS: z
+    .string()
+    .regex(/^\d{1,5}$/, `must be a whole number of days from 0 to ${MAX_AUDIT_RETENTION_DAYS} (0: keep for ever)`)
+    .transform(Number)
+    .refine((days) => days <= MAX_AUDIT_RETENTION_DAYS, `must be a whole number of days from 0 to ${MAX_AUDIT_RETENTION_DAYS} (0: keep for ever)`)
 }
 
 /** The one schema of the environment. */
@@ -137,7 +143,12 @@ export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string
   TESSERA_SMTP_FROM: { values: 'an address, optionally with a name', meaning: 'From header of mail', default: 'Tessera <tessera@localhost>' },
   TESSERA_PUBLIC_URL: { values: 'an http(s) URL', meaning: 'base of the links in mail', default: "the service's own URL" },
   TESSERA_SESSION_MAX_TTL: { values: 'seconds, or a number with s, m, h or d (90m, 24h, 7d); 1 minute to 30 days', meaning: "how far ahead a session's expires_at may be set", default: '24h' },
-  TESSERA_CVC_RETENTION: { values: 'seconds (3600) or an ISO 8601 duration (PT1H), 0 to 24 hours; 0: never stored', meaning: "how long a card's CVC is kept", default: '3600 (1 hour)' }
+  TESSERA_CVC_RETENTION: { values: 'seconds (3600) or an ISO 8601 duration (PT1H), 0 to 24 hours; 0: never stored', meaning: "how long a card's CVC is kept", default: '3600 (1 hour)' },
+  TESSERA_AUDIT_RETENTION_DAYS: {
+    values: `whole days, 0 to ${MAX_AUDIT_RETENTION_DAYS}; 0: keep for ever`,
+    meaning: 'audit entries older than this are archived to <data-dir>/audit-archive/ and pruned, hourly',
+    default: '0 (keep for ever)'
+  }
 }
 
 export const ENV_NAMES = Object.keys(variables) as EnvName[]

@@ -16,13 +16,11 @@ import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
 import { createKeyFile, generateMasterKey, replaceMasterKeyFile, type MasterKey } from '../bootstrap/master-key'
-import { createLogger } from '../infra/logger'
 import { describeCounts, type CeremonyActor } from '../app/keys.service'
-import { openVault, type Vault } from '../bootstrap/vault'
+import type { Vault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
-import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
-import { requireMasterKey, requireVault, withUnlockedVault } from './vault-access'
+import { withOpenVault, withUnlockedVault } from './vault-access'
 
 
 /** The person at the terminal acts as the tenant OWNER; the audit message names the OS account too. */
@@ -34,18 +32,6 @@ function cliActor(vault: Vault): CeremonyActor {
     // No passwd entry (some containers): the entry still names the CLI.
   }
   return { userId: vault.ownerUserId, via: `tessera CLI, OS user ${account}` }
-}
-
-/** Opens the vault for a ceremony (taking its lock), runs `work`, closes it. */
-async function withVault<T>(dataDir: string, work: (vault: Vault) => Promise<T>): Promise<T> {
-  await requireDataDir(dataDir, 'write')
-  requireVault(dataDir)
-  const vault = await openVault({ dataDir, masterKey: await requireMasterKey(dataDir), logger: createLogger() })
-  try {
-    return await work(vault)
-  } finally {
-    await vault.close()
-  }
 }
 
 function tenantOf(status: KeyStatus, tenantId: string): TenantKeyStatus {
@@ -88,7 +74,7 @@ export async function keysStatus({ options }: CommandInput): Promise<void> {
 export async function keysRotate({ options }: CommandInput): Promise<void> {
   const dataDir = options['data-dir'] as string
   const batch = options['batch-size'] as number
-  await withVault(dataDir, async (vault) => {
+  await withOpenVault(dataDir, async (vault) => {
     const { keys } = vault.services
     let tenant = tenantOf(await keys.status(), vault.tenantId)
     if (tenant.rotation && !tenant.rotation.finished_at) {
@@ -121,7 +107,7 @@ export async function keysRetire({ options }: CommandInput): Promise<void> {
   const version = options.version as number | undefined
   if (version === undefined) throw new CliError('USAGE', '--version N is required: the data-key version to retire.', 'see `tessera keys status` for the versions.', true)
   const reportFile = options.report as string | undefined
-  await withVault(dataDir, async (vault) => {
+  await withOpenVault(dataDir, async (vault) => {
     const report = await vault.services.keys.retire(cliActor(vault), vault.tenantId, version)
     const path = resolve(reportFile ?? join(dataDir, `key-retirement-v${version}-${report.retired_at.replace(/[:.]/g, '-')}.json`))
     await mkdir(dirname(path), { recursive: true })
@@ -142,7 +128,7 @@ export async function keysRotateMaster({ options }: CommandInput): Promise<void>
   if (!fromEnvironment && newKeyFile) throw new CliError('USAGE', '--new-key-file is only for a master key in TESSERA_MASTER_KEY.', 'leave it out: master.key is replaced in place.')
   const target = newKeyFile && resolve(newKeyFile)
   if (target && existsSync(target)) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
-  await withVault(dataDir, async (vault) => {
+  await withOpenVault(dataDir, async (vault) => {
     const store = (key: MasterKey) => (target ? createKeyFile(target, key) : replaceMasterKeyFile(dataDir, key))
     const result = await vault.services.keys.rotateMaster(cliActor(vault), generateMasterKey(), store)
     const lines = [`Master key rotated; new key check value ${result.key_check_value}.`]

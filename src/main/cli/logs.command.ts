@@ -1,18 +1,22 @@
 /**
- * `tessera logs verify` and `tessera logs export`: the audit trail's checks
- * (options in commands.ts). Both read only the audit log and take no vault
- * lock, so they run while a server runs on the same data directory. A broken
- * chain or export exits with AUDIT_BROKEN, naming the first broken link.
+ * `tessera logs verify`, `logs export` and `logs archive`: the audit trail's
+ * checks and upkeep (options in commands.ts). verify and export read only the
+ * audit log and take no vault lock, so they run while a server runs on the
+ * same data directory; archive deletes what it archived, so it needs the vault
+ * to itself. A broken chain or export exits with AUDIT_BROKEN, naming the
+ * first broken link.
  */
-import { createReadStream } from 'node:fs'
+import { createReadStream, existsSync } from 'node:fs'
 import { open, rm } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
 import { BrokenChainError } from '../app/audit-export'
 import { verifyAuditExportLines } from '../bootstrap/offline-vault'
 import type { CommandInput } from './commands'
 import { CliError, exitCode, type ExitCode } from './exit-codes'
-import { withUnlockedVault } from './vault-access'
+import { withOpenVault, withUnlockedVault } from './vault-access'
+import { VaultInUseError } from '../infra/vault-lock'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
@@ -31,7 +35,8 @@ function verifyVault(dataDir: string): Promise<ExitCode> {
       print(`${report.entries} entries before it verified.`)
       return exitCode('AUDIT_BROKEN')
     }
-    print(`Audit log intact: ${report.entries} entries, chain head at seq ${report.head.seq}.`)
+    const archived = report.anchor.seq > 0 ? ` (seq 1 to ${report.anchor.seq} archived and pruned)` : ''
+    print(`Audit log intact: ${report.entries} entries, chain head at seq ${report.head.seq}${archived}.`)
     print(`Export signing key: ${signingKey.fingerprint} (public key ${signingKey.publicKey})`)
     return exitCode('OK')
   })
@@ -78,5 +83,58 @@ export async function exportLogs({ options }: CommandInput): Promise<ExitCode> {
       print(`Not exported: ${error.message}`)
       return exitCode('AUDIT_BROKEN')
     }
+  })
+}
+
+/** Progress on stderr, at most once a second (and at the end): a long prune shows it is moving. */
+function progressPrinter(): (pruned: number, total: number) => void {
+  let shownAt = 0
+  return (pruned, total) => {
+    if (pruned < total && Date.now() - shownAt < 1000) return
+    shownAt = Date.now()
+    process.stderr.write(`Pruning archived entries: ${pruned} of ${total} (${Math.floor((100 * pruned) / total)}%)\n`)
+  }
+}
+
+/** The checks `logs archive` makes before it opens the vault. */
+function archiveTarget(out: string | undefined, before: number | undefined): string {
+  if (before === undefined) throw new CliError('USAGE', 'Missing --before DATE.', 'see `tessera logs archive --help`.', true)
+  if (!out) throw new CliError('USAGE', 'Missing --out FILE.', 'see `tessera logs archive --help`.', true)
+  if (before > Date.now()) throw new CliError('USAGE', `--before ${new Date(before).toISOString()} is in the future.`, 'give a date in the past: the entries created before it are archived.')
+  const file = resolve(out)
+  if (existsSync(file)) throw new CliError('USAGE', `${file} already exists.`, 'an archive never replaces a file (it may hold the only copy of pruned entries): give --out a new file name.')
+  if (!existsSync(dirname(file))) throw new CliError('USAGE', `Cannot write ${file}: its folder does not exist.`, 'choose a file in an existing folder for --out.')
+  return file
+}
+
+/** `tessera logs archive`: exports the entries created before --before to --out, verifies the file, then prunes them. */
+export async function archiveLogs({ options }: CommandInput): Promise<ExitCode> {
+  const before = options.before as number | undefined
+  const file = archiveTarget(options.out as string | undefined, before)
+  const dataDir = options['data-dir'] as string
+  const opened = withOpenVault(dataDir, async (vault) => {
+    try {
+      const result = await vault.services.auditArchive.archive(vault.owner, { before: before!, file, onProgress: progressPrinter() })
+      if (!result) {
+        print(`Nothing to archive: no entries created before ${new Date(before!).toISOString()}. No file was written.`)
+        return exitCode('OK')
+      }
+      print(`Archived ${result.entries} entries (seq ${result.firstSeq} to ${result.lastSeq}, created before ${result.before}) to ${result.file}.`)
+      print(`SHA-256 ${result.sha256}. They are pruned from the vault; the rest of the chain starts after seq ${result.lastSeq}.`)
+      print(`Check the file any time with: tessera logs verify --file ${result.file}`)
+      return exitCode('OK')
+    } catch (error) {
+      if (!(error instanceof BrokenChainError)) throw error
+      print(`Not archived: ${error.message}`)
+      return exitCode('AUDIT_BROKEN')
+    }
+  })
+  return opened.catch((error) => {
+    if (!(error instanceof VaultInUseError)) throw error
+    throw new CliError(
+      'IN_USE',
+      error.message,
+      `archiving deletes entries, so it needs the vault to itself: stop the server first (\`tessera stop --data-dir ${dataDir}\`), or let it archive for you (TESSERA_AUDIT_RETENTION_DAYS for \`tessera serve\`, Settings → Audit archive in the desktop app).`
+    )
   })
 }

@@ -76,7 +76,8 @@ export async function serve(input: CommandInput): Promise<void> {
     bodyLimitBytes: env.TESSERA_BODY_LIMIT,
     mail: mailConfig(env),
     sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL,
-    cvcRetentionMs: env.TESSERA_CVC_RETENTION
+    cvcRetentionMs: env.TESSERA_CVC_RETENTION,
+    auditRetentionDays: env.TESSERA_AUDIT_RETENTION_DAYS ?? 0
   }).catch((error) => {
     throw error instanceof ListenError ? listenFailure(error, input) : error
   })

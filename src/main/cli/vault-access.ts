@@ -1,12 +1,13 @@
 /**
- * What `serve` and `outbox` need before they open a vault: its database and
- * its master key, each missing one reported with the way to fix it.
+ * What the commands need before they open a vault: its database and its
+ * master key, each missing one reported with the way to fix it.
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { createMasterKeyFile, loadMasterKey, type MasterKey } from '../bootstrap/master-key'
 import { withOfflineVault, type OfflineVault } from '../bootstrap/offline-vault'
-import { DATABASE_FILE } from '../bootstrap/vault'
+import { DATABASE_FILE, openVault, type Vault } from '../bootstrap/vault'
+import { createLogger } from '../infra/logger'
 import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
 
@@ -42,4 +43,19 @@ export async function withUnlockedVault<T>(dir: string, work: (vault: OfflineVau
   await requireDataDir(dir, 'write')
   requireVault(dir)
   return withOfflineVault(dir, await requireMasterKey(dir), work)
+}
+
+/**
+ * Opens the vault for a command that changes it (taking its lock, so it is
+ * refused while `tessera serve` or the desktop app holds it), runs `work`, closes it.
+ */
+export async function withOpenVault<T>(dataDir: string, work: (vault: Vault) => Promise<T>): Promise<T> {
+  await requireDataDir(dataDir, 'write')
+  requireVault(dataDir)
+  const vault = await openVault({ dataDir, masterKey: await requireMasterKey(dataDir), logger: createLogger() })
+  try {
+    return await work(vault)
+  } finally {
+    await vault.close()
+  }
 }
