@@ -43,8 +43,8 @@ export interface SeqRange {
 export interface ArchiveRequest {
   /** Epoch ms: the entries created before it are archived. */
   before: number
-  /** The file to create (never replaced), or how to name it once the range is known. */
-  file: string | ((range: SeqRange) => string)
+  /** The file to create (never replaced), or how to name it (and make its folder) once the range is known. */
+  file: string | ((range: SeqRange) => Promise<string>)
   /** At most this many entries (the retention sweep writes one file per batch). */
   limit?: number
   /** After each pruned batch: entries pruned so far, of `total`. */
@@ -120,16 +120,19 @@ export class AuditArchiveService {
   async archiveExpired(now: number, limit: number): Promise<number> {
     const before = retentionCutoff(now, this.options.retentionDays())
     if (before === undefined) return 0
-    await mkdir(this.options.directory, { recursive: true, mode: 0o700 })
-    const result = await this.archive(null, { before, limit, file: (range) => join(this.options.directory, archiveFileName(now, range)) })
+    const result = await this.archive(null, { before, limit, file: (range) => this.fileInDirectory(now, range) })
     return result?.entries ?? 0
   }
 
   /** The desktop's "Archive now": into a dated file of the archive directory. */
   async archiveToDirectory(actor: AuditActor, before: number): Promise<ArchiveResult | undefined> {
     const now = this.context.clock.now()
+    return this.archive(actor, { before, file: (range) => this.fileInDirectory(now, range) })
+  }
+
+  private async fileInDirectory(now: number, range: SeqRange): Promise<string> {
     await mkdir(this.options.directory, { recursive: true, mode: 0o700 })
-    return this.archive(actor, { before, file: (range) => join(this.options.directory, archiveFileName(now, range)) })
+    return join(this.options.directory, archiveFileName(now, range))
   }
 
   private async archiveNow(actor: AuditActor | null, request: ArchiveRequest): Promise<ArchiveResult | undefined> {
@@ -138,7 +141,7 @@ export class AuditArchiveService {
     const anchor = await chainAnchor(reader)
     const range = await archiveRange(reader, request.before, anchor.seq, request.limit)
     if (!range) return undefined
-    const file = typeof request.file === 'string' ? request.file : request.file(range)
+    const file = typeof request.file === 'string' ? request.file : await request.file(range)
     const now = this.context.clock.now()
     const sha256 = await this.writeVerifiedFile(file, range, { until: request.before, now })
     const result: ArchiveResult = {
