@@ -111,15 +111,40 @@ export interface DesktopSettings {
   port: number
   /** Minutes of system idleness after which the vault locks itself (1–480; default 15). */
   idleLockMinutes: number
+  /** Days audit entries are kept before they are archived to the archive folder and pruned (0–36500; 0, the default: for ever). */
+  auditRetentionDays: number
   /** Base URL used in invitation links. */
   publicBaseUrl?: string
   smtp?: SmtpSettings
+}
+
+/** An audit archive: the entries created before `before` moved into `file` (a signed export) and pruned from the vault. */
+export interface AuditArchive {
+  /** Full path of the archive file. */
+  file: string
+  entries: number
+  firstSeq: number
+  lastSeq: number
+  /** Hex SHA-256 of the file, as the audit log records it. */
+  sha256: string
+  /** ISO 8601. */
+  before: string
+  archivedAt: string
+}
+
+export interface AuditArchiveStatus {
+  /** Where archives go: `<data folder>/audit-archive`. */
+  directory: string
+  retentionDays: number
+  /** The last archive since the vault was unlocked (by hand or by the retention job). */
+  last: AuditArchive | null
 }
 
 /** A partial settings change; `smtp: null` removes the SMTP configuration. */
 export interface SettingsPatch {
   port?: number
   idleLockMinutes?: number
+  auditRetentionDays?: number
   publicBaseUrl?: string | null
   smtp?: SmtpSettings | null
 }
@@ -165,6 +190,10 @@ export interface TesseraApi {
     activity(query: LogFilterQuery, periods: [number, number][]): Promise<number[]>
     /** Every entry matching the filters, newest first, up to 10,000: the CSV export, audited as one export. */
     export(query: LogFilterQuery): Promise<LogEntry[]>
+    /** Archives the entries created before `before` (ISO 8601, not in the future) into the archive folder, then prunes them; null when there were none. Logged. */
+    archive(before: string): Promise<AuditArchive | null>
+    /** The archive folder, the retention and the last archive. */
+    archiveStatus(): Promise<AuditArchiveStatus>
   }
   applications: {
     list(query: ApplicationListQuery): Promise<Page<Application>>
@@ -230,7 +259,7 @@ export const IPC_METHODS = {
   settings: ['get', 'update'],
   tokens: ['list', 'get', 'create', 'update', 'delete', 'reveal'],
   tokenize: ['run'],
-  logs: ['list', 'entityTypes', 'activity', 'export'],
+  logs: ['list', 'entityTypes', 'activity', 'export', 'archive', 'archiveStatus'],
   applications: ['list', 'get', 'create', 'update', 'regenerate', 'delete'],
   sessions: ['create', 'authorize', 'list', 'revoke'],
   members: ['list', 'delete'],

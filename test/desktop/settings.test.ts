@@ -22,7 +22,7 @@ describe('SettingsStore', () => {
   it('defaults to port 4390 without a file, and with a broken one', async () => {
     const store = new SettingsStore(dataDir)
     await store.load()
-    expect(store.view()).toEqual({ port: DEFAULT_PORT, idleLockMinutes: 15 })
+    expect(store.view()).toEqual({ port: DEFAULT_PORT, idleLockMinutes: 15, auditRetentionDays: 0 })
     await writeFile(join(dataDir, SETTINGS_FILE), '{not json')
     await store.load()
     expect(store.port).toBe(4390)

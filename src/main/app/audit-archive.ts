@@ -20,6 +20,7 @@ import { mkdir, open, rm } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
+import type { AuditArchive, AuditArchiveStatus } from '../../shared/ipc'
 import { ConflictError, ValidationError } from '../domain/errors'
 import { toIsoString } from '../domain/dates'
 import { archiveRange, deleteLogsThrough, logMacAt } from '../storage/repositories/logs-archive.repository'
@@ -51,17 +52,7 @@ export interface ArchiveRequest {
   onProgress?: (pruned: number, total: number) => void
 }
 
-export interface ArchiveResult {
-  file: string
-  entries: number
-  firstSeq: number
-  lastSeq: number
-  /** Hex SHA-256 of the file, as logged. */
-  sha256: string
-  /** ISO 8601: what was archived was created before it. */
-  before: string
-  archivedAt: string
-}
+export type ArchiveResult = AuditArchive
 
 export interface AuditArchiveOptions {
   /** The tenant the archive's own audit entries belong to (the vault's). */
@@ -72,12 +63,6 @@ export interface AuditArchiveOptions {
   retentionDays: () => number
 }
 
-export interface ArchiveStatus {
-  directory: string
-  retentionDays: number
-  /** The last archive this process made. */
-  last: ArchiveResult | null
-}
 
 /** A file name that sorts by date: `audit-2026-11-26T10-00-00.000Z-seq-1-500.jsonl`. */
 export function archiveFileName(now: number, range: SeqRange): string {
@@ -100,7 +85,7 @@ export class AuditArchiveService {
     private readonly options: AuditArchiveOptions
   ) {}
 
-  status(): ArchiveStatus {
+  status(): AuditArchiveStatus {
     return { directory: this.options.directory, retentionDays: this.options.retentionDays(), last: this.last }
   }
 

@@ -6,7 +6,7 @@
  * all drive this one object.
  */
 import { mkdir } from 'node:fs/promises'
-import type { CreateVaultRequest, DesktopSettings, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
+import type { AuditArchive, CreateVaultRequest, DesktopSettings, KeyStorage, VaultCreated, VaultStatus } from '../../shared/ipc'
 import type { MasterKeyRotated } from '../../shared/types'
 import { generateMasterKey, type MasterKey } from '../bootstrap/master-key'
 import type { Logger } from '../infra/logger'
@@ -252,6 +252,16 @@ export class DesktopVault {
     })
   }
 
+  /**
+   * "Archive now": the audit entries created before `before` (epoch ms) go to
+   * a dated file of the archive folder and out of the vault; null when there
+   * were none. Requests keep being served while it prunes.
+   */
+  async archiveAuditLog(before: number): Promise<AuditArchive | null> {
+    const vault = this.requireVault()
+    return (await vault.services.auditArchive.archiveToDirectory(this.actor(), before)) ?? null
+  }
+
   /** Quit path: stop serving and close the database; safe to call twice. */
   shutdown(): Promise<void> {
     return this.exclusive(() => this.close())
@@ -274,7 +284,17 @@ export class DesktopVault {
     try {
       const mail = async (readSecret: (name: string) => Promise<string | undefined>) =>
         settings.mailConfig(settings.legacyPassword(masterKey) ?? (await readSecret(SMTP_PASSWORD_SETTING)))
-      this.host = await startServiceHost({ dataDir, masterKey, kind: 'desktop', host: SERVICE_HOST, port, logger, clock, mail })
+      this.host = await startServiceHost({
+        dataDir,
+        masterKey,
+        kind: 'desktop',
+        host: SERVICE_HOST,
+        port,
+        logger,
+        clock,
+        mail,
+        auditRetentionDays: () => settings.auditRetentionDays
+      })
       this.masterKey = masterKey
       this.error = undefined
     } catch (error) {

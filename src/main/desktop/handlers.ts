@@ -66,7 +66,9 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
       list: method(z.tuple([contract.listLogsQuery]), ([query]) => services().logs.list(owner(), query)),
       entityTypes: method(none, () => services().logs.listEntityTypes(owner())),
       activity: method(z.tuple([contract.logFiltersQuery, contract.activityPeriods]), ([query, periods]) => services().logs.activity(owner(), query, periods)),
-      export: method(z.tuple([contract.logFiltersQuery]), ([query]) => services().logs.export(owner(), query))
+      export: method(z.tuple([contract.logFiltersQuery]), ([query]) => services().logs.export(owner(), query)),
+      archive: method(z.tuple([contract.archiveBefore]), ([before]) => desktop.archiveAuditLog(before)),
+      archiveStatus: method(none, async () => services().auditArchive.status())
     },
     applications: {
       list: method(z.tuple([contract.listApplicationsQuery]), ([query]) => services().applications.list(owner(), query)),

@@ -14,6 +14,7 @@ import { openUnderMasterKey, type MasterKey } from '../bootstrap/master-key'
 import type { MailConfig } from '../infra/mail-transport'
 import { SMTP_PASSWORD_SETTING } from '../app/sealed-settings.service'
 import { DEFAULT_IDLE_LOCK_MINUTES, MAX_IDLE_LOCK_MINUTES, MIN_IDLE_LOCK_MINUTES } from './idle-lock'
+import { MAX_AUDIT_RETENTION_DAYS } from '../app/audit-archive'
 
 export const SETTINGS_FILE = 'desktop-settings.json'
 export const DEFAULT_PORT = 4390
@@ -26,6 +27,11 @@ const idleLockMinutes = z
   .int('must be a whole number of minutes')
   .min(MIN_IDLE_LOCK_MINUTES, `must be from ${MIN_IDLE_LOCK_MINUTES} to ${MAX_IDLE_LOCK_MINUTES} minutes`)
   .max(MAX_IDLE_LOCK_MINUTES, `must be from ${MIN_IDLE_LOCK_MINUTES} to ${MAX_IDLE_LOCK_MINUTES} minutes`)
+const auditRetentionDays = z
+  .number()
+  .int('must be a whole number of days')
+  .min(0, `must be from 0 (keep for ever) to ${MAX_AUDIT_RETENTION_DAYS} days`)
+  .max(MAX_AUDIT_RETENTION_DAYS, `must be from 0 (keep for ever) to ${MAX_AUDIT_RETENTION_DAYS} days`)
 const httpUrl = z
   .string()
   .max(2000)
@@ -47,13 +53,15 @@ export const settingsPatchSchema = z.strictObject({
   port: port.optional(),
   publicBaseUrl: httpUrl.nullable().optional(),
   smtp: smtpInput.nullable().optional(),
-  idleLockMinutes: idleLockMinutes.optional()
+  idleLockMinutes: idleLockMinutes.optional(),
+  auditRetentionDays: auditRetentionDays.optional()
 })
 
 /** The file's shape: whether a password is set (`sealedPassword`: the master-sealed password of earlier versions). */
 const storedSchema = z.object({
   port: port.default(DEFAULT_PORT),
   idleLockMinutes: idleLockMinutes.default(DEFAULT_IDLE_LOCK_MINUTES),
+  auditRetentionDays: auditRetentionDays.default(0),
   publicBaseUrl: httpUrl.optional(),
   smtp: z
     .object({
@@ -71,7 +79,7 @@ const storedSchema = z.object({
 
 type StoredSettings = z.infer<typeof storedSchema>
 
-const defaults = (): StoredSettings => ({ port: DEFAULT_PORT, idleLockMinutes: DEFAULT_IDLE_LOCK_MINUTES })
+const defaults = (): StoredSettings => ({ port: DEFAULT_PORT, idleLockMinutes: DEFAULT_IDLE_LOCK_MINUTES, auditRetentionDays: 0 })
 type StoredSmtp = NonNullable<StoredSettings['smtp']>
 
 /** Whether mail to this server must be encrypted: implicit TLS, or STARTTLS unless turned off explicitly. */
@@ -100,6 +108,11 @@ function describeSmtpChange(before: StoredSmtp | undefined, after: StoredSmtp | 
   const otherChange = before.port !== after.port || before.secure !== after.secure || before.from !== after.from
   if (!notes.length && !otherChange) return undefined
   return `SMTP settings changed${notes.length ? `: ${notes.join('; ')}` : ''}`
+}
+
+function describeRetentionChange(before: number, after: number): string {
+  const days = (value: number) => (value === 0 ? 'for ever' : value === 1 ? '1 day' : `${value} days`)
+  return `Audit retention changed from ${days(before)} to ${days(after)}`
 }
 
 /** Where the SMTP password goes: the open vault's sealed settings. */
@@ -140,6 +153,11 @@ export class SettingsStore {
 
   get idleLockMinutes(): number {
     return this.stored.idleLockMinutes
+  }
+
+  /** Days audit entries are kept before the retention job archives them; 0: for ever. */
+  get auditRetentionDays(): number {
+    return this.stored.auditRetentionDays
   }
 
   /** The settings as the renderer sees them: no password, only whether one is set; `requireTLS` as it applies. */
@@ -201,6 +219,7 @@ export class SettingsStore {
     const next: StoredSettings = { ...this.stored }
     if (input.port !== undefined) next.port = input.port
     if (input.idleLockMinutes !== undefined) next.idleLockMinutes = input.idleLockMinutes
+    if (input.auditRetentionDays !== undefined) next.auditRetentionDays = input.auditRetentionDays
     if (input.publicBaseUrl === null) delete next.publicBaseUrl
     else if (input.publicBaseUrl !== undefined) next.publicBaseUrl = input.publicBaseUrl
     // undefined: the stored password stays; null: it is dropped; a string: the new one.
@@ -221,8 +240,9 @@ export class SettingsStore {
     const port = next.port !== this.stored.port ? `Service port changed from ${this.stored.port} to ${next.port}` : undefined
     const idle =
       next.idleLockMinutes !== this.stored.idleLockMinutes ? `Idle lock changed from ${this.stored.idleLockMinutes} to ${next.idleLockMinutes} minutes` : undefined
+    const retention = next.auditRetentionDays !== this.stored.auditRetentionDays ? describeRetentionChange(this.stored.auditRetentionDays, next.auditRetentionDays) : undefined
     const link = next.publicBaseUrl !== this.stored.publicBaseUrl ? `Invitation link URL ${next.publicBaseUrl ? `set to ${next.publicBaseUrl}` : 'removed'}` : undefined
-    const changes = [port, idle, link, describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)].filter((change) => change !== undefined)
+    const changes = [port, idle, retention, link, describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)].filter((change) => change !== undefined)
     if (changes.length) await audit({ message: changes.join('; '), portOnly: changes.length === 1 && port !== undefined })
     if (passwordChange !== undefined) await secrets?.put(SMTP_PASSWORD_SETTING, passwordChange)
     await this.write(next)

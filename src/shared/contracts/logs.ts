@@ -25,6 +25,13 @@ export const logFiltersQuery = listLogsQuery.omit({ page: true, size: true })
 
 export type LogFilters = z.infer<typeof logFiltersQuery>
 
+/** The desktop's "Archive now": the entries created before this ISO 8601 date or time (epoch ms once parsed). */
+export const archiveBefore = z
+  .string()
+  .max(40)
+  .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 date, such as 2026-11-01')
+  .transform((value) => Date.parse(value))
+
 /** The desktop's activity chart: at most this many periods per call. */
 export const MAX_ACTIVITY_PERIODS = 62
 

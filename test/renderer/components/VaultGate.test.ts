@@ -49,7 +49,7 @@ describe('component VaultGate', () => {
   })
 
   it('shows why a locked vault could not be opened', async () => {
-    setApi(fakeApi({ settings: { get: vi.fn(async () => ({ port: 4390, idleLockMinutes: 15 })) } }))
+    setApi(fakeApi({ settings: { get: vi.fn(async () => ({ port: 4390, idleLockMinutes: 15, auditRetentionDays: 0 })) } }))
     const wrapper = mountGate({ ...base, state: 'locked', keyStorage: 'keychain', error: 'Port 4390 is already in use; choose another port.' })
     await flushPromises()
     expect(wrapper.get('[data-test="vault-error"]').text()).toContain('Port 4390 is already in use')

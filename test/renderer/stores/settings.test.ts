@@ -7,7 +7,7 @@ import { useSettingsStore } from '@renderer/stores/settings'
 import { useVaultStore } from '@renderer/stores/vault'
 import { fakeApi, problem } from '../fake-api'
 
-const saved: DesktopSettings = { port: 7450, idleLockMinutes: 15, publicBaseUrl: 'https://vault.example.com' }
+const saved: DesktopSettings = { port: 7450, idleLockMinutes: 15, auditRetentionDays: 0, publicBaseUrl: 'https://vault.example.com' }
 const vaultStatus = (port: number): VaultStatus => ({ state: 'unlocked', dataDir: '/d', keychainAvailable: true, service: { running: true, url: `http://127.0.0.1:${port}` }, version: '1' })
 
 describe('useSettingsStore', () => {
