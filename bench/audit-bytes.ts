@@ -2,15 +2,19 @@
  * Bytes per audit entry: fills a fresh vault through the REST service with a
  * typical mix (tokens created and read by an application, a few log reads),
  * folds the entity index, then reports the on-disk size of the audit log's
- * tables and indexes (SQLite's dbstat, after a checkpoint and VACUUM) per entry.
+ * tables and indexes (SQLite's dbstat, after a checkpoint and VACUUM) per entry,
+ * and what an export (the archive format) of the same entries takes.
  *
  *   node bin/run-ts.cjs bench/audit-bytes.ts [TOKENS]
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { createWriteStream } from 'node:fs'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { finished } from 'node:stream/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex from 'knex'
-import { generateMasterKey } from '../src/main/bootstrap/master-key'
+import { generateMasterKey, type MasterKey } from '../src/main/bootstrap/master-key'
+import { withOfflineVault } from '../src/main/bootstrap/offline-vault'
 import { startServiceHost } from '../src/main/bootstrap/service-host'
 import { DATABASE_FILE, initVault } from '../src/main/bootstrap/vault'
 import { silentLogger } from '../src/main/infra/logger'
@@ -18,7 +22,7 @@ import { silentLogger } from '../src/main/infra/logger'
 const TOKENS = Number(process.argv[2] ?? 5000)
 const LOG_OBJECTS = ['logs', 'log_entities', 'log_chain', 'log_entity_index']
 
-async function fill(dataDir: string): Promise<void> {
+async function fill(dataDir: string): Promise<MasterKey> {
   const masterKey = generateMasterKey()
   const { application } = await initVault({ dataDir, masterKey, tenantName: 'Bench' })
   const host = await startServiceHost({ dataDir, masterKey, host: '127.0.0.1', port: 0, logger: silentLogger(), jobTickMs: 0 })
@@ -36,6 +40,16 @@ async function fill(dataDir: string): Promise<void> {
   }
   await host.vault.services.jobs.runDueJobs()
   await host.stop()
+  return masterKey
+}
+
+async function exportBytes(dataDir: string, masterKey: MasterKey): Promise<{ bytes: number; entries: number }> {
+  const file = join(dataDir, 'export.jsonl')
+  const out = createWriteStream(file)
+  const { entries } = await withOfflineVault(dataDir, masterKey, (vault) => vault.exportAuditLog(out, { now: Date.now() }))
+  out.end()
+  await finished(out)
+  return { bytes: (await stat(file)).size, entries }
 }
 
 async function measure(dataDir: string): Promise<void> {
@@ -64,8 +78,10 @@ async function measure(dataDir: string): Promise<void> {
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-audit-bytes-'))
   try {
-    await fill(dataDir)
+    const masterKey = await fill(dataDir)
     await measure(dataDir)
+    const exported = await exportBytes(dataDir, masterKey)
+    console.log(`  export (archive format): ${(exported.bytes / exported.entries).toFixed(1)} B/entry`)
   } finally {
     await rm(dataDir, { recursive: true, force: true })
   }
