@@ -26,6 +26,7 @@ import { join } from 'node:path'
 import { api, format, median, pinLoadGenerator, runCli, startServer, stopChild } from './children'
 import { hostileRequests, type HostileRequest } from './hostile-expressions'
 import { RawInsertChild } from './raw-insert'
+import { runScaleBench } from './scale'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
@@ -102,7 +103,7 @@ const cardRequest = (n: number) => ({ type: 'card', data: { number: '42424242424
 
 async function main(): Promise<void> {
   if (process.argv.includes('--scale') || process.env.BENCH_SCALE === '1') {
-    await (await import('./scale')).runScaleBench()
+    await runScaleBench()
     return
   }
   const pinning = pinLoadGenerator()
