@@ -62,7 +62,7 @@ const SEEDING_PRAGMAS = ['PRAGMA synchronous = OFF', 'PRAGMA cache_size = -52428
 class SimulatedClock {
   constructor(public at: number) {}
   now(): number {
-    return this.at
+    return Math.round(this.at)
   }
 }
 
