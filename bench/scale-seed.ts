@@ -16,10 +16,9 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { audit, type AuditEvent } from '../src/main/app/audit'
+import { audit, type AuditActor, type AuditEvent } from '../src/main/app/audit'
 import { loadMasterKey } from '../src/main/bootstrap/master-key'
-import { openVault } from '../src/main/bootstrap/vault'
-import type { Actor } from '../src/main/domain/actor'
+import { openVault, type Vault } from '../src/main/bootstrap/vault'
 import { silentLogger } from '../src/main/infra/logger'
 import { sql } from '../src/main/storage/connections'
 import { runCli } from './children'
@@ -47,6 +46,7 @@ const TOKEN_BATCH = 1000
 export const GROUPS = 1000
 /** How far back the simulated history starts. */
 const SPAN_DAYS = 180
+const DAY = 86_400_000
 /** One read in HOT_SHARE names the hot token (the first one). */
 const HOT_SHARE = 100
 /** Fold the entity index after this many new entries, as the service's sweep keeps it folded. */
@@ -71,83 +71,107 @@ function progress(label: string, done: number, total: number, started: number): 
   process.stderr.write(`  ${label}: ${done.toLocaleString('en')} / ${total.toLocaleString('en')} (${Math.round(done / seconds).toLocaleString('en')}/s, ${seconds.toFixed(0)} s)\n`)
 }
 
+/** Writes the history: tokens and reads of them, in time order, through the open vault's services. */
+class History {
+  readonly ids: string[] = []
+  entries = 0
+  /** Entries naming the hot token (ids[0]), its create entry included. */
+  hotEntries = 0
+  private readsOwed = 0
+  private sinceFold = 0
+  /** The previous batch's entries commit while the next batch's tokens are sealed. */
+  private committing: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly vault: Vault,
+    private readonly clock: SimulatedClock,
+    /** Simulated time between two entries. */
+    private readonly step: number,
+    /** Who the read entries name: an application, as API reads do. */
+    private readonly reader: AuditActor,
+    private readonly readsPerToken: number
+  ) {}
+
+  /** Up to TOKEN_BATCH tokens in one bulk tokenize, then their share of reads. */
+  async addBatch(count: number): Promise<void> {
+    await this.createTokens(count)
+    this.readsOwed += count * this.readsPerToken
+    const reads = Math.floor(this.readsOwed)
+    this.readsOwed -= reads
+    const events = this.readEvents(reads)
+    await this.committing
+    this.committing = audit(this.vault.services.context.writes, this.clock.now(), events)
+    this.sinceFold += count + reads
+    if (this.sinceFold >= FOLD_EVERY) await this.fold()
+  }
+
+  /** Waits for the last entries and folds the entity index up to them. */
+  async fold(): Promise<void> {
+    await this.committing
+    while ((await this.vault.services.logs.foldEntityIndex(FOLD_EVERY)) > 0);
+    this.sinceFold = 0
+  }
+
+  private async createTokens(count: number): Promise<void> {
+    const first = this.ids.length
+    const requests = Array.from({ length: count }, (_, i) => ({ type: 'token', data: `value-${first + i}`, metadata: { group: `g${(first + i) % GROUPS}` } }))
+    const created = (await this.vault.services.tokenize.run(this.vault.owner, requests)) as { id: string }[]
+    for (const token of created) this.ids.push(token.id)
+    if (first === 0) this.hotEntries++
+    this.clock.at += count * this.step
+    this.entries += count
+  }
+
+  /** Reads of random tokens so far, one in HOT_SHARE of the hot token, each a step later than the last. */
+  private readEvents(count: number): AuditEvent[] {
+    const events: AuditEvent[] = []
+    for (let i = 0; i < count; i++) {
+      const id = i % HOT_SHARE === 0 ? this.ids[0] : this.ids[Math.floor(Math.random() * this.ids.length)]
+      if (id === this.ids[0]) this.hotEntries++
+      events.push({ actor: this.reader, entityType: 'token', entityId: id, operation: 'read', message: 'Token retrieved', at: this.clock.now() })
+      this.clock.at += this.step
+    }
+    this.entries += count
+    return events
+  }
+}
+
 export async function seedVault(dataDir: string, tokenCount: number, logCount: number): Promise<SeedResult> {
   if (logCount < tokenCount) throw new Error('every token has its create entry: ask for at least as many log entries as tokens')
   const started = performance.now()
   const init = JSON.parse(await runCli(['init', '--data-dir', dataDir, '--json', '--tenant-name', 'Scale bench'])) as { application: { id: string; key: string } }
   const masterKey = await loadMasterKey(dataDir)
   if (!masterKey) throw new Error(`no master key in ${dataDir}`)
-  const end = Date.now()
-  const step = (SPAN_DAYS * 86_400_000) / logCount
-  const clock = new SimulatedClock(end - SPAN_DAYS * 86_400_000)
-  const firstEntryAt = clock.at
+  const clock = new SimulatedClock(Date.now() - SPAN_DAYS * DAY)
+  const firstEntryAt = clock.now()
   const vault = await openVault({ dataDir, masterKey, logger: silentLogger(), clock })
   try {
     for (const pragma of SEEDING_PRAGMAS) await sql(vault.db.writer).raw(pragma)
-    const { tokenize, logs, context } = vault.services
-    const owner = vault.owner
-    const reader: Pick<Actor, 'id' | 'type' | 'tenantId'> = { id: init.application.id, type: 'application', tenantId: vault.tenantId }
-    const ids: string[] = []
-    const readsPerToken = (logCount - tokenCount) / tokenCount
-    let entries = 0
-    let sinceFold = 0
-    let readsOwed = 0
-    let hotEntries = 0
+    const reader: AuditActor = { id: init.application.id, type: 'application', tenantId: vault.tenantId }
+    const history = new History(vault, clock, (SPAN_DAYS * DAY) / logCount, reader, (logCount - tokenCount) / tokenCount)
     let reportedAt = 0
-    // The previous batch's entries commit while this batch's tokens are sealed.
-    let committing: Promise<void> = Promise.resolve()
-    while (ids.length < tokenCount) {
-      const count = Math.min(TOKEN_BATCH, tokenCount - ids.length)
-      const first = ids.length
-      const requests = Array.from({ length: count }, (_, i) => ({ type: 'token', data: `value-${first + i}`, metadata: { group: `g${(first + i) % GROUPS}` } }))
-      const created = (await tokenize.run(owner, requests)) as { id: string }[]
-      for (const token of created) ids.push(token.id)
-      clock.at += count * step
-      entries += count
-      readsOwed += count * readsPerToken
-      const reads = Math.floor(readsOwed)
-      readsOwed -= reads
-      const events: AuditEvent[] = []
-      for (let i = 0; i < reads; i++) {
-        const id = i % HOT_SHARE === 0 ? ids[0] : ids[Math.floor(Math.random() * ids.length)]
-        if (id === ids[0]) hotEntries++
-        events.push({ actor: reader, entityType: 'token', entityId: id, operation: 'read', message: 'Token retrieved', at: Math.round(clock.at) })
-        clock.at += step
-      }
-      await committing
-      committing = audit(context.writes, Math.round(clock.at), events)
-      entries += reads
-      sinceFold += count + reads
-      if (sinceFold >= FOLD_EVERY) {
-        await committing
-        await foldAll(logs)
-        sinceFold = 0
-      }
-      if (entries - reportedAt >= logCount / 20) {
-        progress('log entries', entries, logCount, started)
-        reportedAt = entries
+    while (history.ids.length < tokenCount) {
+      await history.addBatch(Math.min(TOKEN_BATCH, tokenCount - history.ids.length))
+      if (history.entries - reportedAt >= logCount / 20) {
+        progress('log entries', history.entries, logCount, started)
+        reportedAt = history.entries
       }
     }
-    await committing
-    await foldAll(logs)
+    await history.fold()
     return {
-      tokens: ids.length,
-      logEntries: entries,
+      tokens: history.ids.length,
+      logEntries: history.entries,
       managementKey: init.application.key,
-      hotTokenId: ids[0],
-      hotTokenEntries: hotEntries + 1,
-      coldTokenId: ids[Math.floor(ids.length / 2)],
+      hotTokenId: history.ids[0],
+      hotTokenEntries: history.hotEntries,
+      coldTokenId: history.ids[Math.floor(history.ids.length / 2)],
       firstEntryAt,
-      lastEntryAt: Math.round(clock.at),
+      lastEntryAt: clock.now(),
       seconds: (performance.now() - started) / 1000
     }
   } finally {
     await vault.close()
   }
-}
-
-async function foldAll(logs: { foldEntityIndex(limit: number): Promise<number> }): Promise<void> {
-  while ((await logs.foldEntityIndex(FOLD_EVERY)) > 0);
 }
 
 /** The seeder's own source: part of the cache key, so a changed seeder reseeds. */
