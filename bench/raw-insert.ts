@@ -46,11 +46,29 @@ function runPrepared(statement: sqlite3.Statement, params: unknown[]): Promise<v
   return new Promise((resolve, reject) => statement.run(params, (error) => (error ? reject(error) : resolve())))
 }
 
+/** The `n`th of a series of distinct, valid (Luhn) 16-digit card numbers starting with 4. */
+export function cardNumber(n: number): string {
+  const body = `4${String(n % 1e14).padStart(14, '0')}`
+  let sum = 0
+  for (let i = 0; i < body.length; i++) {
+    // Doubling every second digit from the right, counting the check digit to come as the first.
+    let digit = Number(body[body.length - 1 - i])
+    if (i % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2
+    sum += digit
+  }
+  return body + String((10 - (sum % 10)) % 10)
+}
+
+/** The data of the `n`th card of the benchmark: POST /tokenize sends the same series. */
+export function benchCard(n: number): { number: string; expiration_month: number; expiration_year: number } {
+  return { number: cardNumber(n), expiration_month: 12, expiration_year: 2035 + (n % 10) }
+}
+
 /** The columns of one token of `kind`, in COLUMNS order. */
 function tokenRow(kind: RawKind, key: DataKey, tenantId: string, n: number): unknown[] {
   const id = newTimeOrderedId()
   const type = kind === 'card' ? CARD : PLAIN
-  const data = kind === 'card' ? { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 + (n % 10) } : `value-${n}-${'x'.repeat(20)}`
+  const data = kind === 'card' ? benchCard(n) : `value-${n}-${'x'.repeat(20)}`
   const sealed = Buffer.from(sealJson(key, data, `token:${tenantId}:${id}`))
   const fingerprint = keyedHash(key, `${type.name}\u0000${type.defaultFingerprintSource(data)}`)
   const mask = kind === 'card' ? CARD_MASK : null

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { api, format, median, pinLoadGenerator, runCli, startServer, stopChild } from './children'
 import { hostileRequests, type HostileRequest } from './hostile-expressions'
-import { RawInsertChild } from './raw-insert'
+import { benchCard, RawInsertChild } from './raw-insert'
 import { runScaleBench } from './scale'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
@@ -99,7 +99,25 @@ async function latency(url: string, headers: Record<string, string>, cardIds: st
   return { health, get, hostile: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0])) }
 }
 
-const cardRequest = (n: number) => ({ type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 + (n % 10) } })
+/** Card requests with distinct numbers, as a merchant's would be (the ceiling seals the same series). */
+const cardRequest = (n: number) => ({ type: 'card', data: benchCard(n) })
+
+/**
+ * A POST /tokenize request whose body is `count` new elements each time, as
+ * real bulk data is: repeated values would hit the same index pages again,
+ * which the raw ceiling (all distinct) does not get to do.
+ */
+function distinctBodies(count: number, element: (n: number) => unknown): autocannon.Request {
+  let next = 0
+  return {
+    method: 'POST',
+    setupRequest: (request) => {
+      const first = next
+      next += count
+      return { ...request, body: JSON.stringify(Array.from({ length: count }, (_, i) => element(first + i))) }
+    }
+  }
+}
 
 async function main(): Promise<void> {
   if (process.argv.includes('--scale') || process.env.BENCH_SCALE === '1') {
@@ -130,12 +148,11 @@ async function main(): Promise<void> {
     const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' }
     const cards = await Promise.all(Array.from({ length: 50 }, (_, n) => api<{ id: string }>(service.url, app.key, 'POST', '/tokens', cardRequest(n))))
     const createBody = JSON.stringify({ type: 'token', data: hundredByteString() })
-    const tokenizeBody = JSON.stringify(Array.from({ length: TOKENIZE_VALUES }, (_, i) => `value-${i}-${hundredByteString().slice(0, 20)}`))
-    const tokenizeCardsBody = JSON.stringify(Array.from({ length: TOKENIZE_CARDS }, (_, n) => cardRequest(n)))
+    const plainValue = (n: number) => `value-${n}-${hundredByteString().slice(0, 20)}`
     const service_ = {
       create: (seconds = SECONDS) => load({ url: service.url + '/tokens', method: 'POST', headers, body: createBody }, seconds),
-      tokenize: () => load({ url: service.url + '/tokenize', method: 'POST', headers, body: tokenizeBody, connections: 4 }),
-      tokenizeCards: () => load({ url: service.url + '/tokenize', method: 'POST', headers, body: tokenizeCardsBody, connections: 4 }),
+      tokenize: () => load({ url: service.url + '/tokenize', headers, requests: [distinctBodies(TOKENIZE_VALUES, plainValue)], connections: 4 }),
+      tokenizeCards: () => load({ url: service.url + '/tokenize', headers, requests: [distinctBodies(TOKENIZE_CARDS, cardRequest)], connections: 4 }),
       get: () => load({ url: service.url, headers, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) })
     }
     const bare_ = {
