@@ -1,11 +1,18 @@
 /**
  * Ceiling for bulk tokenize: seal tokens and insert them with `sqlite3`
- * directly, 1,000 rows per transaction in multi-row VALUES statements, into the
- * real schema with the service's pragmas and id scheme. No HTTP, no
- * validation, no audit rows. The table is first filled to the size of the
- * service's, because inserts slow down as indexes grow: both sides are then
- * measured at the same table size.
+ * directly — the same work as the service's, done the best way the driver
+ * allows: multi-row INSERT statements prepared once and reused, 1,000 rows per
+ * transaction, into the real schema with the service's pragmas and id scheme.
+ * No HTTP, no validation, no audit rows. The table is first filled to the
+ * size of the service's, because inserts slow down as indexes grow: both
+ * sides are then measured at the same table size.
+ *
+ * Run as a child of bench/run.ts (so it can be pinned to the server's core):
+ * `node bin/run-ts.cjs bench/raw-insert.ts <database file>`, driven over the
+ * IPC channel with `RawInsertRequest` messages, each answered with a
+ * `RawInsertReply`.
  */
+import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import sqlite3 from 'sqlite3'
 import { sealJson } from '../src/main/crypto/aead'
@@ -13,20 +20,65 @@ import { keyedHash } from '../src/main/crypto/hashing'
 import { newTimeOrderedId, randomBytes } from '../src/main/crypto/random'
 import { readySodium } from '../src/main/crypto/sodium'
 import type { DataKey } from '../src/main/crypto/types'
+import { getTokenType } from '../src/main/domain/token-types'
 import { sql } from '../src/main/storage/connections'
 import { openDatabase } from '../src/main/storage/database'
+import { spawnServer, stopChild } from './children'
 
-const COLUMNS = ['tenant_id', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'containers', 'metadata', 'created_at']
+/** What the ceiling tokenizes: plain 100-byte-ish strings, or cards as POST /tokenize stores them. */
+export type RawKind = 'plain' | 'card'
+
+export type RawInsertRequest = { fillTo: number } | { measure: number; kind: RawKind } | { close: true }
+export type RawInsertReply = { ok: true; tokensPerSecond?: number } | { ok: false; error: string }
+
+const COLUMNS = ['tenant_id', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'mask', 'containers', 'metadata', 'created_at']
 const ROWS_PER_STATEMENT = 100
 const BATCH = 1000
+const CARD = getTokenType('card')!
+const PLAIN = getTokenType('token')!
+const CARD_MASK = JSON.stringify(CARD.defaultMask)
 
-function run(db: sqlite3.Database, sql: string, params: unknown[] = []): Promise<void> {
-  return new Promise((resolve, reject) => db.run(sql, params, (error) => (error ? reject(error) : resolve())))
+function run(db: sqlite3.Database, statement: string): Promise<void> {
+  return new Promise((resolve, reject) => db.run(statement, (error) => (error ? reject(error) : resolve())))
+}
+
+function runPrepared(statement: sqlite3.Statement, params: unknown[]): Promise<void> {
+  return new Promise((resolve, reject) => statement.run(params, (error) => (error ? reject(error) : resolve())))
+}
+
+/** The `n`th of a series of distinct, valid (Luhn) 16-digit card numbers starting with 4. */
+export function cardNumber(n: number): string {
+  const body = `4${String(n % 1e14).padStart(14, '0')}`
+  let sum = 0
+  for (let i = 0; i < body.length; i++) {
+    // Doubling every second digit from the right, counting the check digit to come as the first.
+    let digit = Number(body[body.length - 1 - i])
+    if (i % 2 === 0) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2
+    sum += digit
+  }
+  return body + String((10 - (sum % 10)) % 10)
+}
+
+/** The data of the `n`th card of the benchmark: POST /tokenize sends the same series. */
+export function benchCard(n: number): { number: string; expiration_month: number; expiration_year: number } {
+  return { number: cardNumber(n), expiration_month: 12, expiration_year: 2035 + (n % 10) }
+}
+
+/** The columns of one token of `kind`, in COLUMNS order. */
+function tokenRow(kind: RawKind, key: DataKey, tenantId: string, n: number): unknown[] {
+  const id = newTimeOrderedId()
+  const type = kind === 'card' ? CARD : PLAIN
+  const data = kind === 'card' ? benchCard(n) : `value-${n}-${'x'.repeat(20)}`
+  const sealed = Buffer.from(sealJson(key, data, `token:${tenantId}:${id}`))
+  const fingerprint = keyedHash(key, `${type.name}\u0000${type.defaultFingerprintSource(data)}`)
+  const mask = kind === 'card' ? CARD_MASK : null
+  return [tenantId, id, type.name, 1, sealed, fingerprint, type.defaultFingerprintExpression, mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
 }
 
 export class RawInsertCeiling {
   private constructor(
     private readonly db: sqlite3.Database,
+    private readonly insert: sqlite3.Statement,
     private readonly tenantId: string,
     private rows: number
   ) {}
@@ -39,41 +91,108 @@ export class RawInsertCeiling {
     await schema.close()
     const db = new sqlite3.Database(file)
     for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'secure_delete = ON', 'busy_timeout = 5000']) await run(db, `PRAGMA ${pragma}`)
-    return new RawInsertCeiling(db, tenantId, 0)
+    const tuple = `(${COLUMNS.map(() => '?').join(',')})`
+    const insert = db.prepare(`insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`)
+    return new RawInsertCeiling(db, insert, tenantId, 0)
   }
 
   /** Inserts (untimed) until the table holds `rows` tokens. */
   async fillTo(rows: number): Promise<void> {
-    while (this.rows + BATCH <= rows) await this.insertBatch()
+    while (this.rows + BATCH <= rows) await this.insertBatch('plain')
   }
 
   /** Tokens per second sealed and inserted over `transactions` transactions of 1,000 rows. */
-  async measure(transactions: number): Promise<number> {
+  async measure(transactions: number, kind: RawKind): Promise<number> {
     const started = performance.now()
-    for (let t = 0; t < transactions; t++) await this.insertBatch()
+    for (let t = 0; t < transactions; t++) await this.insertBatch(kind)
     return (transactions * BATCH) / ((performance.now() - started) / 1000)
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => this.db.close(() => resolve()))
+  async close(): Promise<void> {
+    await new Promise((resolve) => this.insert.finalize(() => resolve(undefined)))
+    await new Promise((resolve) => this.db.close(() => resolve(undefined)))
   }
 
-  private async insertBatch(): Promise<void> {
+  private async insertBatch(kind: RawKind): Promise<void> {
     const key = randomBytes(32) as DataKey
-    const tuple = `(${COLUMNS.map(() => '?').join(',')})`
-    const sql = `insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`
     await run(this.db, 'BEGIN')
     for (let offset = 0; offset < BATCH; offset += ROWS_PER_STATEMENT) {
       const params: unknown[] = []
-      for (let i = 0; i < ROWS_PER_STATEMENT; i++) {
-        const id = newTimeOrderedId()
-        const data = `value-${this.rows + offset + i}`
-        const sealed = Buffer.from(sealJson(key, data, `token:${this.tenantId}:${id}`))
-        params.push(this.tenantId, id, 'token', 1, sealed, keyedHash(key, data), '{{ data | stringify }}', '["/general/high/"]', '{}', Date.now())
-      }
-      await run(this.db, sql, params)
+      for (let i = 0; i < ROWS_PER_STATEMENT; i++) params.push(...tokenRow(kind, key, this.tenantId, this.rows + offset + i))
+      await runPrepared(this.insert, params)
     }
     await run(this.db, 'COMMIT')
     this.rows += BATCH
   }
+}
+
+/** What the child answers to one request. */
+async function answer(ceiling: RawInsertCeiling, request: RawInsertRequest): Promise<RawInsertReply> {
+  if ('fillTo' in request) await ceiling.fillTo(request.fillTo)
+  else if ('measure' in request) return { ok: true, tokensPerSecond: await ceiling.measure(request.measure, request.kind) }
+  else await ceiling.close()
+  return { ok: true }
+}
+
+/** The child's side of the IPC channel: one request at a time, in order; exits after `close`. */
+async function serve(file: string): Promise<void> {
+  const ceiling = await RawInsertCeiling.open(file)
+  let queue = Promise.resolve()
+  process.on('message', (request: RawInsertRequest) => {
+    queue = queue.then(async () => {
+      const reply = await answer(ceiling, request).catch((error: unknown): RawInsertReply => ({ ok: false, error: String(error) }))
+      process.send!(reply, () => 'close' in request && process.exit(0))
+    })
+  })
+  process.send!({ ok: true } satisfies RawInsertReply)
+}
+
+/** The parent's handle on the ceiling, run as a child process on the server's core. */
+export class RawInsertChild {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(file: string): Promise<RawInsertChild> {
+    const child = spawnServer(['bin/run-ts.cjs', 'bench/raw-insert.ts', file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const ceiling = new RawInsertChild(child)
+    await ceiling.reply() // ready
+    return ceiling
+  }
+
+  async fillTo(rows: number): Promise<void> {
+    await this.request({ fillTo: rows })
+  }
+
+  async measure(transactions: number, kind: RawKind): Promise<number> {
+    return (await this.request({ measure: transactions, kind })).tokensPerSecond!
+  }
+
+  async close(): Promise<void> {
+    await this.request({ close: true }).catch(() => undefined)
+    await stopChild(this.child)
+  }
+
+  private request(request: RawInsertRequest): Promise<RawInsertReply & { ok: true }> {
+    const replied = this.reply()
+    this.child.send(request)
+    return replied
+  }
+
+  private reply(): Promise<RawInsertReply & { ok: true }> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the raw insert ceiling exited with ${code}`))
+      this.child.once('exit', onExit)
+      this.child.once('message', (reply: RawInsertReply) => {
+        this.child.off('exit', onExit)
+        if (reply.ok) resolve(reply)
+        else reject(new Error(`raw insert ceiling: ${reply.error}`))
+      })
+    })
+  }
+}
+
+if (process.argv[1] === __filename && process.send) {
+  serve(process.argv[2]).catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
 }

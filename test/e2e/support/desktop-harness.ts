@@ -52,19 +52,29 @@ async function readBody(request: import('node:http').IncomingMessage): Promise<s
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/**
- * Starts the harness. With `vault: 'open'` the vault is created and unlocked
- * first; with `vault: 'none'` the GUI starts on its first-run screen.
- */
-export async function startDesktopHarness(options: { vault?: 'open' | 'none'; clock?: Clock; tenantName?: string } = {}): Promise<DesktopHarness> {
+export interface HarnessOptions {
+  /** `open` (default): a new vault, created and unlocked; `none`: the GUI starts on its first-run screen. */
+  vault?: 'open' | 'none'
+  /**
+   * An existing vault's data folder (with its master.key) to unlock instead
+   * of creating one, e.g. a large seeded vault; it is left in place on stop.
+   */
+  dataDir?: string
+  clock?: Clock
+  tenantName?: string
+}
+
+/** Starts the harness over a new vault in a temporary folder, or over `options.dataDir`'s vault. */
+export async function startDesktopHarness(options: HarnessOptions = {}): Promise<DesktopHarness> {
   await readySodium()
-  const dataDir = await mkdtemp(join(tmpdir(), 'tessera-e2e-'))
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'tessera-e2e-')))
   await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: await freePort() }))
   const settings = new SettingsStore(dataDir)
   await settings.load()
   const logger = silentLogger()
   const desktop = new DesktopVault({ dataDir, keyStore: keyFileStore(dataDir, {}), settings, logger, version: PACKAGE_VERSION, clock: options.clock })
-  if ((options.vault ?? 'open') === 'open') {
+  if (options.dataDir) await desktop.unlock()
+  else if ((options.vault ?? 'open') === 'open') {
     await desktop.create({ tenantName: options.tenantName ?? 'E2E tenant', ownerEmail: 'owner@example.com', keyStorage: 'key-file' })
   }
   const handlers = createDesktopHandlers(desktop)
@@ -112,7 +122,7 @@ export async function startDesktopHarness(options: { vault?: 'open' | 'none'; cl
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await desktop.shutdown()
-      await rm(dataDir, { recursive: true, force: true })
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true })
     }
   }
 }
