@@ -8,9 +8,10 @@
  * measurement it sends a fixed number of requests and divides the server's
  * utime+stime (/proc/<pid>/stat: every thread, SQLite's included) by the
  * requests completed. Servers are measured in alternation, round after round;
- * the medians are printed.
+ * the medians are printed. Each round starts with another server, so that an
+ * order effect (measured first, or right after a given server) cannot favour one.
  *
- *   npm run bench:cpu -- [--rounds 3] [--requests 20000] [--connections 32] [--compare <checkout>]
+ *   npm run bench:cpu -- [--rounds 3] [--requests 10000] [--connections 32] [--compare <checkout>]
  *
  * `--compare <dir>` also starts the service of a second checkout (its own
  * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
@@ -32,7 +33,7 @@ const CARDS = 50
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
-    requests: { type: 'string', default: '20000' },
+    requests: { type: 'string', default: '10000' },
     connections: { type: 'string', default: '32' },
     compare: { type: 'string' }
   }
@@ -174,7 +175,9 @@ async function main(): Promise<void> {
     const samples = new Map(targets.map((target) => [target.label, { create: [] as number[], get: [] as number[] }]))
     for (let round = 1; round <= ROUNDS; round++) {
       process.stderr.write(`round ${round}/${ROUNDS}\n`)
-      for (const kind of kinds) for (const target of targets) samples.get(target.label)![kind].push(await measure(target.server, target[kind]))
+      // Each round starts with another server, so none is always measured first (or right after a given one).
+      const order = targets.map((_, index) => targets[(index + round) % targets.length])
+      for (const kind of kinds) for (const target of order) samples.get(target.label)![kind].push(await measure(target.server, target[kind]))
     }
     report(targets, samples)
   } finally {
