@@ -5,20 +5,20 @@
  * The service (`tessera serve`) and the bare Koa ceiling (bench/bare-koa.ts) run
  * as children pinned to core 0; this script, which drives them with autocannon,
  * re-executes itself pinned to core 1 (with two cores or more). For each
- * measurement it sends a fixed number of requests and divides the server's
- * utime+stime (/proc/<pid>/stat: every thread, SQLite's included) by the
- * requests completed. Servers are measured in alternation, round after round;
- * the medians are printed. Each round starts with another server, so that an
- * order effect (measured first, or right after a given server) cannot favour one.
+ * measurement it sends a fixed number of requests and divides the CPU time the
+ * server spent meanwhile (every thread, SQLite's included) by the requests
+ * completed. In each round the servers are measured back to back, starting
+ * with another one each round; ratios are taken within a round (a busy
+ * neighbour moves both sides of one) and their median over the rounds printed.
  *
- *   npm run bench:cpu -- [--rounds 3] [--requests 10000] [--connections 32] [--compare <checkout>]
+ *   npm run bench:cpu -- [--rounds 7] [--requests 5000] [--connections 32] [--compare <checkout>]
  *
  * `--compare <dir>` also starts the service of a second checkout (its own
  * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
  */
 import autocannon from 'autocannon'
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -32,8 +32,8 @@ const CARDS = 50
 
 const { values: args } = parseArgs({
   options: {
-    rounds: { type: 'string', default: '3' },
-    requests: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '7' },
+    requests: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '32' },
     compare: { type: 'string' }
   }
@@ -45,13 +45,24 @@ const CONNECTIONS = Number(args.connections)
 const canPin = process.env[PINNED_ENV] === '1' || (availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0)
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
 
-/** Server CPU time so far (user + system, all threads), in microseconds. */
+/**
+ * Server CPU time so far, in microseconds: the on-CPU nanoseconds of each of its threads
+ * (/proc/<pid>/task/<tid>/schedstat), which Node keeps for its whole life (the event
+ * loop, libuv's pool where SQLite works, V8's helpers); utime+stime of /proc/<pid>/stat
+ * counts the same but only in clock ticks (10 ms), so it is the fallback.
+ */
 function cpuMicros(pid: number): number {
-  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const ticks = Number(fields[11]) + Number(fields[12]) // utime, stime (fields 14 and 15)
-  return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND
+  try {
+    let nanoseconds = 0
+    for (const tid of readdirSync(`/proc/${pid}/task`)) nanoseconds += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    return nanoseconds / 1000
+  } catch {
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[11]) + Number(fields[12]) // utime, stime (fields 14 and 15)
+    return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND
+  }
 }
 
 interface Server {
@@ -175,7 +186,8 @@ async function main(): Promise<void> {
     const samples = new Map(targets.map((target) => [target.label, { create: [] as number[], get: [] as number[] }]))
     for (let round = 1; round <= ROUNDS; round++) {
       process.stderr.write(`round ${round}/${ROUNDS}\n`)
-      // Each round starts with another server, so none is always measured first (or right after a given one).
+      // Each round starts with another server, so none is always measured first (or right after a given one);
+      // the servers of one kind are measured back to back, so a round's ratios compare like with like.
       const order = targets.map((_, index) => targets[(index + round) % targets.length])
       for (const kind of kinds) for (const target of order) samples.get(target.label)![kind].push(await measure(target.server, target[kind]))
     }
@@ -187,15 +199,23 @@ async function main(): Promise<void> {
 }
 
 function report(targets: Target[], samples: Map<string, { create: number[]; get: number[] }>): void {
-  const bare = samples.get('bare Koa')!
   const pinning = canPin ? `server on core ${SERVER_CORE}, load on core ${CLIENT_CORE}` : 'not pinned (fewer than 2 cores or no taskset)'
-  console.log(`\nServer CPU µs per request — medians of ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${pinning}, Node ${process.version}\n`)
+  console.log(`\nServer CPU µs per request — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${pinning}, Node ${process.version}`)
+  console.log('µs: median of the rounds; ratios: median of the per-round ratios (servers measured back to back, so a busy machine moves both sides)\n')
+  const [bare, service, compared] = targets.map((target) => samples.get(target.label)!)
+  // Per-round ratio of `numerator` to `denominator`, as the median and the range over rounds.
+  const ratio = (numerator: number[], denominator: number[]) => {
+    const ratios = numerator.map((value, round) => (100 * value) / denominator[round])
+    return `${format(median(ratios))}% (${format(Math.min(...ratios), 0)}–${format(Math.max(...ratios), 0)})`
+  }
   console.log(['server', 'POST /tokens µs', 'bare/POST', 'GET /tokens/{id} µs', 'bare/GET', 'rounds (POST; GET)'].join(' | '))
   for (const target of targets) {
     const { create, get } = samples.get(target.label)!
-    const ratio = (own: number[], ceiling: number[]) => `${format((100 * median(ceiling)) / median(own))}%`
     const rounds = `${create.map((v) => format(v, 0)).join(' ')}; ${get.map((v) => format(v, 0)).join(' ')}`
-    console.log([target.label, format(median(create)), ratio(create, bare.create), format(median(get)), ratio(get, bare.get), rounds].join(' | '))
+    console.log([target.label, format(median(create)), ratio(bare.create, create), format(median(get)), ratio(bare.get, get), rounds].join(' | '))
+  }
+  if (compared) {
+    console.log(`\nA/B: this checkout's CPU per request as a share of ${targets[2].label}'s: POST ${ratio(service.create, compared.create)}, GET ${ratio(service.get, compared.get)}`)
   }
 }
 
