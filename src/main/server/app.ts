@@ -58,7 +58,8 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
  * proxy or HTTP library) may keep any of them. Set first, so errors carry it too.
  */
 const noStore: Koa.Middleware = (ctx, next) => {
-  ctx.set('Cache-Control', 'no-store')
+  // Nothing is sent before the first middleware runs: Node's setHeader directly, without Koa's checks.
+  ctx.res.setHeader('Cache-Control', 'no-store')
   return next()
 }
 

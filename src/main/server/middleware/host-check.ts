@@ -23,12 +23,21 @@ export function hostOfHeader(value: string): string | undefined {
   return match[1].toLowerCase()
 }
 
+/** How many distinct accepted Host values are remembered (the header is caller text: bounded). */
+const REMEMBERED_HOSTS = 16
+
 export function hostCheck(allowedHosts: readonly string[] = []): Middleware {
   const allowed = new Set([...LOOPBACK_HOSTS, ...allowedHosts.map((h) => h.toLowerCase())])
+  // Nearly every request repeats one of a few Host values: an accepted one is not parsed again.
+  const accepted = new Set<string>()
   return (ctx, next) => {
-    const host = hostOfHeader(ctx.get('host'))
-    if (host === undefined || !allowed.has(host)) {
-      throw new AppError('host_not_allowed')
+    const value = ctx.req.headers.host ?? ''
+    if (!accepted.has(value)) {
+      const host = hostOfHeader(value)
+      if (host === undefined || !allowed.has(host)) {
+        throw new AppError('host_not_allowed')
+      }
+      if (accepted.size < REMEMBERED_HOSTS) accepted.add(value)
     }
     return next()
   }

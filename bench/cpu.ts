@@ -1,0 +1,234 @@
+/**
+ * `npm run bench:cpu`: server CPU time per request, a figure a busy machine
+ * does not distort the way it distorts throughput (issues 9 and 11).
+ *
+ * The service (`tessera serve`) and the bare Koa ceiling (bench/bare-koa.ts) run
+ * as children pinned to core 0; this script, which drives them with autocannon,
+ * re-executes itself pinned to core 1 (with two cores or more). For each
+ * measurement it sends a fixed number of requests and divides the CPU time the
+ * server spent meanwhile (every thread, SQLite's included) by the requests
+ * completed. In each round the servers are measured back to back, starting
+ * with another one each round; ratios are taken within a round (a busy
+ * neighbour moves both sides of one) and their median over the rounds printed.
+ *
+ *   npm run bench:cpu -- [--rounds 7] [--requests 5000] [--connections 32] [--compare <checkout>]
+ *
+ * `--compare <dir>` also starts the service of a second checkout (its own
+ * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
+ */
+import autocannon from 'autocannon'
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const ROOT = resolve(__dirname, '..')
+const PINNED_ENV = 'TESSERA_BENCH_CPU_PINNED'
+const SERVER_CORE = '0'
+const CLIENT_CORE = '1'
+const CARDS = 50
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '7' },
+    requests: { type: 'string', default: '5000' },
+    connections: { type: 'string', default: '32' },
+    compare: { type: 'string' }
+  }
+})
+const ROUNDS = Number(args.rounds)
+const REQUESTS = Number(args.requests)
+const CONNECTIONS = Number(args.connections)
+// Once pinned, availableParallelism() counts only the client core: the re-executed script inherits the decision.
+const canPin = process.env[PINNED_ENV] === '1' || (availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0)
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
+
+/**
+ * Server CPU time so far, in microseconds: the on-CPU nanoseconds of each of its threads
+ * (/proc/<pid>/task/<tid>/schedstat), which Node keeps for its whole life (the event
+ * loop, libuv's pool where SQLite works, V8's helpers); utime+stime of /proc/<pid>/stat
+ * counts the same but only in clock ticks (10 ms), so it is the fallback.
+ */
+function cpuMicros(pid: number): number {
+  try {
+    let nanoseconds = 0
+    for (const tid of readdirSync(`/proc/${pid}/task`)) nanoseconds += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    return nanoseconds / 1000
+  } catch {
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[11]) + Number(fields[12]) // utime, stime (fields 14 and 15)
+    return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND
+  }
+}
+
+interface Server {
+  name: string
+  child: ChildProcess
+  url: string
+}
+
+/** Starts `node <args>` in `cwd`, pinned to the server core, and waits for its "listening on" line. */
+function startServer(name: string, cwd: string, args: string[]): Promise<Server> {
+  const command = canPin ? ['taskset', '-c', SERVER_CORE, process.execPath, ...args] : [process.execPath, ...args]
+  // taskset execs the command: the child's pid is the server's.
+  const child = spawn(command[0], command.slice(1), { cwd, env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolvePromise, reject) => {
+    let output = ''
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on (http:\/\/\S+)/.exec(output)
+      if (match) resolvePromise({ name, child, url: match[1] })
+    })
+    child.once('exit', (code) => reject(new Error(`${name}: ${args.join(' ')} exited with ${code}`)))
+  })
+}
+
+function stopServer({ child }: Server): Promise<void> {
+  return new Promise((resolvePromise) => {
+    child.removeAllListeners('exit')
+    if (child.exitCode !== null) return resolvePromise()
+    child.once('exit', () => resolvePromise())
+    child.kill('SIGTERM')
+  })
+}
+
+function runCli(cwd: string, args: string[]): string {
+  const result = spawnSync(process.execPath, ['bin/tessera.cjs', ...args], { cwd, encoding: 'utf8' })
+  if (result.status !== 0) throw new Error(`tessera ${args[0]} in ${cwd} exited with ${result.status}: ${result.stderr}`)
+  return result.stdout
+}
+
+async function api<T>(url: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
+  return (await response.json()) as T
+}
+
+/** A workload: what autocannon sends to one server. */
+type Workload = Pick<autocannon.Options, 'url' | 'method' | 'headers' | 'body' | 'requests'>
+
+interface Target {
+  label: string
+  server: Server
+  create: Workload
+  get: Workload
+}
+
+const CREATE_BODY = JSON.stringify({ type: 'token', data: 'x'.repeat(100) })
+
+/** Starts a checkout's service on a fresh vault, with a private application and the cards GET reads. */
+async function startService(label: string, checkout: string, dir: string): Promise<Target> {
+  const dataDir = join(dir, label)
+  const init = JSON.parse(runCli(checkout, ['init', '--data-dir', dataDir, '--json'])) as { application: { key: string } }
+  const server = await startServer(label, checkout, ['bin/tessera.cjs', 'serve', '--data-dir', dataDir, '--port', '0'])
+  const app = await api<{ key: string }>(server.url, init.application.key, 'POST', '/applications', { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'] })
+  const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' }
+  const card = { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } }
+  const cards = await Promise.all(Array.from({ length: CARDS }, () => api<{ id: string }>(server.url, app.key, 'POST', '/tokens', card)))
+  return {
+    label,
+    server,
+    create: { url: server.url + '/tokens', method: 'POST', headers, body: CREATE_BODY },
+    get: { url: server.url, headers, requests: cards.map(({ id }) => ({ method: 'GET', path: `/tokens/${id}` })) }
+  }
+}
+
+async function startBare(): Promise<Target> {
+  const server = await startServer('bare Koa', ROOT, ['bin/run-ts.cjs', 'bench/bare-koa.ts'])
+  return {
+    label: 'bare Koa',
+    server,
+    create: { url: server.url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: CREATE_BODY },
+    get: { url: server.url + '/tokens/bench' }
+  }
+}
+
+/** Server CPU µs per completed request over `amount` requests of `workload`. */
+async function measure(server: Server, workload: Workload, amount = REQUESTS): Promise<number> {
+  const before = cpuMicros(server.child.pid!)
+  const result = await autocannon({ connections: CONNECTIONS, amount, ...workload })
+  const spent = cpuMicros(server.child.pid!) - before
+  const failed = result.errors + result.non2xx
+  if (failed > 0) throw new Error(`${server.name}: ${failed} failed or non-2xx responses`)
+  return spent / result.requests.total
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+const format = (value: number, digits = 1) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'tessera-bench-cpu-'))
+  const servers: Server[] = []
+  try {
+    const bare = await startBare()
+    servers.push(bare.server)
+    const targets = [bare]
+    const service = await startService('tessera', ROOT, dir)
+    servers.push(service.server)
+    targets.push(service)
+    if (args.compare) {
+      const other = await startService(`compare (${args.compare})`, resolve(args.compare), dir)
+      servers.push(other.server)
+      targets.push(other)
+    }
+    const kinds = ['create', 'get'] as const
+    // Warm-up: JIT, caches, WAL.
+    for (const target of targets) for (const kind of kinds) await measure(target.server, target[kind], Math.min(REQUESTS, 5000))
+
+    const samples = new Map(targets.map((target) => [target.label, { create: [] as number[], get: [] as number[] }]))
+    for (let round = 1; round <= ROUNDS; round++) {
+      process.stderr.write(`round ${round}/${ROUNDS}\n`)
+      // Each round starts with another server, so none is always measured first (or right after a given one);
+      // the servers of one kind are measured back to back, so a round's ratios compare like with like.
+      const order = targets.map((_, index) => targets[(index + round) % targets.length])
+      for (const kind of kinds) for (const target of order) samples.get(target.label)![kind].push(await measure(target.server, target[kind]))
+    }
+    report(targets, samples)
+  } finally {
+    await Promise.all(servers.map(stopServer))
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+function report(targets: Target[], samples: Map<string, { create: number[]; get: number[] }>): void {
+  const pinning = canPin ? `server on core ${SERVER_CORE}, load on core ${CLIENT_CORE}` : 'not pinned (fewer than 2 cores or no taskset)'
+  console.log(`\nServer CPU µs per request — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${pinning}, Node ${process.version}`)
+  console.log('µs: median of the rounds; ratios: median of the per-round ratios (servers measured back to back, so a busy machine moves both sides)\n')
+  const [bare, service, compared] = targets.map((target) => samples.get(target.label)!)
+  // Per-round ratio of `numerator` to `denominator`, as the median and the range over rounds.
+  const ratio = (numerator: number[], denominator: number[]) => {
+    const ratios = numerator.map((value, round) => (100 * value) / denominator[round])
+    return `${format(median(ratios))}% (${format(Math.min(...ratios), 0)}–${format(Math.max(...ratios), 0)})`
+  }
+  console.log(['server', 'POST /tokens µs', 'bare/POST', 'GET /tokens/{id} µs', 'bare/GET', 'rounds (POST; GET)'].join(' | '))
+  for (const target of targets) {
+    const { create, get } = samples.get(target.label)!
+    const rounds = `${create.map((v) => format(v, 0)).join(' ')}; ${get.map((v) => format(v, 0)).join(' ')}`
+    console.log([target.label, format(median(create)), ratio(bare.create, create), format(median(get)), ratio(bare.get, get), rounds].join(' | '))
+  }
+  if (compared) {
+    console.log(`\nA/B: this checkout's CPU per request as a share of ${targets[2].label}'s: POST ${ratio(service.create, compared.create)}, GET ${ratio(service.get, compared.get)}`)
+  }
+}
+
+/** Runs the rest of this script pinned to the client core, once. */
+function pinSelf(): boolean {
+  if (!canPin || process.env[PINNED_ENV]) return false
+  const result = spawnSync('taskset', ['-c', CLIENT_CORE, process.execPath, join(ROOT, 'bin/run-ts.cjs'), ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, [PINNED_ENV]: '1' } })
+  process.exit(result.status ?? 1)
+}
+
+if (!pinSelf()) {
+  main().catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}
