@@ -26,7 +26,7 @@ async function fill(dataDir: string): Promise<MasterKey> {
   const masterKey = generateMasterKey()
   const { application } = await initVault({ dataDir, masterKey, tenantName: 'Bench' })
   const host = await startServiceHost({ dataDir, masterKey, host: '127.0.0.1', port: 0, logger: silentLogger(), jobTickMs: 0 })
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
+  const call = async (method: string, path: string, key: string, body?: unknown): Promise<{ id: string; key: string }> => {
     const response = await fetch(host.url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
     return response.json()
   }
