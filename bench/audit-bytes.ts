@@ -27,8 +27,8 @@ async function fill(dataDir: string): Promise<MasterKey> {
   const { application } = await initVault({ dataDir, masterKey, tenantName: 'Bench' })
   const host = await startServiceHost({ dataDir, masterKey, host: '127.0.0.1', port: 0, logger: silentLogger(), jobTickMs: 0 })
   const call = async (method: string, path: string, key: string, body?: unknown): Promise<{ id: string; key: string }> => {
-    const response = await fetch(host.url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
-    return response.json()
+    const response = await fetch(host.url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    return (await response.json()) as { id: string; key: string }
   }
   const app = await call('POST', '/applications', application.key, { name: 'Checkout', type: 'private', permissions: ['token:create', 'token:read'] })
   for (let start = 0; start < TOKENS; start += 200) {
