@@ -4,6 +4,7 @@ import * as mailOutboxKeyVersion from './20261126100000_mail_outbox_key_version'
 import * as logEntityIndex from './20261127000000_log_entity_index'
 import * as keyRotation from './20261128000000_key_rotation'
 import * as auditChain from './20261129000000_audit_chain'
+import * as listIndexes from './20261130000000_list_indexes'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -14,5 +15,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261126100000_mail_outbox_key_version': mailOutboxKeyVersion,
   '20261127000000_log_entity_index': logEntityIndex,
   '20261128000000_key_rotation': keyRotation,
-  '20261129000000_audit_chain': auditChain
+  '20261129000000_audit_chain': auditChain,
+  '20261130000000_list_indexes': listIndexes
 }

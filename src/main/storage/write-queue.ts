@@ -22,7 +22,7 @@
  */
 import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
-import { insertRows, isUniqueViolation } from './sql'
+import { insertRows, isUniqueViolation, type AddOnConflict } from './sql'
 import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
 
 export interface InsertOptions {
@@ -30,6 +30,11 @@ export interface InsertOptions {
   onConflict?: () => Error
   /** Whether the queue's sealer stamps these rows (the audit log's). */
   sealed?: boolean
+  /**
+   * Counter rows: the batch adds up rows of the same key before writing, and each
+   * written row adds to the stored counter of its key (one row per key per commit).
+   */
+  addTo?: AddOnConflict
 }
 
 /** Rows waiting for the batch's multi-row inserts; repositories queue their rows here. */
@@ -66,6 +71,8 @@ interface Pending {
 
 interface TableRows extends InsertStatement, InsertOptions {
   rows: object[]
+  /** The counter row of each key, for `addTo` rows. */
+  byKey?: Map<string, Record<string, number>>
 }
 
 /** The row buffer of each transaction the queue runs, for `rowsOf`. */
@@ -94,6 +101,19 @@ export async function flushRows(tx: Tx): Promise<void> {
   await (rowsOf(tx) as BatchRows).flush(sql(tx))
 }
 
+/** Adds a counter row to the batch's row of the same key (a new row for a new key). */
+function addToCounter(entry: TableRows, row: Record<string, number>): void {
+  const { key, column } = entry.addTo!
+  const id = key.map((name) => row[name]).join('\u0000')
+  const counter = entry.byKey!.get(id)
+  if (counter) counter[column] += row[column]
+  else {
+    const copy = { ...row }
+    entry.byKey!.set(id, copy)
+    entry.rows.push(copy)
+  }
+}
+
 class BatchRows implements RowBuffer {
   /** In the order tables were first used. */
   private statements: TableRows[] = []
@@ -111,16 +131,17 @@ class BatchRows implements RowBuffer {
     this.sealer?.advance(this.link)
   }
 
-  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed }: InsertOptions = {}): void {
+  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed, addTo }: InsertOptions = {}): void {
     if (rows.length === 0) return
     let byColumns = this.byTable.get(table)
     if (!byColumns) this.byTable.set(table, (byColumns = new Map()))
     let entry = byColumns.get(columns)
     if (!entry) {
-      byColumns.set(columns, (entry = { table, columns, rows: [], sealed }))
+      byColumns.set(columns, (entry = { table, columns, rows: [], sealed, addTo, byKey: addTo && new Map() }))
       this.statements.push(entry)
     }
-    for (const row of rows) entry.rows.push(row)
+    if (entry.byKey) for (const row of rows) addToCounter(entry, row as Record<string, number>)
+    else for (const row of rows) entry.rows.push(row)
     entry.onConflict ??= onConflict
   }
 
@@ -129,7 +150,7 @@ class BatchRows implements RowBuffer {
     for (const statement of this.take()) {
       this.seal(statement)
       try {
-        await insertRows(trx, statement.table, statement.columns, statement.rows)
+        await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo)
       } catch (error) {
         throw this.conflictOf(statement, error)
       }
