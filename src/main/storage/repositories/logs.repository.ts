@@ -70,18 +70,38 @@ function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
   // through the (tenant_id, created_at) index instead, which it would prefer without statistics.
   // Otherwise (tenant_id, entity_type, created_at) or (tenant_id, created_at) give the entries in list order.
   const query = byEntityId ? sql(db)('logs').whereRaw('+tenant_id = ?', [filter.tenantId]) : sql(db)('logs').where('tenant_id', filter.tenantId)
-  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   if (byEntityId) query.andWhere((q) => q.whereIn('seq', entitySeqs(db, filter)).orWhere('seq', '>', foldedThrough(db)))
+  if (filter.entityType !== undefined && !byEntityId && hasDates(filter)) {
+    // One range of (entity_type, created_at): with the type and the dates apart, SQLite would rather range over the time index alone.
+    query.andWhereRaw('(entity_type, created_at) >= (?, ?) and (entity_type, created_at) < (?, ?)', [
+      filter.entityType,
+      filter.startDate ?? Number.MIN_SAFE_INTEGER,
+      filter.entityType,
+      filter.endDate ?? Number.MAX_SAFE_INTEGER
+    ])
+    return query
+  }
+  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
   if (filter.startDate !== undefined) query.andWhere('created_at', '>=', filter.startDate)
   if (filter.endDate !== undefined) query.andWhere('created_at', '<', filter.endDate)
   return query
+}
+
+const hasDates = (filter: LogFilter) => filter.startDate !== undefined || filter.endDate !== undefined
+
+/** Newest first, as the index the filter searches delivers them (the type leads the type-and-dates range). */
+function listOrder(filter: LogFilter): { column: string; order: 'desc' }[] {
+  const columns = filter.entityType !== undefined && filter.entityId === undefined && hasDates(filter) ? ['entity_type', 'created_at', 'seq'] : ['created_at', 'seq']
+  return columns.map((column) => ({ column, order: 'desc' }))
 }
 
 /** The entries of an entity up to the folded mark, through `log_entities`. */
 function entitySeqs(db: Db, filter: LogFilter): Knex.QueryBuilder {
   const query = sql(db)('log_entities').select('seq').where('tenant_id', filter.tenantId)
   if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
+  // Without a type, each entity type the tenant's log holds (from its counters): the index leads with the type.
+  else query.whereIn('entity_type', sql(db)('log_counts').select('entity_type').where('tenant_id', filter.tenantId))
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   return query
 }
@@ -142,7 +162,7 @@ export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: read
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
   return filtered(db, filter)
     .select(...ENTRY_COLUMNS)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'seq', order: 'desc' }])
+    .orderBy(listOrder(filter))
     .limit(limit)
     .offset(offset)
 }
