@@ -1,5 +1,6 @@
 /** Portable SQL helpers shared by the write queue and the repositories. */
 import type { Knex } from 'knex'
+import { COUNTED_ITEMS_LIMIT } from '../../shared/pagination'
 
 /** Keeps SQLite below its bound-parameter limit whatever the column count. */
 const MAX_PARAMETERS_PER_STATEMENT = 2000
@@ -55,14 +56,8 @@ export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {
   }
 }
 
-/**
- * Filtered counts stop here: a count of `COUNT_LIMIT + 1` means more rows match
- * (docs/api-decisions.md, "Lists"). Counting further would cost time in proportion to the vault.
- */
-export const COUNT_LIMIT = 10_000
-
-/** The rows of `query`, counted up to `COUNT_LIMIT + 1`. */
+/** The rows of `query`, counted up to `COUNTED_ITEMS_LIMIT + 1` (which stands for "more"). */
 export async function cappedCount(db: Knex, query: Knex.QueryBuilder): Promise<number> {
-  const [{ count }] = await db.from(query.select(db.raw('1')).limit(COUNT_LIMIT + 1).as('matching')).count({ count: '*' })
+  const [{ count }] = await db.from(query.select(db.raw('1')).limit(COUNTED_ITEMS_LIMIT + 1).as('matching')).count({ count: '*' })
   return Number(count)
 }

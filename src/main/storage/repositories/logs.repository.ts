@@ -127,7 +127,7 @@ export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
 
 /**
  * How many entries match: from the tenant's counters without an entity id or dates,
- * else counted up to `COUNT_LIMIT + 1` (more than `COUNT_LIMIT` match).
+ * else counted through the index up to `COUNTED_ITEMS_LIMIT + 1` (standing for more).
  */
 export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
   if (filter.entityId === undefined && filter.startDate === undefined && filter.endDate === undefined) {
