@@ -4,7 +4,8 @@ import type { Knex } from 'knex'
  * Lists that answer in time proportional to the page (docs/performance.md, "Lists at scale").
  * - `token_metadata`: one row per metadata entry of a token, its value case-folded
  *   (JavaScript `toLowerCase`, the filter's folding), with the token's `created_at` so a
- *   filter walks one index range newest first. Filled with the token, in its transaction.
+ *   filter walks one index range newest first, and counts without reading tokens.
+ *   Filled with the token, in its transaction.
  * - `token_counts` and `log_counts`: rows per tenant and type, kept in the same
  *   transaction as the change, so an unfiltered list (or one by type) is not counted row by row.
  * - `tokens (tenant_id, type, created_at)` and `logs (tenant_id, entity_type, created_at)`:
@@ -12,16 +13,17 @@ import type { Knex } from 'knex'
  * - The expiry indexes hold only the rows that have a deadline (most tokens have none).
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.schema.createTable('token_metadata', (t) => {
-    t.uuid('tenant_id').notNullable()
-    t.string('token_id', 400).notNullable()
-    t.string('key', 100).notNullable()
-    t.string('value_folded', 500).notNullable()
-    t.bigInteger('created_at').notNullable()
-    t.primary(['tenant_id', 'token_id', 'key'])
-    t.foreign(['tenant_id', 'token_id']).references(['tenant_id', 'id']).inTable('tokens').onDelete('CASCADE')
-    t.index(['tenant_id', 'key', 'value_folded', 'created_at'])
-  })
+  // WITHOUT ROWID: a further key of a filter is checked in the primary key's b-tree alone, which holds the value.
+  await knex.raw(`CREATE TABLE token_metadata (
+    tenant_id TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value_folded TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, token_id, key),
+    FOREIGN KEY (tenant_id, token_id) REFERENCES tokens (tenant_id, id) ON DELETE CASCADE
+  ) WITHOUT ROWID`)
+  await knex.raw('CREATE INDEX token_metadata_tenant_id_key_value_folded_created_at_index ON token_metadata (tenant_id, key, value_folded, created_at)')
   await backfillMetadata(knex)
 
   await counterTable(knex, 'token_counts', 'type')

@@ -56,8 +56,8 @@ export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {
   }
 }
 
-/** The rows of `query`, counted up to `COUNTED_ITEMS_LIMIT + 1` (which stands for "more"). */
-export async function cappedCount(db: Knex, query: Knex.QueryBuilder): Promise<number> {
-  const [{ count }] = await db.from(query.select(db.raw('1')).limit(COUNTED_ITEMS_LIMIT + 1).as('matching')).count({ count: '*' })
+/** The rows of `query`, counted up to `COUNTED_ITEMS_LIMIT + 1` (which stands for "more"), plus `beyond` more. */
+export async function cappedCount(db: Knex, query: Knex.QueryBuilder, beyond = 0): Promise<number> {
+  const [{ count }] = await db.from(query.select(db.raw('1')).limit(COUNTED_ITEMS_LIMIT + 1 + beyond).as('matching')).count({ count: '*' })
   return Number(count)
 }

@@ -8,6 +8,7 @@ import type { Condition } from '../../../shared/types'
 import type { SearchIndexEntry, StoredToken } from '../../domain/token'
 import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
+import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 
 
@@ -221,20 +222,22 @@ function applyClauses(query: Knex.QueryBuilder, clauses: readonly (readonly Cond
   }
 }
 
+type MetadataEntry = [key: string, value: string]
+
 /**
  * The filter as one query, newest first. With metadata filters it walks the index of
- * `token_metadata` for the first one (in `created_at` order) and checks the others by
- * the token's key; otherwise the tokens' own index by type (one type) or by time.
+ * `token_metadata` for the first entry of `metadata` (in `created_at` order) and checks
+ * the others in its primary key; otherwise the tokens' own index by type (one type) or by time.
  */
-function filtered(db: Db, filter: TokenFilter): { query: Knex.QueryBuilder; order: string } {
-  const [first, ...others] = Object.entries(filter.metadata)
+function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): { query: Knex.QueryBuilder; order: string } {
+  const [first, ...others] = metadata
   const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_id', filter.tenantId)
   query.andWhere(notExpiredAt(filter.now))
   if (filter.ids.length) query.whereIn('tokens.id', filter.ids)
   if (filter.types.length === 1) query.andWhere('tokens.type', filter.types[0])
   // Several types: walk by time and check each row's type, rather than sort every token of those types.
   else if (filter.types.length) query.whereRaw(`+tokens.type in (${placeholders(filter.types)})`, filter.types)
-  for (const entry of others) query.whereExists(metadataEntry(db, entry))
+  for (const entry of others) query.whereExists(metadataEntry(db, entry, 'm'))
   if (filter.visibleBy) applyClauses(query, filter.visibleBy)
   // Named ids: look each up by key and sort those; the unary + keeps SQLite from walking the tenant's tokens by time instead.
   return { query, order: first ? 'm.created_at' : filter.ids.length ? '+tokens.created_at' : 'tokens.created_at' }
@@ -242,34 +245,56 @@ function filtered(db: Db, filter: TokenFilter): { query: Knex.QueryBuilder; orde
 
 const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
 
-/** Tokens holding exactly `key` with a value equal to `value` once both are folded. */
-function withMetadata(db: Db, tenantId: string, [key, value]: [string, string]): Knex.QueryBuilder {
-  return sql(db)({ m: 'token_metadata' })
-    .join('tokens', { 'tokens.tenant_id': 'm.tenant_id', 'tokens.id': 'm.token_id' })
-    .where({ 'm.tenant_id': tenantId, 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
+/** The `token_metadata` rows (as `m`) of a tenant's tokens holding exactly `key` with `value`, both folded. */
+function metadataMatches(db: Db, tenantId: string, [key, value]: MetadataEntry): Knex.QueryBuilder {
+  return sql(db)({ m: 'token_metadata' }).where({ 'm.tenant_id': tenantId, 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
 }
 
-/** The same test for a further key, on the token at hand (a primary-key lookup). */
-function metadataEntry(db: Db, [key, value]: [string, string]): Knex.QueryBuilder {
+function withMetadata(db: Db, tenantId: string, entry: MetadataEntry): Knex.QueryBuilder {
+  return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_id': 'm.tenant_id', 'tokens.id': 'm.token_id' })
+}
+
+/** The same test for a further key, on the token of `table` (one search of the primary key, which holds the value). */
+function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens'): Knex.QueryBuilder {
+  const [tenantId, tokenId] = table === 'm' ? ['m.tenant_id', 'm.token_id'] : ['tokens.tenant_id', 'tokens.id']
   return sql(db)('token_metadata')
     .select(sql(db).raw('1'))
-    .whereRaw('token_metadata.tenant_id = tokens.tenant_id and token_metadata.token_id = tokens.id')
+    .whereRaw(`token_metadata.tenant_id = ${tenantId} and token_metadata.token_id = ${tokenId}`)
     .andWhere({ 'token_metadata.key': key, 'token_metadata.value_folded': foldMetadataValue(value) })
+}
+
+/**
+ * The metadata filters, the one matching fewest tokens first (counted in its index, up to the
+ * count limit): it drives the walk, so a rare value ANDed with a common one reads few rows.
+ */
+async function metadataBySelectivity(db: Db, filter: TokenFilter): Promise<MetadataEntry[]> {
+  const entries = Object.entries(filter.metadata)
+  if (entries.length < 2) return entries
+  const counts = await Promise.all(entries.map((entry) => cappedCount(sql(db), metadataMatches(db, filter.tenantId, entry))))
+  return entries.map((entry, index) => ({ entry, count: counts[index] })).sort((a, b) => a.count - b.count).map(({ entry }) => entry)
 }
 
 /** Whether the count can come from the tenant's counters: no filter but type. */
 const countedByCounters = (filter: TokenFilter) => filter.ids.length === 0 && Object.keys(filter.metadata).length === 0 && filter.visibleBy === undefined
 
+/** Whether the count can come from `token_metadata` alone: metadata filters and nothing else. */
+const countedByMetadata = (filter: TokenFilter) =>
+  filter.ids.length === 0 && filter.types.length === 0 && Object.keys(filter.metadata).length > 0 && filter.visibleBy === undefined
+
 export async function countTokens(db: Db, filter: TokenFilter): Promise<number> {
+  return countOrdered(db, filter, await metadataBySelectivity(db, filter))
+}
+
+function countOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): Promise<number> {
   if (countedByCounters(filter)) return countFromCounters(db, filter)
-  return cappedCount(sql(db), filtered(db, filter).query)
+  if (countedByMetadata(filter)) return countFromMetadata(db, filter, metadata)
+  return cappedCount(sql(db), filtered(db, filter, metadata).query)
 }
 
 /** The tenant's tokens (of some types) less those past their expiry that the sweep has not removed yet. */
 async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
   const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
-  // Through the expiry index: only tokens already due, which the sweep keeps few.
-  const expired = sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw('+tenant_id = ?', [filter.tenantId])
+  const expired = dueTokens(db, filter)
   if (filter.types.length) {
     stored.whereIn('type', filter.types)
     expired.whereRaw(`+type in (${placeholders(filter.types)})`, filter.types)
@@ -278,9 +303,31 @@ async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
   return Number(total.count ?? 0) - Number(due.count)
 }
 
+/**
+ * Tokens matching metadata filters, counted in `token_metadata` alone (an index range and, per
+ * further key, a primary-key search) less those past their expiry that the sweep has not removed yet.
+ */
+async function countFromMetadata(db: Db, filter: TokenFilter, [first, ...others]: readonly MetadataEntry[]): Promise<number> {
+  const expired = dueTokens(db, filter)
+  for (const entry of [first, ...others]) expired.whereExists(metadataEntry(db, entry, 'tokens'))
+  const due = Number((await expired)[0].count)
+  const matching = metadataMatches(db, filter.tenantId, first)
+  for (const entry of others) matching.whereExists(metadataEntry(db, entry, 'm'))
+  return Math.min(COUNTED_ITEMS_LIMIT + 1, (await cappedCount(sql(db), matching, due)) - due)
+}
+
+/** A count of the tenant's tokens already past their expiry, through the expiry index: only those due, which the sweep keeps few. */
+function dueTokens(db: Db, filter: TokenFilter): Knex.QueryBuilder {
+  return sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw('+tokens.tenant_id = ?', [filter.tenantId])
+}
+
 /** Newest first; insertion order (rowid) breaks ties between tokens of the same millisecond. */
 export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<StoredToken[]> {
-  const { query, order } = filtered(db, filter)
+  return listOrdered(db, filter, await metadataBySelectivity(db, filter), limit, offset)
+}
+
+async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number): Promise<StoredToken[]> {
+  const { query, order } = filtered(db, filter, metadata)
   return toRows(
     await query
       .select('tokens.*')
@@ -288,4 +335,11 @@ export async function listTokens(db: Db, filter: TokenFilter, limit: number, off
       .limit(limit)
       .offset(offset)
   )
+}
+
+/** One page of `listTokens` and its `countTokens`, planned once. */
+export async function findTokenPage(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<{ total: number; rows: StoredToken[] }> {
+  const metadata = await metadataBySelectivity(db, filter)
+  const [total, rows] = await Promise.all([countOrdered(db, filter, metadata), listOrdered(db, filter, metadata, limit, offset)])
+  return { total, rows }
 }
