@@ -10,6 +10,8 @@ import type { Knex } from 'knex'
  *   transaction as the change, so an unfiltered list (or one by type) is not counted row by row.
  * - `tokens (tenant_id, type, created_at)` and `logs (tenant_id, entity_type, created_at)`:
  *   the type filters in list order.
+ * - Deduplication finds a fingerprint through `tokens (fingerprint)`: fingerprints are keyed
+ *   per tenant, so the tenant and type beside it in the index only took room.
  * - The expiry indexes hold only the rows that have a deadline (most tokens have none).
  */
 export async function up(knex: Knex): Promise<void> {
@@ -33,6 +35,8 @@ export async function up(knex: Knex): Promise<void> {
 
   await knex.schema.alterTable('tokens', (t) => {
     t.index(['tenant_id', 'type', 'created_at'])
+    t.dropIndex(['tenant_id', 'type', 'fingerprint'])
+    t.index(['fingerprint'])
     t.dropIndex(['expires_at'])
     t.dropIndex(['cvc_expires_at'])
   })
@@ -78,6 +82,8 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP INDEX tokens_cvc_expires_at_index')
   await knex.schema.alterTable('tokens', (t) => {
     t.dropIndex(['tenant_id', 'type', 'created_at'])
+    t.dropIndex(['fingerprint'])
+    t.index(['tenant_id', 'type', 'fingerprint'])
     t.index(['expires_at'])
     t.index(['cvc_expires_at'])
   })

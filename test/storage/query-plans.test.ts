@@ -15,7 +15,7 @@ import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
 import { appendLogEntries, countLogs, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
-import { appendTokens, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
+import { appendTokens, findByFingerprint, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
@@ -182,6 +182,16 @@ describe('query plans of the lists', () => {
     it('by entity id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
     it('by entity and date range', () =>
       expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3', startDate: 0, endDate: 500 })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
+  })
+
+  it('deduplication finds a fingerprint through its index', async () => {
+    const [{ fingerprint }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_id: tenantId, id: 'token-7' })
+    expect(await findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now)).toMatchObject({ id: 'token-7' })
+    // Only the tokens of one fingerprint are sorted.
+    await expectProportionalToPage(() => findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now, 'token-7'), {
+      sortsBoundedSet: true,
+      uses: 'tokens_fingerprint_index (fingerprint=?)'
+    })
   })
 
   it('flags a list that reads a whole table', async () => {

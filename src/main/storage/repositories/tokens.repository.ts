@@ -130,8 +130,11 @@ export async function findToken(db: Db, tenantId: string, id: string, now: numbe
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
+  // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
+  // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
   const query = sql(db)('tokens')
-    .where({ tenant_id: tenantId, type, fingerprint })
+    .where({ fingerprint })
+    .andWhereRaw('+tenant_id = ? and +type = ?', [tenantId, type])
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
   return toToken(await query.orderBy('created_at').first())
