@@ -10,7 +10,7 @@
  * which would end the script early. Nothing a caller sends can change the SQL.
  */
 import type { Knex } from 'knex'
-import { addOnConflictSql, type AddOnConflict } from './sql'
+import { addOnConflictSql, addUp, type AddOnConflict } from './sql'
 
 export interface InsertStatement {
   table: string
@@ -40,7 +40,7 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
 function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
   for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
-  const tuples = rows.map((row) => `(${columns.map((column) => sqlLiteral((row as Record<string, unknown>)[column])).join(',')})`)
+  const tuples = (addTo ? addUp(rows, addTo) : rows).map((row) => `(${columns.map((column) => sqlLiteral((row as Record<string, unknown>)[column])).join(',')})`)
   return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')}${addTo ? addOnConflictSql(table, addTo) : ''};`
 }
 

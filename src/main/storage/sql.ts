@@ -15,6 +15,18 @@ export interface AddOnConflict {
   column: string
 }
 
+/** Counter rows added up per key: one row per counter (a statement may change a row only once in PostgreSQL). */
+export function addUp(rows: readonly object[], { key, column }: AddOnConflict): object[] {
+  const sums = new Map<string, Record<string, unknown>>()
+  for (const row of rows as Record<string, unknown>[]) {
+    const id = key.map((name) => row[name]).join('\u0000')
+    const sum = sums.get(id)
+    if (sum) sum[column] = (sum[column] as number) + (row[column] as number)
+    else sums.set(id, { ...row })
+  }
+  return [...sums.values()]
+}
+
 /** The clause that turns an insert into an addition to existing counters. */
 export function addOnConflictSql(table: string, { key, column }: AddOnConflict): string {
   return ` on conflict (${key.join(',')}) do update set ${column} = ${table}.${column} + excluded.${column}`
@@ -34,6 +46,7 @@ function multiRowInsertSql(table: string, columns: readonly string[], rowCount: 
 
 /** Inserts rows with multi-row statements, in chunks; with `addTo`, rows add to the counters they name. */
 export async function insertRows(db: Knex, table: string, columns: readonly string[], rows: readonly object[], addTo?: AddOnConflict): Promise<void> {
+  if (addTo) rows = addUp(rows, addTo)
   const chunk = Math.max(1, Math.floor(MAX_PARAMETERS_PER_STATEMENT / columns.length))
   for (let start = 0; start < rows.length; start += chunk) {
     const slice = rows.slice(start, start + chunk)

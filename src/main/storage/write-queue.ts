@@ -30,10 +30,7 @@ export interface InsertOptions {
   onConflict?: () => Error
   /** Whether the queue's sealer stamps these rows (the audit log's). */
   sealed?: boolean
-  /**
-   * Counter rows: the batch adds up rows of the same key before writing, and each
-   * written row adds to the stored counter of its key (one row per key per commit).
-   */
+  /** Counter rows: a batch's rows of one key are added up and added to the stored counter (one row per key per commit). */
   addTo?: AddOnConflict
 }
 
@@ -71,8 +68,6 @@ interface Pending {
 
 interface TableRows extends InsertStatement, InsertOptions {
   rows: object[]
-  /** The counter row of each key, for `addTo` rows. */
-  byKey?: Map<string, Record<string, number>>
 }
 
 /** The row buffer of each transaction the queue runs, for `rowsOf`. */
@@ -101,19 +96,6 @@ export async function flushRows(tx: Tx): Promise<void> {
   await (rowsOf(tx) as BatchRows).flush(sql(tx))
 }
 
-/** Adds a counter row to the batch's row of the same key (a new row for a new key). */
-function addToCounter(entry: TableRows, row: Record<string, number>): void {
-  const { key, column } = entry.addTo!
-  const id = key.map((name) => row[name]).join('\u0000')
-  const counter = entry.byKey!.get(id)
-  if (counter) counter[column] += row[column]
-  else {
-    const copy = { ...row }
-    entry.byKey!.set(id, copy)
-    entry.rows.push(copy)
-  }
-}
-
 class BatchRows implements RowBuffer {
   /** In the order tables were first used. */
   private statements: TableRows[] = []
@@ -137,11 +119,10 @@ class BatchRows implements RowBuffer {
     if (!byColumns) this.byTable.set(table, (byColumns = new Map()))
     let entry = byColumns.get(columns)
     if (!entry) {
-      byColumns.set(columns, (entry = { table, columns, rows: [], sealed, addTo, byKey: addTo && new Map() }))
+      byColumns.set(columns, (entry = { table, columns, rows: [], sealed, addTo }))
       this.statements.push(entry)
     }
-    if (entry.byKey) for (const row of rows) addToCounter(entry, row as Record<string, number>)
-    else for (const row of rows) entry.rows.push(row)
+    for (const row of rows) entry.rows.push(row)
     entry.onConflict ??= onConflict
   }
 

@@ -45,13 +45,13 @@ const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
 const LOG_COUNT_COLUMNS = ['tenant_id', 'entity_type', 'count'] as const
 const LOG_COUNTER: AddOnConflict = { key: ['tenant_id', 'entity_type'], column: 'count' }
 
-/** One `log_counts` row per entry (a batch adds up rows of the same tenant and entity type). */
+/** One `log_counts` row per entry, added up per tenant and entity type as they are written. */
 const countRows = (entries: readonly LogRow[]) => entries.map((entry) => ({ tenant_id: entry.tenant_id, entity_type: entry.entity_type, count: 1 }))
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
   await insertRows(sql(db), 'logs', LOG_COLUMNS, rows)
-  for (const row of countRows(rows)) await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, [row], LOG_COUNTER)
+  await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(rows), LOG_COUNTER)
 }
 
 /**
