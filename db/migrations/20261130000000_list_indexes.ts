@@ -54,7 +54,7 @@ function counterTable(knex: Knex, name: string, kind: string): Promise<void> {
   })
 }
 
-/** The metadata of existing tokens, in chunks of tokens by rowid-free paging on the primary key. */
+/** The metadata of existing tokens, a thousand tokens at a time in primary-key order. */
 async function backfillMetadata(knex: Knex): Promise<void> {
   let after: { tenant_id: string; id: string } | undefined
   for (;;) {
