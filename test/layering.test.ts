@@ -90,11 +90,11 @@ describe('layering', () => {
     expect(offenders).toEqual([])
   })
 
-  it('keeps the renderer to its own code, browser libraries and type-only imports from src/shared (plus the pure permission and token-rule modules)', () => {
+  it('keeps the renderer to its own code, browser libraries and type-only imports from src/shared (plus the pure permission, token-rule and pagination modules)', () => {
     const forbidden = (spec: string) => {
       const typeOnly = spec.startsWith('type ')
       const target = spec.replace(/^type /, '')
-      if (target.startsWith('@shared/')) return !typeOnly && target !== '@shared/permissions' && target !== '@shared/token-rules'
+      if (target.startsWith('@shared/')) return !typeOnly && !['@shared/permissions', '@shared/token-rules', '@shared/pagination'].includes(target)
       return /^node:|^electron$/.test(target) || target.includes('/main/')
     }
     const offenders = sourceFiles(join(ROOT, 'src/renderer')).flatMap((file) =>

@@ -5,6 +5,7 @@ import * as logEntityIndex from './20261127000000_log_entity_index'
 import * as keyRotation from './20261128000000_key_rotation'
 import * as auditChain from './20261129000000_audit_chain'
 import * as auditAnchor from './20261130000000_audit_anchor'
+import * as listIndexes from './20261201000000_list_indexes'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -16,5 +17,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261127000000_log_entity_index': logEntityIndex,
   '20261128000000_key_rotation': keyRotation,
   '20261129000000_audit_chain': auditChain,
-  '20261130000000_audit_anchor': auditAnchor
+  '20261130000000_audit_anchor': auditAnchor,
+  '20261201000000_list_indexes': listIndexes
 }

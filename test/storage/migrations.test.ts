@@ -59,7 +59,8 @@ describe('migrations', () => {
     for (let i = 0; i < 3; i++) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
     await db('logs').insert({ tenant_id: 't', entity_type: 'token', entity_id: 'a', operation: 'read', message: 'Token retrieved', created_at: 1 })
-    await db.migrate.latest()
+    await db.migrate.up() // key rotation
+    await db.migrate.up() // audit chain
     // Existing entries wait, unchained, for the vault's first opening (which holds the master key).
     expect(await db('logs').select('seq', 'message', 'count', 'mac')).toEqual([{ seq: 1, message: 'Token retrieved', count: null, mac: null }])
     expect(await db('vault').columnInfo()).toHaveProperty('wrapped_audit_mac_key')
@@ -80,5 +81,37 @@ describe('migrations', () => {
     expect(await db('log_chain').select('checkpoint_seq', 'anchor_seq', 'anchor_mac')).toEqual([{ checkpoint_seq: 5, anchor_seq: 0, anchor_mac: null }])
     await db.migrate.down({ name: '20261130000000_audit_anchor' })
     expect(await db('log_chain').columnInfo()).not.toHaveProperty('anchor_seq')
+  })
+
+  it('indexes the metadata of existing tokens, folded, counts tokens and entries per tenant, and rolls back', async () => {
+    for (let i = 0; i < 5; i++) await db.migrate.up()
+    await db('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
+    const token = (tenant: string, id: string, type: string, metadata: object) => ({
+      tenant_id: tenant, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: id, fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify(metadata), created_at: 7
+    })
+    await db('tokens').insert([token('t', 'a', 'card', { Colour: 'ÉCRU', size: 'L' }), token('t', 'b', 'token', {}), token('u', 'c', 'token', { k: 'V' })])
+    const entry = (tenant: string, entityType: string) => ({ tenant_id: tenant, entity_type: entityType, entity_id: 'x', operation: 'read', message: 'm', created_at: 1 })
+    await db('logs').insert([entry('t', 'card'), entry('t', 'card'), entry('t', 'token'), entry('u', 'token')])
+
+    await db.migrate.latest()
+    expect(await db('token_metadata').select('tenant_id', 'token_id', 'key', 'value_folded', 'created_at').orderBy(['tenant_id', 'token_id', 'key'])).toEqual([
+      { tenant_id: 't', token_id: 'a', key: 'Colour', value_folded: 'écru', created_at: 7 },
+      { tenant_id: 't', token_id: 'a', key: 'size', value_folded: 'l', created_at: 7 },
+      { tenant_id: 'u', token_id: 'c', key: 'k', value_folded: 'v', created_at: 7 }
+    ])
+    expect(await db('token_counts').select('tenant_id', 'type', 'count').orderBy(['tenant_id', 'type'])).toEqual([
+      { tenant_id: 't', type: 'card', count: 1 },
+      { tenant_id: 't', type: 'token', count: 1 },
+      { tenant_id: 'u', type: 'token', count: 1 }
+    ])
+    expect(await db('log_counts').select('tenant_id', 'entity_type', 'count').orderBy(['tenant_id', 'entity_type'])).toEqual([
+      { tenant_id: 't', entity_type: 'card', count: 2 },
+      { tenant_id: 't', entity_type: 'token', count: 1 },
+      { tenant_id: 'u', entity_type: 'token', count: 1 }
+    ])
+
+    await db.migrate.down()
+    for (const table of ['token_metadata', 'token_counts', 'log_counts']) expect(await db.schema.hasTable(table)).toBe(false)
+    expect(await db('tokens').count({ count: '*' })).toEqual([{ count: 3 }])
   })
 })

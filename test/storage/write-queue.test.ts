@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
-import { rowsOf, WriteQueue, type RowSealer } from '../../src/main/storage/write-queue'
+import { rowsOf, WriteQueue, type RowBuffer, type RowSealer } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
 const COLUMNS = ['name', 'last_run_at']
@@ -34,6 +34,18 @@ describe('WriteQueue', () => {
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('duplicate taken')
     expect(await names()).toEqual(['taken', 'x', 'y'])
+  })
+
+  it('adds counter rows of one batch up per key and adds them to the stored counters, in scripts and in transactions', async () => {
+    const COUNTER = { key: ['name'], column: 'last_run_at' }
+    const count = (name: string, delta: number) => (rows: RowBuffer) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: delta }], { addTo: COUNTER })
+    await Promise.all([queue.append(count('a', 1)), queue.append(count('a', 2)), queue.append(count('b', 5))])
+    await Promise.all([queue.append(count('a', 10)), queue.run(async (tx) => count('b', -1)(rowsOf(tx)))])
+    const counters = await sql(db().reader)('job_runs').select('name', 'last_run_at').orderBy('name')
+    expect(counters).toEqual([
+      { name: 'a', last_run_at: 13 },
+      { name: 'b', last_run_at: 4 }
+    ])
   })
 
   it('lets a transactional unit read rows appended earlier in the same batch', async () => {

@@ -5,6 +5,7 @@
  */
 import type { ActivityPeriods, ListLogsQuery, LogFilters } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
+import { COUNTED_ITEMS_LIMIT } from '../../shared/pagination'
 import { countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
 import { audit, type AuditActor, type AuditInput, type AuditOperation } from './audit'
 import type { AuditChain } from './audit-chain'
@@ -105,7 +106,7 @@ export class LogsService {
     requirePermission(actor, 'log:read')
     const filter = logFilter(actor, q)
     const [total, rows] = await Promise.all([countLogs(this.context.reader, filter), listLogs(this.context.reader, filter, q.size, offsetOf(q))])
-    await this.recordRead(actor, 'read', `Audit log listed: page ${q.page}, ${rows.length} of ${total} entries${describeFilters(q)}`)
+    await this.recordRead(actor, 'read', `Audit log listed: page ${q.page}, ${rows.length} of ${total > COUNTED_ITEMS_LIMIT ? `more than ${COUNTED_ITEMS_LIMIT}` : total} entries${describeFilters(q)}`)
     return toPage(rows.map(toLogEntry), total, q)
   }
 

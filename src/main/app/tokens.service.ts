@@ -7,15 +7,14 @@ import type { Db, Tx } from '../storage/connections'
 import { tokenMetadata, type CreateTokenInput, type ListTokensQuery, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
 import {
-  countTokens,
   deleteToken,
   findByFingerprint,
+  findTokenPage,
   findToken,
   appendTokens,
   insertTokens,
   listCvcDue,
   listExpiredTokens,
-  listTokens,
   replaceSearchIndexes,
   updateToken
 } from '../storage/repositories/tokens.repository'
@@ -148,7 +147,7 @@ export class TokensService {
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const now = this.context.clock.now()
     const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata: q.metadata, visibleBy: visibleTokens(actor, 'token:read') }
-    const [total, rows] = await Promise.all([countTokens(this.context.reader, filter), listTokens(this.context.reader, filter, q.size, offsetOf(q))])
+    const { total, rows } = await findTokenPage(this.context.reader, filter, q.size, offsetOf(q))
     // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
     const budget = new ExpressionBudget()
     const tokens: Token[] = []

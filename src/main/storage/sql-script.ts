@@ -10,11 +10,14 @@
  * which would end the script early. Nothing a caller sends can change the SQL.
  */
 import type { Knex } from 'knex'
+import { addOnConflictSql, addUp, type AddOnConflict } from './sql'
 
 export interface InsertStatement {
   table: string
   columns: readonly string[]
   rows: readonly object[]
+  /** Rows that add to existing counters instead of failing on their key. */
+  addTo?: AddOnConflict
 }
 
 /** An SQL literal for a stored value; throws on anything the schema does not hold. */
@@ -35,10 +38,10 @@ export function sqlLiteral(value: unknown): string {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
-function insertSql({ table, columns, rows }: InsertStatement): string {
+function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
   for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
-  const tuples = rows.map((row) => `(${columns.map((column) => sqlLiteral((row as Record<string, unknown>)[column])).join(',')})`)
-  return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')};`
+  const tuples = (addTo ? addUp(rows, addTo) : rows).map((row) => `(${columns.map((column) => sqlLiteral((row as Record<string, unknown>)[column])).join(',')})`)
+  return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')}${addTo ? addOnConflictSql(table, addTo) : ''};`
 }
 
 /** The driver's connection object, as knex's pool hands it out. */

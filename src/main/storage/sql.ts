@@ -1,30 +1,58 @@
 /** Portable SQL helpers shared by the write queue and the repositories. */
 import type { Knex } from 'knex'
+import { COUNTED_ITEMS_LIMIT } from '../../shared/pagination'
 
 /** Keeps SQLite below its bound-parameter limit whatever the column count. */
 const MAX_PARAMETERS_PER_STATEMENT = 2000
 const insertSqlCache = new Map<string, string>()
 
+/**
+ * Rows that add to a counter: a row whose `key` is already in the table adds its
+ * `column` to the stored one (`INSERT … ON CONFLICT … DO UPDATE`, SQLite and PostgreSQL).
+ */
+export interface AddOnConflict {
+  key: readonly string[]
+  column: string
+}
+
+/** Counter rows added up per key: one row per counter (a statement may change a row only once in PostgreSQL). */
+export function addUp(rows: readonly object[], { key, column }: AddOnConflict): object[] {
+  const sums = new Map<string, Record<string, unknown>>()
+  for (const row of rows as Record<string, unknown>[]) {
+    const id = key.map((name) => row[name]).join('\u0000')
+    const sum = sums.get(id)
+    if (sum) sum[column] = (sum[column] as number) + (row[column] as number)
+    else sums.set(id, { ...row })
+  }
+  return [...sums.values()]
+}
+
+/** The clause that turns an insert into an addition to existing counters. */
+export function addOnConflictSql(table: string, { key, column }: AddOnConflict): string {
+  return ` on conflict (${key.join(',')}) do update set ${column} = ${table}.${column} + excluded.${column}`
+}
+
 /** `INSERT … VALUES (…), (…)`, built once per shape: portable SQL, far cheaper than a builder per row. */
-function multiRowInsertSql(table: string, columns: readonly string[], rowCount: number): string {
-  const cacheKey = `${table}|${columns.join(',')}|${rowCount}`
+function multiRowInsertSql(table: string, columns: readonly string[], rowCount: number, addTo?: AddOnConflict): string {
+  const cacheKey = `${table}|${columns.join(',')}|${rowCount}|${addTo ? 'add' : ''}`
   let sql = insertSqlCache.get(cacheKey)
   if (!sql) {
     const tuple = `(${columns.map(() => '?').join(',')})`
-    sql = `insert into ${table} (${columns.join(',')}) values ${Array(rowCount).fill(tuple).join(',')}`
+    sql = `insert into ${table} (${columns.join(',')}) values ${Array(rowCount).fill(tuple).join(',')}${addTo ? addOnConflictSql(table, addTo) : ''}`
     insertSqlCache.set(cacheKey, sql)
   }
   return sql
 }
 
-/** Inserts rows with multi-row statements, in chunks. */
-export async function insertRows(db: Knex, table: string, columns: readonly string[], rows: readonly object[]): Promise<void> {
+/** Inserts rows with multi-row statements, in chunks; with `addTo`, rows add to the counters they name. */
+export async function insertRows(db: Knex, table: string, columns: readonly string[], rows: readonly object[], addTo?: AddOnConflict): Promise<void> {
+  if (addTo) rows = addUp(rows, addTo)
   const chunk = Math.max(1, Math.floor(MAX_PARAMETERS_PER_STATEMENT / columns.length))
   for (let start = 0; start < rows.length; start += chunk) {
     const slice = rows.slice(start, start + chunk)
     const bindings: Knex.RawBinding[] = []
     for (const row of slice) for (const column of columns) bindings.push(((row as Record<string, unknown>)[column] ?? null) as Knex.RawBinding)
-    await db.raw(multiRowInsertSql(table, columns, slice.length), bindings)
+    await db.raw(multiRowInsertSql(table, columns, slice.length, addTo), bindings)
   }
 }
 
@@ -39,4 +67,10 @@ export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {
   return (query) => {
     query.whereNull('expires_at').orWhere('expires_at', '>', now)
   }
+}
+
+/** The rows of `query`, counted up to `COUNTED_ITEMS_LIMIT + 1` (which stands for "more"), plus `beyond` more. */
+export async function cappedCount(db: Knex, query: Knex.QueryBuilder, beyond = 0): Promise<number> {
+  const [{ count }] = await db.from(query.select(db.raw('1')).limit(COUNTED_ITEMS_LIMIT + 1 + beyond).as('matching')).count({ count: '*' })
+  return Number(count)
 }

@@ -22,7 +22,7 @@
  */
 import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
-import { insertRows, isUniqueViolation } from './sql'
+import { insertRows, isUniqueViolation, type AddOnConflict } from './sql'
 import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
 
 export interface InsertOptions {
@@ -30,6 +30,8 @@ export interface InsertOptions {
   onConflict?: () => Error
   /** Whether the queue's sealer stamps these rows (the audit log's). */
   sealed?: boolean
+  /** Counter rows: a batch's rows of one key are added up and added to the stored counter (one row per key per commit). */
+  addTo?: AddOnConflict
 }
 
 /** Rows waiting for the batch's multi-row inserts; repositories queue their rows here. */
@@ -111,13 +113,13 @@ class BatchRows implements RowBuffer {
     this.sealer?.advance(this.link)
   }
 
-  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed }: InsertOptions = {}): void {
+  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed, addTo }: InsertOptions = {}): void {
     if (rows.length === 0) return
     let byColumns = this.byTable.get(table)
     if (!byColumns) this.byTable.set(table, (byColumns = new Map()))
     let entry = byColumns.get(columns)
     if (!entry) {
-      byColumns.set(columns, (entry = { table, columns, rows: [], sealed }))
+      byColumns.set(columns, (entry = { table, columns, rows: [], sealed, addTo }))
       this.statements.push(entry)
     }
     for (const row of rows) entry.rows.push(row)
@@ -129,7 +131,7 @@ class BatchRows implements RowBuffer {
     for (const statement of this.take()) {
       this.seal(statement)
       try {
-        await insertRows(trx, statement.table, statement.columns, statement.rows)
+        await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo)
       } catch (error) {
         throw this.conflictOf(statement, error)
       }

@@ -4,6 +4,7 @@
  * problem document every error answers with.
  */
 import { z } from 'zod'
+import { COUNTED_ITEMS_LIMIT } from '../pagination'
 
 type JsonSchema = Record<string, unknown>
 
@@ -61,7 +62,7 @@ export function pageQuery(maxSize = 100) {
 
 export const pagination = z
   .strictObject({
-    total_items: z.number().int().min(0).meta({ description: 'Items across all pages that the caller may see' }),
+    total_items: z.number().int().min(0).meta({ description: `Items across all pages that the caller may see. Filtered token and log lists count up to ${COUNTED_ITEMS_LIMIT.toLocaleString('en-US')}: ${(COUNTED_ITEMS_LIMIT + 1).toLocaleString('en-US')} means more` }),
     page_number: z.number().int().min(1),
     page_size: z.number().int().min(1),
     total_pages: z.number().int().min(0)

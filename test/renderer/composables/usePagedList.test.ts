@@ -110,4 +110,10 @@ describe('usePagedList', () => {
     await rows.load()
     expect(rows.pagination.value.prefix()).toBe(`${(12_345).toLocaleString()} rows`)
   })
+
+  it('shows a count that stopped at the limit as 10,000+', async () => {
+    const rows = list(server(() => 10_001))
+    await rows.load()
+    expect(rows.pagination.value.prefix()).toBe(`${(10_000).toLocaleString()}+ rows`)
+  })
 })

@@ -35,5 +35,12 @@ export async function deleteLogsThrough(trx: Tx, throughSeq: number): Promise<nu
     'DELETE FROM log_entities WHERE (tenant_id, entity_type, entity_id, seq) IN (SELECT tenant_id, entity_type, entity_id, seq FROM logs WHERE seq <= ?)',
     [throughSeq]
   )
+  // The counters behind the unfiltered and per-type totals lose what goes.
+  await sql(trx).raw(
+    `UPDATE log_counts SET count = log_counts.count - pruned.pruned_count
+       FROM (SELECT tenant_id, entity_type, count(*) AS pruned_count FROM logs WHERE seq <= ? GROUP BY tenant_id, entity_type) AS pruned
+      WHERE log_counts.tenant_id = pruned.tenant_id AND log_counts.entity_type = pruned.entity_type`,
+    [throughSeq]
+  )
   return sql(trx)('logs').where('seq', '<=', throughSeq).del()
 }

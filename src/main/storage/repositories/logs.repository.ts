@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
-import { insertRows } from '../sql'
+import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
 
 
@@ -45,34 +45,66 @@ const ENTRY_COLUMNS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'en
 
 const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
 
+const LOG_COUNT_COLUMNS = ['tenant_id', 'entity_type', 'count'] as const
+const LOG_COUNTER: AddOnConflict = { key: ['tenant_id', 'entity_type'], column: 'count' }
+
+/** One `log_counts` row per entry, added up per tenant and entity type as they are written. */
+const countRows = (entries: readonly LogRow[]) => entries.map((entry) => ({ tenant_id: entry.tenant_id, entity_type: entry.entity_type, count: 1 }))
+
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
   await insertRows(sql(db), 'logs', LOG_COLUMNS, rows)
+  await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(rows), LOG_COUNTER)
 }
 
-/** Queues entries for the batch's multi-row insert; the write queue's sealer stamps them (seq and MAC) in commit order. */
+/**
+ * Queues entries for the batch's multi-row insert; the write queue's sealer stamps them (seq and MAC) in commit order.
+ * The tenant's entry counts move in the same commit.
+ */
 export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
   rows.insert('logs', LOG_COLUMNS, entries, { sealed: true })
+  rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(entries), { addTo: LOG_COUNTER })
 }
 
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
-  const byEntity = filter.entityType !== undefined || filter.entityId !== undefined
-  // By entity: the entries up to the folded mark come from log_entities, the rest from the tail of `logs`
+  const byEntityId = filter.entityId !== undefined
+  // By entity id: the entries up to the folded mark come from log_entities, the rest from the tail of `logs`
   // (rowid lookups and a rowid range). The unary + keeps SQLite from scanning the tenant's whole log
   // through the (tenant_id, created_at) index instead, which it would prefer without statistics.
-  const query = byEntity ? sql(db)('logs').whereRaw('+tenant_id = ?', [filter.tenantId]) : sql(db)('logs').where('tenant_id', filter.tenantId)
-  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
+  // Otherwise (tenant_id, entity_type, created_at) or (tenant_id, created_at) give the entries in list order.
+  const query = byEntityId ? sql(db)('logs').whereRaw('+tenant_id = ?', [filter.tenantId]) : sql(db)('logs').where('tenant_id', filter.tenantId)
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
-  if (byEntity) query.andWhere((q) => q.whereIn('seq', entitySeqs(db, filter)).orWhere('seq', '>', foldedThrough(db)))
+  if (byEntityId) query.andWhere((q) => q.whereIn('seq', entitySeqs(db, filter)).orWhere('seq', '>', foldedThrough(db)))
+  if (filter.entityType !== undefined && !byEntityId && hasDates(filter)) {
+    // One range of (entity_type, created_at): with the type and the dates apart, SQLite would rather range over the time index alone.
+    query.andWhereRaw('(entity_type, created_at) >= (?, ?) and (entity_type, created_at) < (?, ?)', [
+      filter.entityType,
+      filter.startDate ?? Number.MIN_SAFE_INTEGER,
+      filter.entityType,
+      filter.endDate ?? Number.MAX_SAFE_INTEGER
+    ])
+    return query
+  }
+  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
   if (filter.startDate !== undefined) query.andWhere('created_at', '>=', filter.startDate)
   if (filter.endDate !== undefined) query.andWhere('created_at', '<', filter.endDate)
   return query
+}
+
+const hasDates = (filter: LogFilter) => filter.startDate !== undefined || filter.endDate !== undefined
+
+/** Newest first, as the index the filter searches delivers them (the type leads the type-and-dates range). */
+function listOrder(filter: LogFilter): { column: string; order: 'desc' }[] {
+  const columns = filter.entityType !== undefined && filter.entityId === undefined && hasDates(filter) ? ['entity_type', 'created_at', 'seq'] : ['created_at', 'seq']
+  return columns.map((column) => ({ column, order: 'desc' }))
 }
 
 /** The entries of an entity up to the folded mark, through `log_entities`. */
 function entitySeqs(db: Db, filter: LogFilter): Knex.QueryBuilder {
   const query = sql(db)('log_entities').select('seq').where('tenant_id', filter.tenantId)
   if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
+  // Without a type, each entity type the tenant's log holds (from its counters): the index leads with the type.
+  else query.whereIn('entity_type', sql(db)('log_counts').select('entity_type').where('tenant_id', filter.tenantId))
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   return query
 }
@@ -96,9 +128,18 @@ export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   return Number(count)
 }
 
+/**
+ * How many entries match: from the tenant's counters without an entity id or dates,
+ * else counted through the index up to `COUNTED_ITEMS_LIMIT + 1` (standing for more).
+ */
 export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
-  const row = await filtered(db, filter).count({ count: '*' }).first()
-  return Number(row?.count ?? 0)
+  if (filter.entityId === undefined && filter.startDate === undefined && filter.endDate === undefined) {
+    const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
+    if (filter.entityType !== undefined) counted.andWhere('entity_type', filter.entityType)
+    const [{ count }] = await counted
+    return Number(count ?? 0)
+  }
+  return cappedCount(sql(db), filtered(db, filter))
 }
 
 /**
@@ -124,7 +165,7 @@ export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: read
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
   return filtered(db, filter)
     .select(...ENTRY_COLUMNS)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'seq', order: 'desc' }])
+    .orderBy(listOrder(filter))
     .limit(limit)
     .offset(offset)
 }

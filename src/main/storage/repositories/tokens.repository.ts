@@ -7,7 +7,8 @@ import type { Knex } from 'knex'
 import type { Condition } from '../../../shared/types'
 import type { SearchIndexEntry, StoredToken } from '../../domain/token'
 import { sql, type Db, type Tx } from '../connections'
-import { insertRows, notExpiredAt } from '../sql'
+import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
+import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 
 
@@ -73,6 +74,27 @@ const toToken = (row: TokenRow | undefined) => (row ? fromRow(row) : undefined)
 
 const SEARCH_INDEX_COLUMNS: (keyof SearchIndexEntry)[] = ['tenant_id', 'token_id', 'index_hash']
 
+/**
+ * Metadata values as filters compare them: JavaScript's `toLowerCase` (full Unicode case
+ * mapping, locale-independent), applied to stored values and to filter values alike.
+ */
+export const foldMetadataValue = (value: string) => value.toLowerCase()
+
+const METADATA_COLUMNS = ['tenant_id', 'token_id', 'key', 'value_folded', 'created_at'] as const
+
+/** The `token_metadata` rows of a token: one per key, the value folded. */
+function metadataRows(token: Pick<StoredToken, 'tenant_id' | 'id' | 'metadata' | 'created_at'>) {
+  return Object.entries(token.metadata).map(([key, value]) => ({ tenant_id: token.tenant_id, token_id: token.id, key, value_folded: foldMetadataValue(value), created_at: token.created_at }))
+}
+
+const TOKEN_COUNT_COLUMNS = ['tenant_id', 'type', 'count'] as const
+const TOKEN_COUNTER: AddOnConflict = { key: ['tenant_id', 'type'], column: 'count' }
+
+/** Adds `delta` to the tenant's count of tokens of `type`, with the batch's other counts (one row per key per commit). */
+function countTokenChange(rows: RowBuffer, tenantId: string, type: string, delta: number): void {
+  rows.insert('token_counts', TOKEN_COUNT_COLUMNS, [{ tenant_id: tenantId, type, count: delta }], { addTo: TOKEN_COUNTER })
+}
+
 /** A token to insert, with the keyed hashes of its search indexes. */
 export interface NewToken {
   token: StoredToken
@@ -86,6 +108,8 @@ export interface NewToken {
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
   rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(token.token)), { onConflict: onDuplicate })
   rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => token.searchIndexes))
+  rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(token.token)))
+  for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
 }
 
 /** `appendTokens` inside a transaction of the write queue, written at once: its later reads see the tokens. */
@@ -106,23 +130,33 @@ export async function findToken(db: Db, tenantId: string, id: string, now: numbe
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
+  // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
+  // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
   const query = sql(db)('tokens')
-    .where({ tenant_id: tenantId, type, fingerprint })
+    .where({ fingerprint })
+    .andWhereRaw('+tenant_id = ? and +type = ?', [tenantId, type])
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
   return toToken(await query.orderBy('created_at').first())
 }
 
+/** Changes a token's columns; new metadata replaces its `token_metadata` rows. */
 export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<StoredToken>): Promise<number> {
-  return sql(db)('tokens').where({ tenant_id: tenantId, id }).update(toColumns(changes))
+  const updated = await sql(db)('tokens').where({ tenant_id: tenantId, id }).update(toColumns(changes))
+  if (updated && changes.metadata !== undefined) {
+    await sql(db)('token_metadata').where({ tenant_id: tenantId, token_id: id }).delete()
+    const { created_at } = await sql(db)('tokens').select('created_at').where({ tenant_id: tenantId, id }).first()
+    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows({ tenant_id: tenantId, id, metadata: changes.metadata, created_at }))
+  }
+  return updated
 }
 
 /**
- * Erases a token and leaves a tombstone for audit, in the caller's transaction.
- * Search indexes go with the row (foreign key cascade); secure_delete overwrites the freed pages.
+ * Erases a token and leaves a tombstone for audit, in the caller's transaction (one of the write queue).
+ * Search indexes and metadata go with the row (foreign key cascade); secure_delete overwrites the freed pages.
  */
 export async function deleteToken(
-  db: Db,
+  db: Tx,
   row: Pick<StoredToken, 'tenant_id' | 'id' | 'type' | 'created_at'>,
   deletedAt: number,
   deletedBy: string | null,
@@ -130,6 +164,7 @@ export async function deleteToken(
 ): Promise<boolean> {
   const removed = await sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
   if (!removed) return false
+  countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
     tenant_id: row.tenant_id,
     token_id: row.id,
@@ -190,31 +225,124 @@ function applyClauses(query: Knex.QueryBuilder, clauses: readonly (readonly Cond
   }
 }
 
-function filtered(db: Db, filter: TokenFilter): Knex.QueryBuilder {
-  const query = sql(db)('tokens')
-    .where('tenant_id', filter.tenantId)
-    .andWhere(notExpiredAt(filter.now))
-  if (filter.ids.length) query.whereIn('id', filter.ids)
-  if (filter.types.length) query.whereIn('type', filter.types)
-  for (const [key, value] of Object.entries(filter.metadata)) {
-    // JSON path with the key quoted, so dots and spaces are literal (keys never contain quotes: validated).
-    query.andWhereRaw('lower(json_extract(metadata, ?)) = lower(?)', [`$."${key}"`, value])
-  }
+type MetadataEntry = [key: string, value: string]
+
+/**
+ * The filter as one query, newest first. With metadata filters it walks the index of
+ * `token_metadata` for the first entry of `metadata` (in `created_at` order) and checks
+ * the others in its primary key; otherwise the tokens' own index by type (one type) or by time.
+ */
+function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): { query: Knex.QueryBuilder; order: string } {
+  const [first, ...others] = metadata
+  const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_id', filter.tenantId)
+  query.andWhere(notExpiredAt(filter.now))
+  if (filter.ids.length) query.whereIn('tokens.id', filter.ids)
+  if (filter.types.length === 1) query.andWhere('tokens.type', filter.types[0])
+  // Several types: walk by time and check each row's type, rather than sort every token of those types.
+  else if (filter.types.length) query.whereRaw(`+tokens.type in (${placeholders(filter.types)})`, filter.types)
+  for (const entry of others) query.whereExists(metadataEntry(db, entry, 'm'))
   if (filter.visibleBy) applyClauses(query, filter.visibleBy)
-  return query
+  // Named ids: look each up by key and sort those; the unary + keeps SQLite from walking the tenant's tokens by time instead.
+  return { query, order: first ? 'm.created_at' : filter.ids.length ? '+tokens.created_at' : 'tokens.created_at' }
 }
 
+const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
+
+/** The `token_metadata` rows (as `m`) of a tenant's tokens holding exactly `key` with `value`, both folded. */
+function metadataMatches(db: Db, tenantId: string, [key, value]: MetadataEntry): Knex.QueryBuilder {
+  return sql(db)({ m: 'token_metadata' }).where({ 'm.tenant_id': tenantId, 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
+}
+
+function withMetadata(db: Db, tenantId: string, entry: MetadataEntry): Knex.QueryBuilder {
+  return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_id': 'm.tenant_id', 'tokens.id': 'm.token_id' })
+}
+
+/** The same test for a further key, on the token of `table` (one search of the primary key, which holds the value). */
+function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens'): Knex.QueryBuilder {
+  const [tenantId, tokenId] = table === 'm' ? ['m.tenant_id', 'm.token_id'] : ['tokens.tenant_id', 'tokens.id']
+  return sql(db)('token_metadata')
+    .select(sql(db).raw('1'))
+    .whereRaw(`token_metadata.tenant_id = ${tenantId} and token_metadata.token_id = ${tokenId}`)
+    .andWhere({ 'token_metadata.key': key, 'token_metadata.value_folded': foldMetadataValue(value) })
+}
+
+/**
+ * The metadata filters, the one matching fewest tokens first (counted in its index, up to the
+ * count limit): it drives the walk, so a rare value ANDed with a common one reads few rows.
+ */
+async function metadataBySelectivity(db: Db, filter: TokenFilter): Promise<MetadataEntry[]> {
+  const entries = Object.entries(filter.metadata)
+  if (entries.length < 2) return entries
+  const counts = await Promise.all(entries.map((entry) => cappedCount(sql(db), metadataMatches(db, filter.tenantId, entry))))
+  return entries.map((entry, index) => ({ entry, count: counts[index] })).sort((a, b) => a.count - b.count).map(({ entry }) => entry)
+}
+
+/** Whether the count can come from the tenant's counters: no filter but type. */
+const countedByCounters = (filter: TokenFilter) => filter.ids.length === 0 && Object.keys(filter.metadata).length === 0 && filter.visibleBy === undefined
+
+/** Whether the count can come from `token_metadata` alone: metadata filters and nothing else. */
+const countedByMetadata = (filter: TokenFilter) =>
+  filter.ids.length === 0 && filter.types.length === 0 && Object.keys(filter.metadata).length > 0 && filter.visibleBy === undefined
+
 export async function countTokens(db: Db, filter: TokenFilter): Promise<number> {
-  const row = await filtered(db, filter).count({ count: '*' }).first()
-  return Number(row?.count ?? 0)
+  return countOrdered(db, filter, await metadataBySelectivity(db, filter))
+}
+
+function countOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): Promise<number> {
+  if (countedByCounters(filter)) return countFromCounters(db, filter)
+  if (countedByMetadata(filter)) return countFromMetadata(db, filter, metadata)
+  return cappedCount(sql(db), filtered(db, filter, metadata).query)
+}
+
+/** The tenant's tokens (of some types) less those past their expiry that the sweep has not removed yet. */
+async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
+  const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
+  const expired = dueTokens(db, filter)
+  if (filter.types.length) {
+    stored.whereIn('type', filter.types)
+    expired.whereRaw(`+type in (${placeholders(filter.types)})`, filter.types)
+  }
+  const [[total], [due]] = await Promise.all([stored, expired])
+  return Number(total.count ?? 0) - Number(due.count)
+}
+
+/**
+ * Tokens matching metadata filters, counted in `token_metadata` alone (an index range and, per
+ * further key, a primary-key search) less those past their expiry that the sweep has not removed yet.
+ */
+async function countFromMetadata(db: Db, filter: TokenFilter, [first, ...others]: readonly MetadataEntry[]): Promise<number> {
+  const expired = dueTokens(db, filter)
+  for (const entry of [first, ...others]) expired.whereExists(metadataEntry(db, entry, 'tokens'))
+  const due = Number((await expired)[0].count)
+  const matching = metadataMatches(db, filter.tenantId, first)
+  for (const entry of others) matching.whereExists(metadataEntry(db, entry, 'm'))
+  return Math.min(COUNTED_ITEMS_LIMIT + 1, (await cappedCount(sql(db), matching, due)) - due)
+}
+
+/** A count of the tenant's tokens already past their expiry, through the expiry index: only those due, which the sweep keeps few. */
+function dueTokens(db: Db, filter: TokenFilter): Knex.QueryBuilder {
+  return sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw('+tokens.tenant_id = ?', [filter.tenantId])
 }
 
 /** Newest first; insertion order (rowid) breaks ties between tokens of the same millisecond. */
 export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<StoredToken[]> {
+  return listOrdered(db, filter, await metadataBySelectivity(db, filter), limit, offset)
+}
+
+async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number): Promise<StoredToken[]> {
+  const { query, order } = filtered(db, filter, metadata)
   return toRows(
-    await filtered(db, filter)
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'rowid', order: 'desc' }])
+    await query
+      .select('tokens.*')
+      .orderByRaw(`${order} desc, tokens.rowid desc`)
       .limit(limit)
       .offset(offset)
   )
+}
+
+/** One page of `listTokens` and its `countTokens`, planned once. */
+export async function findTokenPage(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<{ total: number; rows: StoredToken[] }> {
+  const metadata = await metadataBySelectivity(db, filter)
+  const [total, rows] = await Promise.all([countOrdered(db, filter, metadata), listOrdered(db, filter, metadata, limit, offset)])
+  return { total, rows }
 }

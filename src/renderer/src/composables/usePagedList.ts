@@ -1,5 +1,6 @@
 import { computed, ref, type Ref } from 'vue'
 import type { Page } from '@shared/types'
+import { formatTotal } from '@shared/pagination'
 import { useAction } from './useAction'
 
 /** The page sizes every table offers; the first is the default. */
@@ -85,7 +86,7 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
     itemCount: total.value,
     pageSizes: PAGE_SIZES,
     showSizePicker: true,
-    prefix: () => `${total.value.toLocaleString()} ${options.noun[total.value === 1 ? 0 : 1]}`,
+    prefix: () => `${formatTotal(total.value)} ${options.noun[total.value === 1 ? 0 : 1]}`,
     onUpdatePage: setPage,
     onUpdatePageSize: setSize
   }))

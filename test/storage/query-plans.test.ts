@@ -1,0 +1,201 @@
+/**
+ * Every list answers in time proportional to its page, not to the vault. For each
+ * list and count the repositories run, this captures the exact SQL (knex's query
+ * event on the read pool), asks SQLite for its plan, and fails when a step reads a
+ * whole table or a whole index, or sorts the whole matching set for ORDER BY.
+ *
+ * The database has no statistics (no ANALYZE), like a vault in use: the plans are
+ * the ones SQLite picks in production.
+ */
+import { randomUUID } from 'node:crypto'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Knex } from 'knex'
+import { visibleTokens } from '../../src/main/domain/access'
+import type { Actor } from '../../src/main/domain/actor'
+import type { StoredToken } from '../../src/main/domain/token'
+import { sql } from '../../src/main/storage/connections'
+import { appendLogEntries, countLogs, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
+import { appendTokens, findByFingerprint, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
+import { WriteQueue } from '../../src/main/storage/write-queue'
+import { useTemporaryDatabase } from '../helpers/database'
+
+/** Tables whose rows are one per tenant and kind: reading all of a tenant's is the point. */
+const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
+
+const METADATA_INDEX = 'token_metadata_tenant_id_key_value_folded_created_at_index (tenant_id=? AND key=? AND value_folded=?)'
+const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_id=? AND entity_type=? AND entity_id=?)'
+
+interface Plan {
+  sql: string
+  steps: string[]
+}
+
+/** The steps of a plan that make it grow with the vault. */
+function unboundedSteps({ steps }: Plan, { sortsBoundedSet = false } = {}): string[] {
+  return steps.filter((step) => {
+    const scan = /^SCAN (\w+)( USING (COVERING )?INDEX)?/.exec(step)
+    if (scan && !COUNTER_TABLES.has(scan[1]) && isTable(scan[1])) return true
+    // Sorting ties of one created_at (the rowid tie-break) is bounded; sorting everything that matches is not.
+    if (step === 'USE TEMP B-TREE FOR ORDER BY' && !sortsBoundedSet) return true
+    return false
+  })
+}
+
+/** A counter query, or the count of tokens due for the expiry sweep (through the expiry index, their metadata by key). */
+const readsCountersOnly = ({ steps }: Plan) =>
+  steps.every(
+    (step) =>
+      !/^(SEARCH|SCAN) /.test(step) ||
+      [...COUNTER_TABLES].some((table) => step.includes(` ${table} `)) ||
+      step.includes('tokens_expires_at_index') ||
+      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_id=? AND token_id=? AND key=?)')
+  )
+
+let tables: Set<string>
+const isTable = (name: string) => tables.has(name)
+
+describe('query plans of the lists', () => {
+  const temporary = useTemporaryDatabase('query-plans')
+  const tenantId = randomUUID()
+  const otherTenantId = randomUUID()
+  const now = 1_000_000
+
+  /** The plans of every query `work` runs on the read pool. */
+  async function plansOf(work: () => Promise<unknown>): Promise<Plan[]> {
+    const reader = sql(temporary.db.reader)
+    const queries: { sql: string; bindings: readonly Knex.RawBinding[] }[] = []
+    const listener = (query: { sql: string; bindings?: Knex.RawBinding[] }) => queries.push({ sql: query.sql, bindings: query.bindings ?? [] })
+    reader.on('query', listener)
+    try {
+      await work()
+    } finally {
+      reader.removeListener('query', listener)
+    }
+    const plans: Plan[] = []
+    for (const query of queries) {
+      const rows: { detail: string }[] = await reader.raw(`EXPLAIN QUERY PLAN ${query.sql}`, query.bindings)
+      plans.push({ sql: query.sql, steps: rows.map((row) => row.detail) })
+    }
+    return plans
+  }
+
+  /**
+   * Fails on any unbounded step; with `uses`, also on a plan that does not search by it (where
+   * SQLite could walk the tenant's whole index in list order instead, which no single step shows).
+   */
+  async function expectProportionalToPage(work: () => Promise<unknown>, options: { sortsBoundedSet?: boolean; uses?: string } = {}): Promise<void> {
+    const plans = await plansOf(work)
+    expect(plans.length).toBeGreaterThan(0)
+    if (process.env.SHOW_PLANS) for (const plan of plans) console.log(plan.sql, "\n   ", plan.steps.join("\n    "))
+    for (const plan of plans) {
+      expect({ sql: plan.sql, unbounded: unboundedSteps(plan, options) }).toEqual({ sql: plan.sql, unbounded: [] })
+      if (options.uses && !readsCountersOnly(plan)) expect({ sql: plan.sql, steps: plan.steps }).toEqual({ sql: plan.sql, steps: expect.arrayContaining([expect.stringContaining(options.uses)]) })
+    }
+  }
+
+  beforeAll(async () => {
+    const writer = sql(temporary.db.writer)
+    tables = new Set((await writer('sqlite_master').select('name').where('type', 'table')).map((row: { name: string }) => row.name))
+    await writer('tenants').insert([
+      { id: tenantId, name: 'plans', created_at: 0 },
+      { id: otherTenantId, name: 'other', created_at: 0 }
+    ])
+    const writes = new WriteQueue(temporary.db.writer)
+    const types = ['token', 'card', 'bank']
+    for (const tenant of [tenantId, otherTenantId]) {
+      const tokens = Array.from({ length: 300 }, (_, i) => ({ token: storedToken(tenant, i, types[i % 3]), searchIndexes: [] }))
+      const entries = Array.from({ length: 600 }, (_, i) => logEntry(tenant, i, types[i % 3]))
+      await writes.append((rows) => {
+        appendTokens(rows, tokens, () => new Error('duplicate id'))
+        appendLogEntries(rows, entries)
+      })
+    }
+    // Half the log is folded into the entity index, the rest is its tail.
+    await writes.run((tx) => foldLogEntities(tx, 600))
+  })
+
+  function storedToken(tenant: string, i: number, type: string): StoredToken {
+    return {
+      tenant_id: tenant,
+      id: `token-${i}`,
+      type,
+      key_version: 1,
+      sealed_data: Buffer.alloc(40),
+      fingerprint: randomUUID(),
+      fingerprint_expression: '{{ data | stringify }}',
+      mask: null,
+      containers: [i % 2 ? '/pci/high/' : '/general/high/'],
+      metadata: { colour: i % 5 ? 'Red' : 'Blue', size: `${i % 7}` },
+      search_indexes: null,
+      expires_at: i % 10 ? null : now + i,
+      cvc_expires_at: null,
+      created_by: null,
+      created_at: i,
+      modified_by: null,
+      modified_at: null
+    }
+  }
+
+  function logEntry(tenant: string, i: number, type: string): LogRow {
+    return { tenant_id: tenant, actor_id: null, actor_type: null, entity_type: type, entity_id: `token-${i % 300}`, operation: 'read', message: 'Token retrieved', created_at: i, count: null }
+  }
+
+  const tokenFilter = (filter: Partial<TokenFilter> = {}): TokenFilter => ({ tenantId, now, ids: [], types: [], metadata: {}, ...filter })
+  const listAndCountTokens = (filter: TokenFilter) => () => findTokenPage(temporary.db.reader, filter, 100, 0)
+
+  /** The access predicate the REST route builds for an application whose rules name containers. */
+  function ruleBound(containers: string[]): TokenFilter['visibleBy'] {
+    const actor: Actor = {
+      type: 'application',
+      id: randomUUID(),
+      tenantId,
+      permissions: [],
+      rules: containers.map((container, priority) => ({ priority, container, transform: 'mask', permissions: ['token:read'] }))
+    }
+    return visibleTokens(actor, 'token:read')
+  }
+
+  describe('tokens', () => {
+    it('unfiltered: the page by the time index, the count from the counters', () => expectProportionalToPage(listAndCountTokens(tokenFilter())))
+    it('by one type', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ types: ['card'] }))))
+    it('by several types', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ types: ['card', 'bank'] }))))
+    it('by metadata, one key', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ metadata: { colour: 'blue' } })), { uses: METADATA_INDEX }))
+    it('by metadata, two keys', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ metadata: { colour: 'blue', size: '3' } })), { uses: METADATA_INDEX }))
+    it('by metadata and type', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ metadata: { colour: 'red' }, types: ['bank'] })), { uses: METADATA_INDEX }))
+    it('with access-rule containers', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/', '/bank/high/']) }))))
+    it('with access-rule containers and metadata', () =>
+      expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/']), metadata: { colour: 'red' } })), { uses: METADATA_INDEX }))
+    // The ids a caller names bound what is sorted.
+    it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_id=? AND id=?)' }))
+  })
+
+  describe('logs', () => {
+    const logFilter = (filter: Partial<LogFilter> = {}): LogFilter => ({ tenantId, ...filter })
+    const listAndCountLogs = (filter: LogFilter) => () => Promise.all([listLogs(temporary.db.reader, filter, 100, 0), countLogs(temporary.db.reader, filter)])
+
+    it('unfiltered', () => expectProportionalToPage(listAndCountLogs(logFilter())))
+    it('by entity type', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card' })), { uses: 'logs_tenant_id_entity_type_created_at_index' }))
+    it('by date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ startDate: 100, endDate: 400 }))))
+    it('by entity type and date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', startDate: 100, endDate: 400 })), { uses: 'logs_tenant_id_entity_type_created_at_index' }))
+    // An entity's own entries are what is sorted: bounded by the entity, not the vault.
+    it('by entity type and id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
+    it('by entity id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
+    it('by entity and date range', () =>
+      expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3', startDate: 0, endDate: 500 })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
+  })
+
+  it('deduplication finds a fingerprint through its index', async () => {
+    const [{ fingerprint }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_id: tenantId, id: 'token-7' })
+    expect(await findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now)).toMatchObject({ id: 'token-7' })
+    // Only the tokens of one fingerprint are sorted.
+    await expectProportionalToPage(() => findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now, 'token-7'), {
+      sortsBoundedSet: true,
+      uses: 'tokens_fingerprint_index (fingerprint=?)'
+    })
+  })
+
+  it('flags a list that reads a whole table', async () => {
+    const plans = await plansOf(() => sql(temporary.db.reader)('tokens').where('metadata', 'like', '%Red%').orderBy('created_at', 'desc').limit(100))
+    expect(plans.flatMap((plan) => unboundedSteps(plan))).not.toEqual([])
+  })
+})
