@@ -90,7 +90,7 @@ export function settled(): boolean {
 
 /** The number of entries the audit log's activity chart shows (0 until it has loaded). */
 export function activityChartTotal(): number {
-  return Number(/: (\d+) in total$/.exec(document.querySelector('.chart')?.getAttribute('aria-label') ?? '')?.[1] ?? 0)
+  return Number(/: (\d+) in total$/.exec(document.querySelector('.chart canvas')?.getAttribute('aria-label') ?? '')?.[1] ?? 0)
 }
 
 /** Resolves after the next frame is painted. */
