@@ -44,3 +44,41 @@ export async function axeViolations(page: Page, include?: string): Promise<strin
   )
   return describeViolations(results.violations)
 }
+
+/**
+ * Text fields, selects and date inputs on screen that have no name of their
+ * own: none at all, or only their placeholder (which a screen reader would
+ * read in place of a label). One line each, with what the field shows.
+ */
+export async function fieldsWithoutLabel(page: Page): Promise<string[]> {
+  await ensureAxe(page)
+  return page.evaluate(() => {
+    interface Field {
+      tagName: string
+      className: string
+      getAttribute(name: string): string | null
+      getClientRects(): { length: number }
+      closest(selector: string): Field | null
+      querySelector(selector: string): Field | null
+      textContent: string | null
+    }
+    const scope = globalThis as unknown as {
+      document: { querySelectorAll(selector: string): Iterable<Field> }
+      axe: { setup(node: unknown): void; teardown(): void; commons: { text: { accessibleText(element: Field): string } } }
+    }
+    const { axe, document } = scope
+    axe.setup(document)
+    try {
+      const fields = [...document.querySelectorAll('input:not([type="hidden"]):not([type="file"]):not([type="radio"]):not([type="checkbox"]), textarea, select, [role="combobox"]')]
+      return fields.flatMap((field) => {
+        if (field.getClientRects().length === 0) return []
+        const name = axe.commons.text.accessibleText(field).trim()
+        const placeholder = (field.getAttribute('placeholder') ?? field.closest('.n-base-selection')?.querySelector('.n-base-selection-placeholder')?.textContent ?? '').trim()
+        if (name && name !== placeholder) return []
+        return [`${field.tagName.toLowerCase()}.${field.className.split(' ')[0]} (placeholder "${placeholder}") is named ${name ? `only by its placeholder` : 'nothing'}`]
+      })
+    } finally {
+      axe.teardown()
+    }
+  })
+}

@@ -97,3 +97,9 @@ export function activityChartTotal(): number {
 export function nextFrame(): Promise<void> {
   return new Promise((resolve) => requestAnimationFrame(() => resolve()))
 }
+
+/** True once no transition or animation is running, but for endless ones (spinners): what is open has faded in. */
+export function transitionsDone(): boolean {
+  const scope = globalThis as unknown as { document: { getAnimations(): { playState: string; effect: { getTiming(): { iterations: number } } | null }[] } }
+  return scope.document.getAnimations().every((animation) => animation.playState !== 'running' || animation.effect?.getTiming().iterations === Infinity)
+}

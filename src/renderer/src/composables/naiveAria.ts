@@ -4,7 +4,8 @@
  *
  * - card headers are a role="heading" nested in a role="heading", neither with a level;
  * - modals, drawers and dialogs (role="dialog") have no accessible name;
- * - a select's keyboard focus target is a bare <div>: no role, no name, no state;
+ * - a select's keyboard focus target is a bare <div>: no role, no name, no state,
+ *   and its menu is no listbox of options;
  * - a form item's <label> is not tied to its input, so the placeholder is read instead;
  * - a table body that scrolls cannot be reached from the keyboard.
  *
@@ -51,15 +52,25 @@ function repairDialogNames(root: ParentNode): void {
   }
 }
 
+function isInnerInput(control: Element): boolean {
+  return Boolean(control.parentElement?.closest(CONTROL_SELECTOR))
+}
+
 function repairSelects(root: ParentNode): void {
   for (const target of root.querySelectorAll('.n-base-selection-label[tabindex], .n-base-selection-tags[tabindex]')) {
     const selection = target.closest('.n-base-selection')
     target.setAttribute('role', 'combobox')
     target.setAttribute('aria-haspopup', 'listbox')
-    target.setAttribute('aria-expanded', String(Boolean(selection?.classList.contains('n-base-selection--active'))))
+    // naive-ui teleports the open menu to the body: the one menu on screen belongs to the active select.
+    const menu = selection?.classList.contains('n-base-selection--active') ? lastOf(document.querySelectorAll('.n-base-select-menu')) : undefined
+    target.setAttribute('aria-expanded', String(menu !== undefined))
+    const list = menu && listOf(menu)
+    if (list) {
+      target.setAttribute('aria-controls', idOf(list))
+      nameLike(list, target)
+    } else target.removeAttribute('aria-controls')
     // A filterable select's text input is where typing goes: named like the select.
-    const pattern = selection?.querySelector('input')
-    if (pattern && !hasName(pattern)) nameLike(pattern, target)
+    for (const input of target.querySelectorAll('input')) if (!hasName(input)) nameLike(input, target)
   }
 }
 
@@ -77,12 +88,37 @@ function nameLike(element: Element, source: Element): void {
  * picker of a table's pagination, or its wrapping <label> (when the label
  * does not already name it).
  */
+function lastOf<T>(list: ArrayLike<T>): T | undefined {
+  return list.length ? list[list.length - 1] : undefined
+}
+
+/**
+ * The scrolling box of a select menu, made its listbox: a long menu scrolls,
+ * and a scrolling box must be reachable from the keyboard.
+ */
+function listOf(menu: Element): Element | undefined {
+  const list = menu.querySelector('.n-virtual-list, .n-scrollbar-container') ?? undefined
+  if (list && list.getAttribute('role') !== 'listbox') {
+    list.setAttribute('role', 'listbox')
+    list.setAttribute('tabindex', '0')
+  }
+  return list
+}
+
+function repairSelectOptions(root: ParentNode): void {
+  for (const option of root.querySelectorAll('.n-base-select-option')) {
+    option.setAttribute('role', 'option')
+    option.setAttribute('aria-selected', String(option.classList.contains('n-base-select-option--selected')))
+  }
+}
+
 function repairControlNames(root: ParentNode): void {
   for (const control of root.querySelectorAll(CONTROL_SELECTOR)) {
-    if (hasName(control)) continue
+    // A select's inner text input is named after the select (repairSelects).
+    if (hasName(control) || isInnerInput(control)) continue
     const item = control.closest('.n-form-item')
     const itemLabel = item?.querySelector(':scope > .n-form-item-label')
-    if (itemLabel && item!.querySelectorAll(CONTROL_SELECTOR).length === 1) {
+    if (itemLabel && [...item!.querySelectorAll(CONTROL_SELECTOR)].filter((field) => !isInnerInput(field)).length === 1) {
       control.setAttribute('aria-labelledby', idOf(itemLabel))
       continue
     }
@@ -120,8 +156,9 @@ function repairScrollRegions(root: ParentNode): void {
 export function repairNaiveAria(root: ParentNode): void {
   repairCardHeadings(root)
   repairDialogNames(root)
-  repairSelects(root)
   repairControlNames(root)
+  repairSelects(root)
+  repairSelectOptions(root)
   repairScrollRegions(root)
 }
 
