@@ -4,7 +4,7 @@ import { axeViolations, fieldsWithoutLabel } from './support/axe'
 import { chromiumAvailable, errorsOf, navigate, openApp } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { startDesktopHarness, type DesktopHarness } from './support/desktop-harness'
-import { nextFrame, settled, transitionsDone } from './support/in-page'
+import { focusRing, nextFrame, settled, transitionsDone } from './support/in-page'
 import { seedVault } from './support/seed'
 
 const THEMES = ['light', 'dark'] as const
@@ -38,6 +38,24 @@ interface ViewCheck {
   /** Waits for the view's data (and opens a tab). */
   ready: (page: Page) => Promise<unknown>
 }
+
+/** One control of each kind, by view: the focus ring must show on each. */
+const FOCUSABLE: { view: string; control: (page: Page) => ReturnType<Page['locator']> }[] = [
+  { view: 'Tokens', control: (page) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tokens' }) },
+  { view: 'Tokens', control: (page) => page.getByTestId('new-token') },
+  { view: 'Tokens', control: (page) => page.getByRole('button', { name: 'Refresh' }) },
+  { view: 'Tokens', control: (page) => page.getByTestId('theme-toggle') },
+  { view: 'Tokens', control: (page) => page.getByTestId('filter-id').locator('input') },
+  { view: 'Tokens', control: (page) => page.getByTestId('filter-type').locator('[tabindex="0"]').first() },
+  { view: 'Tokens', control: (page) => page.getByTestId('token-row').first() },
+  { view: 'Audit logs', control: (page) => page.getByTestId('filter-entity-type').locator('[tabindex="0"]').first() },
+  { view: 'Audit logs', control: (page) => page.getByTestId('filter-dates').locator('input').first() },
+  { view: 'Applications', control: (page) => page.getByTestId('regenerate').first() },
+  { view: 'Settings', control: (page) => page.getByTestId('theme-preference').locator('input').first() },
+  { view: 'Settings', control: (page) => page.getByTestId('smtp-require-tls') },
+  { view: 'Settings', control: (page) => page.getByTestId('port').locator('input') },
+  { view: 'Settings', control: (page) => page.getByTestId('settings-lock') }
+]
 
 const VIEWS: ViewCheck[] = [
   { name: 'tokens', view: 'Tokens', ready: (page) => firstRow(page, 'tokens-table') },
@@ -132,7 +150,22 @@ describe.skipIf(!chromiumAvailable)('accessibility: WCAG 2.1 A and AA (axe-core)
         await detail.waitFor({ state: 'detached' })
       })
 
+      it('has none in bulk tokenization: columns, preview, progress and result', async () => {
+        const page = app.page
+        await navigate(page, 'Bulk tokenize')
+        await openTab(page, 'Paste JSON')
+        await page.getByTestId('json-input').locator('textarea').fill(JSON.stringify([{ customer: `cus_${theme}`, card_number: '4242424242424242' }]))
+        await page.getByTestId('json-load').click()
+        await page.getByTestId('run').waitFor()
+        await expectAccessible(page)
+        await page.getByTestId('run').click()
+        await page.getByTestId('result').waitFor()
+        await expectAccessible(page)
+        await page.getByRole('button', { name: 'Start over' }).click()
+      })
+
       it('has none in the metadata filter popover', async () => {
+        await navigate(app.page, 'Tokens')
         const page = app.page
         await page.getByTestId('filter-metadata').click()
         await page.getByRole('button', { name: 'Add metadata filter' }).click()
@@ -242,6 +275,24 @@ describe.skipIf(!chromiumAvailable)('accessibility: WCAG 2.1 A and AA (axe-core)
           await expectAccessible(page)
         } finally {
           await page.context().close()
+        }
+      })
+
+      it('rings every kind of control it focuses from the keyboard: 2px, 3:1 against the background', async () => {
+        const page = app.page
+        const rings = []
+        for (const { view, control } of FOCUSABLE) {
+          await navigate(page, view)
+          const target = control(page)
+          await target.waitFor()
+          // A key press first: the browser then treats the focus as keyboard focus (:focus-visible).
+          await page.keyboard.press('Shift')
+          await target.focus()
+          rings.push(await page.evaluate(focusRing))
+        }
+        for (const ring of rings) {
+          expect(ring, ring.focused).toMatchObject({ focusVisible: true, style: 'solid', width: 2 })
+          expect(ring.contrast, ring.focused).toBeGreaterThanOrEqual(3)
         }
       })
 
