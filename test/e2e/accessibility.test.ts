@@ -301,4 +301,46 @@ describe.skipIf(!chromiumAvailable)('accessibility: WCAG 2.1 A and AA (axe-core)
       })
     })
   }
+
+  describe('announcements for screen readers', () => {
+    it('says once that plaintext is shown and once that it is hidden; the countdown itself is not live', async () => {
+      const page = app.page
+      await navigate(page, 'Tokens')
+      await page.getByTestId('token-row').first().click()
+      const detail = page.getByTestId('token-detail')
+      await detail.getByTestId('reveal').click()
+      await page.getByTestId('reveal-reason').locator('input').fill('Checking what a screen reader hears')
+      await page.getByTestId('reveal-confirm').click()
+      const polite = page.getByTestId('live-polite')
+      await expect.poll(() => polite.textContent()).toBe('Plaintext shown for 30 seconds')
+      expect(await polite.getAttribute('aria-live')).toBe('polite')
+
+      const countdown = detail.getByTestId('reveal-countdown')
+      const ticking = await countdown.textContent()
+      await expect.poll(() => countdown.textContent(), { timeout: 3000 }).not.toBe(ticking)
+      expect(await countdown.evaluate((element) => element.closest('[aria-live], [role="status"], [role="alert"], [role="timer"]') === null)).toBe(true)
+      expect(await polite.textContent()).toBe('Plaintext shown for 30 seconds')
+
+      await detail.getByRole('button', { name: 'Hide' }).click()
+      await expect.poll(() => polite.textContent()).toBe('Plaintext hidden')
+      await page.keyboard.press('Escape')
+      await detail.waitFor({ state: 'detached' })
+    })
+
+    it('reads successes in the polite region and errors in the assertive one', async () => {
+      const page = app.page
+      await navigate(page, 'Members')
+      for (const [email, region, text] of [
+        ['not an address', 'live-assertive', 'Inviting failed'],
+        ['hopper@example.com', 'live-polite', 'Invitation created. A mail to hopper@example.com is in the outbox.']
+      ]) {
+        await page.getByTestId('invite').click()
+        await page.getByTestId('invite-email').locator('input').fill(email)
+        await page.getByTestId('invite-submit').click()
+        await expect.poll(() => page.getByTestId(region).textContent()).toContain(text)
+        if (region === 'live-assertive') await page.keyboard.press('Escape')
+      }
+      expect(await page.getByTestId('live-assertive').getAttribute('role')).toBe('alert')
+    })
+  })
 })
