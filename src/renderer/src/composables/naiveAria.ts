@@ -120,6 +120,12 @@ function repairControlNames(root: ParentNode): void {
     const itemLabel = item?.querySelector(':scope > .n-form-item-label')
     if (itemLabel && [...item!.querySelectorAll(CONTROL_SELECTOR)].filter((field) => !isInnerInput(field)).length === 1) {
       control.setAttribute('aria-labelledby', idOf(itemLabel))
+      // The required mark is said as "required", not read as "star".
+      const mark = itemLabel.querySelector('.n-form-item-label__asterisk')
+      if (mark) {
+        mark.setAttribute('aria-hidden', 'true')
+        control.setAttribute('aria-required', 'true')
+      }
       continue
     }
     const component = control.closest('[aria-label]:not(input, textarea, button, [role])')
