@@ -171,8 +171,9 @@ export function repairNaiveAria(root: ParentNode): void {
 /** Keeps `root` repaired as naive-ui renders into it (and into the body, where it teleports overlays). */
 export function watchNaiveAria(root: HTMLElement = document.body): MutationObserver {
   let queued = false
-  const observer = new MutationObserver(() => {
-    if (queued) return
+  const observer = new MutationObserver((mutations) => {
+    // Of class changes (hover, progress, focus: many), only a select opening or closing matters.
+    if (queued || !mutations.some((mutation) => mutation.type === 'childList' || (mutation.target as Element).classList.contains('n-base-selection'))) return
     queued = true
     queueMicrotask(() => {
       queued = false
