@@ -30,7 +30,7 @@ describe.skipIf(!chromiumAvailable)('Members and invitations workflow', () => {
       (await app.harness.desktop.requireVault().services.mail.listOutbox({ page: 1, size: 100 })).data.filter((mail) => mail.recipient === 'grace@example.com').map((mail) => mail.id)
     const [first] = await mailIds()
     await invitations.getByTestId('resend').click()
-    await expect.poll(() => app.page.getByText('Invitation sent again').isVisible()).toBe(true)
+    await expect.poll(() => app.page.locator('.n-notification').getByText('Invitation sent again').isVisible()).toBe(true)
     // The earlier mail's link is dead, so a new mail replaces it in the outbox.
     await expect.poll(mailIds).toEqual([expect.not.stringMatching(first)])
 

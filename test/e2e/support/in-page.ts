@@ -90,10 +90,63 @@ export function settled(): boolean {
 
 /** The number of entries the audit log's activity chart shows (0 until it has loaded). */
 export function activityChartTotal(): number {
-  return Number(/: (\d+) in total$/.exec(document.querySelector('.chart')?.getAttribute('aria-label') ?? '')?.[1] ?? 0)
+  return Number(/: (\d+) in total$/.exec(document.querySelector('.chart canvas')?.getAttribute('aria-label') ?? '')?.[1] ?? 0)
 }
 
 /** Resolves after the next frame is painted. */
 export function nextFrame(): Promise<void> {
   return new Promise((resolve) => requestAnimationFrame(() => resolve()))
+}
+
+/** True once no transition or animation is running, but for endless ones (spinners): what is open has faded in. */
+export function transitionsDone(): boolean {
+  const scope = globalThis as unknown as { document: { getAnimations(): { playState: string; effect: { getTiming(): { iterations: number } } | null }[] } }
+  return scope.document.getAnimations().every((animation) => animation.playState !== 'running' || animation.effect?.getTiming().iterations === Infinity)
+}
+
+/**
+ * The focus ring of the focused element: drawn on it or, for a field, on the
+ * field's box around it. Its style and width, and the contrast of its colour
+ * against what is behind it (the first opaque background up the tree, with
+ * translucent ones laid over it).
+ */
+export function focusRing(): { focused: string; focusVisible: boolean; style: string; width: number; contrast: number } {
+  interface Styled {
+    tagName: string
+    className: string
+    parentElement: Styled | null
+    matches(selector: string): boolean
+  }
+  const scope = globalThis as unknown as {
+    document: { activeElement: Styled | null }
+    getComputedStyle(element: Styled): { outlineStyle: string; outlineWidth: string; outlineColor: string; backgroundColor: string }
+  }
+  const rgba = (color: string) => {
+    const [r, g, b, a = 1] = (color.match(/[\d.]+/g) ?? ['0', '0', '0', '0']).map(Number)
+    return { r, g, b, a }
+  }
+  const luminance = ({ r, g, b }: { r: number; g: number; b: number }) => {
+    const linear = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
+  }
+  const focused = scope.document.activeElement!
+  let ring: Styled | null = focused
+  for (let i = 0; ring && i < 4 && scope.getComputedStyle(ring).outlineStyle === 'none'; i++) ring = ring.parentElement
+  const owner = ring ?? focused
+  const style = scope.getComputedStyle(owner)
+  const layers: { r: number; g: number; b: number; a: number }[] = []
+  for (let element = owner.parentElement; element; element = element.parentElement) {
+    const layer = rgba(scope.getComputedStyle(element).backgroundColor)
+    if (layer.a > 0) layers.unshift(layer)
+    if (layer.a >= 1) break
+  }
+  const behind = layers.reduce((below, layer) => ({ r: layer.r * layer.a + below.r * (1 - layer.a), g: layer.g * layer.a + below.g * (1 - layer.a), b: layer.b * layer.a + below.b * (1 - layer.a), a: 1 }), { r: 255, g: 255, b: 255, a: 1 })
+  const [light, dark] = [luminance(rgba(style.outlineColor)), luminance(behind)].sort((x, y) => y - x)
+  return {
+    focused: `${focused.tagName.toLowerCase()}.${String(focused.className).split(' ')[0]}`,
+    focusVisible: focused.matches(':focus-visible'),
+    style: style.outlineStyle,
+    width: parseFloat(style.outlineWidth),
+    contrast: Math.round(((light + 0.05) / (dark + 0.05)) * 100) / 100
+  }
 }

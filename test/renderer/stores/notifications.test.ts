@@ -20,6 +20,17 @@ describe('useNotificationsStore', () => {
     expect(store.queue).toEqual([])
   })
 
+  it('announces every notice once for screen readers: successes politely, errors at once', () => {
+    const store = useNotificationsStore()
+    store.notify('Token created', 'tok_1')
+    expect(store.announcement).toMatchObject({ text: 'Token created. tok_1', politeness: 'polite' })
+    store.reportError(new Error('boom'), 'Loading tokens')
+    expect(store.announcement).toMatchObject({ text: 'Loading tokens failed. Something went wrong. Try again.', politeness: 'assertive' })
+    const before = store.announcement!.id
+    store.notify('Token created', 'tok_1')
+    expect(store.announcement!.id).not.toBe(before)
+  })
+
   it("shows a problem's own title and field errors when no action is named", () => {
     const store = useNotificationsStore()
     store.reportError(problem(400, 'The request has invalid fields.', { 'data.number': ['fails the Luhn check'] }))

@@ -42,6 +42,29 @@ describe('useTokensStore', () => {
     expect(store.revealed).toBeUndefined()
   })
 
+  it('announces a reveal and its hiding once each, whether the timer, the button or closing the panel hides it', async () => {
+    vi.useFakeTimers()
+    setApi(fakeApi({ tokens: { reveal: vi.fn(async () => token('a')) } }))
+    const store = useTokensStore()
+    const notifications = useNotificationsStore()
+    const spoken: string[] = []
+    const said = () => spoken.push(notifications.announcement!.text)
+    await store.reveal('a', 'Support ticket')
+    said()
+    vi.advanceTimersByTime(REVEAL_DURATION_MS)
+    said()
+    const afterTimer = notifications.announcement!.id
+    store.hide()
+    store.closeDetail()
+    expect(notifications.announcement!.id).toBe(afterTimer)
+    await store.reveal('a', 'Support ticket')
+    said()
+    store.hide()
+    said()
+    expect(spoken).toEqual(['Plaintext shown for 30 seconds', 'Plaintext hidden', 'Plaintext shown for 30 seconds', 'Plaintext hidden'])
+    expect(notifications.queue).toEqual([])
+  })
+
   it('drops revealed plaintext when the detail panel closes', async () => {
     setApi(fakeApi({ tokens: { reveal: vi.fn(async () => token('a')), get: vi.fn(async () => token('a')) } }))
     const store = useTokensStore()

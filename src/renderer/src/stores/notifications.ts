@@ -12,14 +12,23 @@ export interface Notice {
   fields?: string[]
 }
 
+/** A sentence for screen readers: polite ones wait for a pause, assertive ones (errors) interrupt. */
+export interface Announcement {
+  id: number
+  text: string
+  politeness: 'polite' | 'assertive'
+}
+
 /**
- * Toasts waiting to be shown. Actions report here (`useAction`: stores cannot
+ * Toasts waiting to be shown, and the latest announcement (`LiveAnnouncer.vue`
+ * speaks it: every toast, and what a toast does not say, such as a reveal). Actions report here (`useAction`: stores cannot
  * reach naive-ui's providers); `ProblemToaster.vue` shows and drains the queue.
  * It imports no other store: the vault store listens to `onVaultLocked`.
  */
 export const useNotificationsStore = defineStore('notifications', () => {
   /** Notices not yet shown. */
   const queue = ref<Notice[]>([])
+  const announcement = ref<Announcement>()
   const vaultLocked = createEventHook<void>()
   let nextId = 1
 
@@ -29,10 +38,17 @@ export const useNotificationsStore = defineStore('notifications', () => {
     if (error instanceof ProblemError && error.problem.code === 'vault_locked') void vaultLocked.trigger()
     const { title, detail, fields } = describeError(error)
     queue.value.push({ id: nextId++, kind: 'error', title: action ? `${action} failed` : title, detail, fields })
+    announce(sentences(action ? `${action} failed` : title, detail), 'assertive')
   }
 
   function notify(title: string, detail?: string, kind: Notice['kind'] = 'success'): void {
     queue.value.push({ id: nextId++, kind, title, detail })
+    announce(sentences(title, detail), kind === 'error' ? 'assertive' : 'polite')
+  }
+
+  /** Has screen readers say `text` once. */
+  function announce(text: string, politeness: Announcement['politeness'] = 'polite'): void {
+    announcement.value = { id: nextId++, text, politeness }
   }
 
   /** Removes and returns everything queued. */
@@ -42,5 +58,9 @@ export const useNotificationsStore = defineStore('notifications', () => {
     return notices
   }
 
-  return { queue, reportError, notify, drain, onVaultLocked: vaultLocked.on }
+  return { queue, announcement, reportError, notify, announce, drain, onVaultLocked: vaultLocked.on }
 })
+
+function sentences(title: string, detail?: string): string {
+  return detail ? `${title}. ${detail}` : title
+}

@@ -6,6 +6,7 @@ import { api } from '@renderer/api'
 import type { Pair } from '@renderer/composables/pairs'
 import { useAction } from '@renderer/composables/useAction'
 import { usePagedList } from '@renderer/composables/usePagedList'
+import { useNotificationsStore } from './notifications'
 
 /** How long revealed plaintext stays on screen (DESIGN §10: shown for a limited time). */
 export const REVEAL_DURATION_MS = 30_000
@@ -50,6 +51,7 @@ export const useTokensStore = defineStore('tokens', () => {
     fetch: (paging, filters) => api().tokens.list({ ...paging, ...filterQuery(filters) })
   })
   const { run } = useAction()
+  const notifications = useNotificationsStore()
   /** The token shown in the detail panel (masked). */
   const selected = ref<Token>()
   /** Plaintext of one token, dropped after REVEAL_DURATION_MS or when hidden. */
@@ -106,13 +108,21 @@ export const useTokensStore = defineStore('tokens', () => {
   function reveal(id: string, reason: string): Promise<boolean> {
     return run('Revealing the token', async () => {
       const token = await api().tokens.reveal(id, reason)
-      hide()
+      dropPlaintext()
       revealed.value = { id, data: token.data, until: Date.now() + REVEAL_DURATION_MS }
       hideTimer = setTimeout(hide, REVEAL_DURATION_MS)
+      notifications.announce(`Plaintext shown for ${REVEAL_DURATION_MS / 1000} seconds`)
     })
   }
 
+  /** Drops the plaintext (the button, the timer, closing the panel), and says so once. */
   function hide(): void {
+    if (!revealed.value) return
+    dropPlaintext()
+    notifications.announce('Plaintext hidden')
+  }
+
+  function dropPlaintext(): void {
     if (hideTimer) clearTimeout(hideTimer)
     hideTimer = undefined
     revealed.value = undefined
