@@ -54,9 +54,12 @@ interface Footprint {
   logBytes: number
 }
 
-/** Which tables a token's and a log entry's bytes are counted in. */
-const TOKEN_TABLES = new Set(['tokens', 'token_search_indexes'])
-const LOG_TABLES = new Set(['logs', 'log_entities'])
+/**
+ * Which tables a token's and a log entry's bytes are counted in: by name, so
+ * a table added for them (an index table, counters) is counted too.
+ */
+const TOKEN_TABLES = /^tokens?(_|$)/
+const LOG_TABLES = /^logs?(_|$)/
 
 /** The cache key: what the seeded vault depends on (sizes, schema, the seeder's version). */
 async function cacheKey(): Promise<string> {
@@ -108,7 +111,7 @@ async function footprint(dataDir: string): Promise<Footprint> {
       db,
       'SELECT s.tbl_name AS "table", sum(d.pgsize) AS bytes FROM dbstat d JOIN sqlite_schema s ON s.name = d.name GROUP BY s.tbl_name'
     )
-    const sum = (tables: Set<string>) => rows.filter((row) => tables.has(row.table)).reduce((total, row) => total + row.bytes, 0)
+    const sum = (tables: RegExp) => rows.filter((row) => tables.test(row.table)).reduce((total, row) => total + row.bytes, 0)
     const wal = existsSync(`${file}-wal`) ? (await stat(`${file}-wal`)).size : 0
     return { fileBytes: (await stat(file)).size + wal, tokenBytes: sum(TOKEN_TABLES), logBytes: sum(LOG_TABLES) }
   } finally {
