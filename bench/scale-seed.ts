@@ -14,8 +14,6 @@
  * `log entries` counts every entry, the tokens' create entries included. It
  * prints progress on stderr and, on stdout, one JSON line: `SeedResult`.
  */
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { audit, type AuditActor, type AuditEvent } from '../src/main/app/audit'
 import { loadMasterKey } from '../src/main/bootstrap/master-key'
 import { openVault, type Vault } from '../src/main/bootstrap/vault'
@@ -40,6 +38,9 @@ export interface SeedResult {
   lastEntryAt: number
   seconds: number
 }
+
+/** What the seeder writes, as far as the cache of seeded vaults is concerned: bump it when that changes, so cached vaults are reseeded. */
+export const SEED_VERSION = 1
 
 /** Tokens per tokenize call (one transaction), and metadata groups (each matches tokens / GROUPS). */
 const TOKEN_BATCH = 1000
@@ -172,11 +173,6 @@ export async function seedVault(dataDir: string, tokenCount: number, logCount: n
   } finally {
     await vault.close()
   }
-}
-
-/** The seeder's own source: part of the cache key, so a changed seeder reseeds. */
-export async function seederSource(): Promise<string> {
-  return readFile(join(__dirname, 'scale-seed.ts'), 'utf8')
 }
 
 if (process.argv[1] === __filename) {
