@@ -13,6 +13,8 @@ export const useVaultStore = defineStore('vault', () => {
   const reading = useAction()
   /** The management application made on first run; its key is shown once, then dropped. */
   const createdApplication = ref<VaultCreated['application']>()
+  /** The vault was created or unlocked in this window (rather than found open): the shell then starts with focus on the view. */
+  const unlockedHere = ref(false)
 
   const state = computed(() => status.value?.state)
   const unlocked = computed(() => status.value?.state === 'unlocked')
@@ -31,6 +33,7 @@ export const useVaultStore = defineStore('vault', () => {
   async function change(action: string, work: () => Promise<VaultStatus>): Promise<boolean> {
     const done = await run(action, async () => {
       status.value = await work()
+      unlockedHere.value = status.value.state === 'unlocked'
     })
     if (!done) await refresh()
     return done
@@ -51,5 +54,5 @@ export const useVaultStore = defineStore('vault', () => {
     createdApplication.value = undefined
   }
 
-  return { status, busy, createdApplication, state, unlocked, serviceUrl, refresh, create, unlock, lock, forgetCreatedApplication }
+  return { status, busy, createdApplication, unlockedHere, state, unlocked, serviceUrl, refresh, create, unlock, lock, forgetCreatedApplication }
 })
