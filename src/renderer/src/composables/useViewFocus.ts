@@ -5,9 +5,12 @@ import { NAVIGATION } from '@renderer/router'
 
 export const APP_NAME = 'Tessera'
 
-/** Whether a modal dialog or drawer is open: global shortcuts must not pull the view from under it. */
+/**
+ * Whether a modal dialog or drawer is open: global shortcuts must not pull the
+ * view from under it. One that is closing (in its leave transition) no longer counts.
+ */
 export function modalOpen(): boolean {
-  return document.querySelector('[aria-modal="true"]') !== null
+  return document.querySelector('[aria-modal="true"]:not([class*="-leave-"])') !== null
 }
 
 /** Moves focus to the current view's heading (focusable by script only), where a screen reader starts reading. */
