@@ -161,6 +161,8 @@ export interface TesseraApi {
     unlock(): Promise<VaultStatus>
     /** Stops the REST service, closes the database and forgets the keys. */
     lock(): Promise<VaultStatus>
+    /** The user is here (the idle warning's "Stay unlocked"): the idle lock starts counting again. */
+    reportActivity(): Promise<VaultStatus>
   }
   settings: {
     get(): Promise<DesktopSettings>
@@ -255,7 +257,7 @@ type MethodTable = { readonly [N in Namespace]: readonly MethodOf<N>[] }
 
 /** Every method of the contract, by namespace: the runtime twin of `TesseraApi`. */
 export const IPC_METHODS = {
-  vault: ['status', 'create', 'unlock', 'lock'],
+  vault: ['status', 'create', 'unlock', 'lock', 'reportActivity'],
   settings: ['get', 'update'],
   tokens: ['list', 'get', 'create', 'update', 'delete', 'reveal'],
   tokenize: ['run'],

@@ -59,6 +59,20 @@ describe('the idle lock', () => {
     expect((await status()).state).toBe('unlocked')
   })
 
+  it('starts over when the window reports its user active ("Stay unlocked"), even if the system saw no input', async () => {
+    await desktop.reportIdle(14 * 60 + 30)
+    const stayed = await call<VaultStatus>('app:vault.reportActivity')
+    expect(stayed.idleLock?.lockAt).toBe(new Date(clock.now() + 15 * 60_000).toISOString())
+    clock.advance(10_000)
+    // The system still counts from its last input; the window's report counts from the button.
+    await desktop.reportIdle(14 * 60 + 40)
+    expect((await status()).idleLock?.lockAt).toBe(new Date(clock.now() + (15 * 60 - 10) * 1000).toISOString())
+    clock.advance(15 * 60_000)
+    await desktop.reportIdle(29 * 60 + 40)
+    expect((await status()).state).toBe('locked')
+    expect((await call<VaultStatus>('app:vault.reportActivity')).state).toBe('locked')
+  })
+
   it('takes the configured minutes from Settings (audited) and refuses values out of range', async () => {
     await call('app:settings.update', { idleLockMinutes: 5 })
     expect((await lastEntry('settings')).message).toBe('Idle lock changed from 15 to 5 minutes')

@@ -80,6 +80,12 @@ export class DesktopVault {
     return this.idleLock.reportIdle(idleSeconds)
   }
 
+  /** The window's user asked to stay unlocked: the idle time starts over. Returns the status with the new lock time. */
+  reportActivity(): Promise<VaultStatus> {
+    this.idleLock.reportActivity()
+    return this.status()
+  }
+
   /** The computer went to sleep or its screen locked: the vault locks at once. */
   reportPowerEvent(event: PowerEvent): Promise<void> {
     return this.idleLock.reportPowerEvent(event)
@@ -118,7 +124,16 @@ export class DesktopVault {
     return this.requireVault().services.logs.record(this.actor(), input)
   }
 
+  /**
+   * The state once any create, unlock, lock or service restart under way has
+   * finished: the window polls it, and a restart (new settings) is no lock.
+   */
   async status(): Promise<VaultStatus> {
+    await this.turn
+    return this.currentStatus()
+  }
+
+  private async currentStatus(): Promise<VaultStatus> {
     this.initialised ??= await vaultExists(this.options.dataDir)
     this.keyStorage ??= await this.options.keyStore.locate()
     const vault = this.host?.vault
@@ -162,7 +177,7 @@ export class DesktopVault {
       this.keyStorage = undefined
       await this.open(masterKey)
       return {
-        status: await this.status(),
+        status: await this.currentStatus(),
         application: { id: result.application.id, name: result.application.name, key: result.application.key }
       }
     })
@@ -177,7 +192,7 @@ export class DesktopVault {
         await this.recordAction(vaultAction('unlock', 'Vault unlocked in the desktop app'))
         for (const change of this.changedWhileLocked.splice(0)) await this.recordAction(settingsAction(`${change} (while the vault was locked)`))
       }
-      return this.status()
+      return this.currentStatus()
     })
   }
 
@@ -187,7 +202,7 @@ export class DesktopVault {
       if (this.host) await this.recordAction(vaultAction('lock', message))
       await this.close()
       this.error = undefined
-      return this.status()
+      return this.currentStatus()
     })
   }
 

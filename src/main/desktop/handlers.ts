@@ -45,7 +45,8 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
       status: method(none, () => desktop.status()),
       create: method(z.tuple([contract.createVaultRequest]), ([request]) => desktop.create(request)),
       unlock: method(none, () => desktop.unlock()),
-      lock: method(none, () => desktop.lock())
+      lock: method(none, () => desktop.lock()),
+      reportActivity: method(none, () => desktop.reportActivity())
     },
     settings: {
       get: method(none, async () => desktop.settings.view()),

@@ -3,7 +3,8 @@
  * been idle (no keyboard or mouse input anywhere) for the configured minutes,
  * and at once when the computer goes to sleep or its screen locks. Electron-
  * free: the glue (electron/idle-monitor.ts) reports the system's idle time
- * every second and the power events.
+ * every second and the power events; the window reports when its user asks
+ * to stay unlocked (the countdown's button), which counts as activity too.
  */
 
 /** Minutes of idleness before the vault locks, unless configured otherwise. */
@@ -28,6 +29,8 @@ export interface IdleLockDeps {
 
 export class IdleLock {
   private lockAtMs: number | undefined
+  /** When the window last reported its user active (epoch ms). */
+  private activeAtMs: number | undefined
   private locking: Promise<unknown> | undefined
 
   constructor(private readonly deps: IdleLockDeps) {}
@@ -39,9 +42,17 @@ export class IdleLock {
       return
     }
     const minutes = this.deps.minutes()
-    const leftMs = minutes * 60_000 - idleSeconds * 1000
+    const idleMs = Math.min(idleSeconds * 1000, this.activeAtMs === undefined ? Infinity : this.deps.now() - this.activeAtMs)
+    const leftMs = minutes * 60_000 - idleMs
     this.lockAtMs = this.deps.now() + Math.max(0, leftMs)
     if (leftMs <= 0) await this.lockOnce(`Vault locked after ${minutes} minute${minutes === 1 ? '' : 's'} idle`)
+  }
+
+  /** The window's user is active: the idle time starts over, whatever the system reports. */
+  reportActivity(): void {
+    if (!this.deps.isUnlocked()) return
+    this.activeAtMs = this.deps.now()
+    this.lockAtMs = this.activeAtMs + this.deps.minutes() * 60_000
   }
 
   /** The computer went to sleep or its screen locked: lock now. */
@@ -59,6 +70,7 @@ export class IdleLock {
     this.locking ??= this.deps.lock(message).finally(() => {
       this.locking = undefined
       this.lockAtMs = undefined
+      this.activeAtMs = undefined
     })
     await this.locking
   }

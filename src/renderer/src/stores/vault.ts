@@ -13,6 +13,8 @@ export const useVaultStore = defineStore('vault', () => {
   const reading = useAction()
   /** The management application made on first run; its key is shown once, then dropped. */
   const createdApplication = ref<VaultCreated['application']>()
+  /** The vault was created or unlocked in this window (rather than found open): the shell then starts with focus on the view. */
+  const unlockedHere = ref(false)
 
   const state = computed(() => status.value?.state)
   const unlocked = computed(() => status.value?.state === 'unlocked')
@@ -31,6 +33,7 @@ export const useVaultStore = defineStore('vault', () => {
   async function change(action: string, work: () => Promise<VaultStatus>): Promise<boolean> {
     const done = await run(action, async () => {
       status.value = await work()
+      unlockedHere.value = status.value.state === 'unlocked'
     })
     if (!done) await refresh()
     return done
@@ -47,9 +50,37 @@ export const useVaultStore = defineStore('vault', () => {
   const unlock = () => change('Unlocking the vault', () => api().vault.unlock())
   const lock = () => change('Locking the vault', () => api().vault.lock())
 
+  /** When the idle lock will lock the vault if nobody touches the computer (ISO 8601), while unlocked. */
+  const idleLockAt = computed(() => status.value?.idleLock?.lockAt)
+
+  /**
+   * Reads the state without a toast on failure (the next poll tries again):
+   * the idle lock's time moves with the user's activity, and the main process
+   * may lock the vault at any moment (idle, sleep, screen lock).
+   */
+  let polling = false
+  async function poll(): Promise<void> {
+    if (polling) return
+    polling = true
+    try {
+      status.value = await api().vault.status()
+    } catch {
+      // A poll that fails leaves the state as it was.
+    } finally {
+      polling = false
+    }
+  }
+
+  /** Tells the idle lock that the user is here, and shows the later lock time. */
+  function stayUnlocked(): Promise<boolean> {
+    return reading.run('Keeping the vault unlocked', async () => {
+      status.value = await api().vault.reportActivity()
+    })
+  }
+
   function forgetCreatedApplication(): void {
     createdApplication.value = undefined
   }
 
-  return { status, busy, createdApplication, state, unlocked, serviceUrl, refresh, create, unlock, lock, forgetCreatedApplication }
+  return { status, busy, createdApplication, unlockedHere, state, unlocked, serviceUrl, refresh, create, unlock, lock, idleLockAt, poll, stayUnlocked, forgetCreatedApplication }
 })

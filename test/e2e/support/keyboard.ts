@@ -1,0 +1,70 @@
+/**
+ * Driving the window with the keyboard alone, as a user without a mouse:
+ * Tab until the wanted control has focus (failing with every control that got
+ * focus on the way), and describing what has focus now.
+ */
+import type { Page } from 'playwright-core'
+
+/** What the keyboard tests look for: a CSS selector the focused element matches, or a pattern its description matches. */
+export type FocusTarget = string | RegExp
+
+// The little of the DOM the in-page functions use (the tests' TypeScript project has no DOM library).
+interface FocusedElement {
+  readonly tagName: string
+  readonly textContent: string | null
+  getAttribute(name: string): string | null
+  matches(selector: string): boolean
+  closest(selector: string): FocusedElement | null
+}
+declare const document: { readonly activeElement: FocusedElement | null }
+
+/**
+ * The focused element in one line: tag, role, the nearest data-test and its
+ * name (aria-label, else its text), e.g. `button[data-test=reveal] "Reveal"`;
+ * `body` when focus is lost.
+ */
+export function describeFocus(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const element = document.activeElement
+    if (!element || element.tagName === 'BODY') return 'body'
+    const role = element.getAttribute('role')
+    const testId = element.closest('[data-test]')?.getAttribute('data-test')
+    const name = (element.getAttribute('aria-label') ?? element.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 60)
+    return `${element.tagName.toLowerCase()}${role ? `(${role})` : ''}${testId ? `[data-test=${testId}]` : ''} "${name}"`
+  })
+}
+
+/** Whether the focused element matches the selector or the description the pattern. */
+export async function focusMatches(page: Page, target: FocusTarget): Promise<boolean> {
+  if (typeof target === 'string') return page.evaluate((selector) => document.activeElement?.matches(selector) ?? false, target)
+  return target.test(await describeFocus(page))
+}
+
+/**
+ * Presses Tab (or Shift+Tab with `backwards`) until the focused element
+ * matches `target`, at most `maxPresses` times; throws with the list of what
+ * got focus on the way.
+ */
+export async function tabTo(page: Page, target: FocusTarget, options: { backwards?: boolean; maxPresses?: number } = {}): Promise<void> {
+  const visited: string[] = []
+  for (let press = 0; press < (options.maxPresses ?? 40); press++) {
+    await page.keyboard.press(options.backwards ? 'Shift+Tab' : 'Tab')
+    if (await focusMatches(page, target)) return
+    visited.push(await describeFocus(page))
+  }
+  throw new Error(`Focus never reached ${String(target)} in ${visited.length} presses; it went to:\n  ${visited.join('\n  ')}`)
+}
+
+/** Waits until the focused element matches `target`; fails naming where focus is instead. */
+export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 3000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!(await focusMatches(page, target))) {
+    if (Date.now() > until) throw new Error(`Expected focus on ${String(target)}, but it is on ${await describeFocus(page)}`)
+    await page.waitForTimeout(50)
+  }
+}
+
+/** The text of the focused element, e.g. the heading a view switch put focus on. */
+export function focusedText(page: Page): Promise<string | null> {
+  return page.evaluate(() => document.activeElement?.textContent ?? null)
+}
