@@ -17,6 +17,9 @@ describe.skipIf(!chromiumAvailable)('Bulk tokenize by keyboard', () => {
   const tokenCount = async () => (await app.harness.desktop.requireVault().services.tokens.list(app.harness.desktop.actor(), parse(listTokensQuery, { size: 1 }))).pagination.total_items
 
   it('tokenizes a CSV file chosen with the keyboard, then pages through the result', async () => {
+    // Listening from the start: Playwright turns on file-chooser interception asynchronously, and a
+    // chooser opened before it is on would go unseen.
+    const chooser = app.page.waitForEvent('filechooser', { timeout: 30_000 })
     await app.page.keyboard.press('Alt+2')
     await expectFocus(app.page, 'main h1')
     await tabTo(app.page, '[role=tab][aria-selected=true]')
@@ -24,7 +27,6 @@ describe.skipIf(!chromiumAvailable)('Bulk tokenize by keyboard', () => {
     await app.page.keyboard.press('Tab')
     expect(await describeFocus(app.page)).toMatch(/^button\[data-test=choose-file\] "Choose a CSV file…"/)
 
-    const chooser = app.page.waitForEvent('filechooser')
     await app.page.keyboard.press('Enter')
     await (await chooser).setFiles({ name: 'customers.csv', mimeType: 'text/csv', buffer: Buffer.from(customersCsv(25)) })
     await app.page.getByText('2. Columns of customers.csv').waitFor()
