@@ -68,3 +68,32 @@ export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 3
 export function focusedText(page: Page): Promise<string | null> {
   return page.evaluate(() => document.activeElement?.textContent ?? null)
 }
+
+/**
+ * With focus on a closed select: opens it with Enter, moves the highlight
+ * with ArrowDown to the option named `label`, and picks it with Enter; throws
+ * with the options passed on the way if none is named so.
+ */
+export async function pickOptionNamed(page: Page, label: string): Promise<void> {
+  // The menu of the select used before may still be fading out.
+  const openMenus = page.locator('.n-base-select-menu:visible')
+  for (let wait = 0; (await openMenus.count()) > 0; wait++) {
+    if (wait > 40) throw new Error('A select menu stayed open')
+    await page.waitForTimeout(50)
+  }
+  await page.keyboard.press('Enter')
+  const highlighted = page.locator('.n-base-select-option--pending:visible')
+  await highlighted.waitFor()
+  const passed: string[] = []
+  for (let press = 0; press < 40; press++) {
+    const name = ((await highlighted.textContent()) ?? '').trim()
+    if (name === label) {
+      await page.keyboard.press('Enter')
+      return
+    }
+    if (passed.includes(name)) break
+    passed.push(name)
+    await page.keyboard.press('ArrowDown')
+  }
+  throw new Error(`No option named "${label}"; the arrow keys went through: ${passed.join(', ')}`)
+}
