@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, errorsOf } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
-import { describeFocus, expectFocus, pickOptionNamed, tabTo } from './support/keyboard'
+import { describeFocus, DIALOG_CONFIRM, expectFocus, pickOptionNamed, tabTo } from './support/keyboard'
 import { seedVault } from './support/seed'
 
 describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
@@ -42,6 +42,7 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
   }
 
   it('creates an application; after its key, focus is back on New application', async () => {
+    await page().getByTestId('token-row').first().waitFor()
     await page().keyboard.press('Alt+4')
     await expectFocus(page(), 'main h1')
     await tabTo(page(), '[data-test=new-application]')
@@ -142,7 +143,7 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await tabTo(page(), '[data-test=delete-invitation]')
     await page().keyboard.press('Enter')
     await page().locator('.n-dialog').waitFor()
-    await tabTo(page(), /"Delete"$/)
+    await tabTo(page(), DIALOG_CONFIRM)
     await page().keyboard.press('Enter')
     await expect.poll(() => page().getByRole('tab', { name: /Invitations/ }).textContent()).toContain('(1)')
     await page().locator('.n-dialog').waitFor({ state: 'detached' })
@@ -161,7 +162,7 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await tabTo(page(), /"Remove"$/)
     await page().keyboard.press('Enter')
     await page().locator('.n-dialog').waitFor()
-    await tabTo(page(), /"Remove"$/)
+    await tabTo(page(), DIALOG_CONFIRM)
     await page().keyboard.press('Enter')
     await expect.poll(() => members.textContent()).not.toContain('linus@example.com')
     await page().locator('.n-dialog').waitFor({ state: 'detached' })

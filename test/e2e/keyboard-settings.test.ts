@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, errorsOf } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
-import { describeFocus, expectFocus, tabTo } from './support/keyboard'
+import { describeFocus, DIALOG_CONFIRM, expectFocus, tabTo } from './support/keyboard'
 import { seedVault } from './support/seed'
 
 const PUBLIC_BASE_URL = 'input[placeholder="https://vault.example.com"]'
@@ -78,7 +78,7 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     await tabTo(page(), '[data-test=settings-lock]')
     await page().keyboard.press('Enter')
     await page().locator('.n-dialog').waitFor()
-    await tabTo(page(), /"Lock"$/)
+    await tabTo(page(), DIALOG_CONFIRM)
     await page().keyboard.press('Enter')
     await page().getByTestId('locked').waitFor()
     expect((await app.harness.desktop.status()).state).toBe('locked')

@@ -5,6 +5,9 @@
  */
 import type { Page } from 'playwright-core'
 
+/** The confirming button of an open confirmation dialog (the last one, after Cancel); its name may also be a page button's. */
+export const DIALOG_CONFIRM = '.n-dialog__action button:last-child'
+
 /** What the keyboard tests look for: a CSS selector the focused element matches, or a pattern its description matches. */
 export type FocusTarget = string | RegExp
 
