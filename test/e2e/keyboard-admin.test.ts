@@ -5,13 +5,23 @@
 import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, errorsOf } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
-import { describeFocus, expectFocus, tabTo } from './support/keyboard'
+import { describeFocus, DIALOG_CONFIRM, expectFocus, pickOptionNamed, tabTo } from './support/keyboard'
 import { seedVault } from './support/seed'
 
 describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
   const app = useDesktopApp({ prepare: seedVault })
   const page = () => app.page
   const applicationsTable = () => page().getByTestId('applications-table')
+
+  const notifications = async () => (await page().locator('.n-notification').allTextContents()).join('\n')
+
+  /** Invites `email` and signs them up through the link in their mail, as they would: a member to remove. */
+  async function addMember(email: string): Promise<void> {
+    const services = app.harness.desktop.requireVault().services
+    await services.invitations.create(app.harness.desktop.actor(), { email })
+    const mail = (await services.mail.listOutbox({ page: 1, size: 100 })).data.find((m) => m.recipient === email)!
+    await services.invitations.accept({ token: new URL(mail.link!).searchParams.get('token')!, first_name: 'Linus', last_name: 'Torvalds' })
+  }
 
   /** Opens the focused naive-ui select and picks the option it highlights first. */
   async function pickFirstOption(): Promise<void> {
@@ -32,6 +42,7 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
   }
 
   it('creates an application; after its key, focus is back on New application', async () => {
+    await page().getByTestId('token-row').first().waitFor()
     await page().keyboard.press('Alt+4')
     await expectFocus(page(), 'main h1')
     await tabTo(page(), '[data-test=new-application]')
@@ -83,6 +94,21 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await expect.poll(() => row.textContent()).toContain('not authorized')
   })
 
+  it('authorizes that session as a private application; focus goes to the session choice', async () => {
+    await tabTo(page(), /\[data-test=session-nonce\]/)
+    await pickFirstOption()
+    // Not the first private application: the one made above holds only "read", so it cannot grant "create".
+    await tabTo(page(), /\[data-test=private-application\]/)
+    await pickOptionNamed(page(), 'Checkout backend')
+    await tabTo(page(), /\(checkbox\).*"create"/)
+    await page().keyboard.press(' ')
+    await tabTo(page(), '[data-test=authorize-session]')
+    await page().keyboard.press('Enter')
+    const row = page().getByTestId('sessions-table').locator('tbody tr').first()
+    await expect.poll(() => row.textContent()).toContain('authorized by Checkout backend')
+    await expectFocus(page(), '[data-test=session-nonce] [tabindex]')
+  })
+
   it('invites a member and finds the invitation with the arrow keys on the tabs', async () => {
     await page().keyboard.press('Alt+6')
     await expectFocus(page(), 'main h1')
@@ -103,6 +129,45 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await expectFocus(page(), '#members-tab-invitations')
     const invitations = page().getByTestId('invitations-table')
     await expect.poll(() => invitations.textContent()).toContain('grace@example.com')
+    expect(errorsOf(page())).toEqual([])
+  })
+
+  it('resends an invitation: it says so and focus stays on Resend', async () => {
+    await tabTo(page(), '[data-test=resend]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => notifications()).toContain('Invitation sent again')
+    await expectFocus(page(), '[data-test=resend]')
+  })
+
+  it('deletes an invitation after confirming; focus goes to the invitations tab', async () => {
+    await tabTo(page(), '[data-test=delete-invitation]')
+    await page().keyboard.press('Enter')
+    await page().locator('.n-dialog').waitFor()
+    await tabTo(page(), DIALOG_CONFIRM)
+    await page().keyboard.press('Enter')
+    await expect.poll(() => page().getByRole('tab', { name: /Invitations/ }).textContent()).toContain('(1)')
+    await page().locator('.n-dialog').waitFor({ state: 'detached' })
+    // Its row and Delete button are gone: focus is on the list's tab, not lost to the page.
+    await expectFocus(page(), '#members-tab-invitations')
+  })
+
+  it('removes a member after confirming; focus goes to the members tab', async () => {
+    await addMember('linus@example.com')
+    await page().keyboard.press('ArrowLeft')
+    await expectFocus(page(), '#members-tab-members')
+    await tabTo(page(), /"Refresh"/, { backwards: true })
+    await page().keyboard.press('Enter')
+    const members = page().getByTestId('members-table')
+    await expect.poll(() => members.textContent()).toContain('linus@example.com')
+    await tabTo(page(), /"Remove"$/)
+    await page().keyboard.press('Enter')
+    await page().locator('.n-dialog').waitFor()
+    await tabTo(page(), DIALOG_CONFIRM)
+    await page().keyboard.press('Enter')
+    await expect.poll(() => members.textContent()).not.toContain('linus@example.com')
+    await page().locator('.n-dialog').waitFor({ state: 'detached' })
+    await expect.poll(() => notifications()).toContain('Member removed')
+    await expectFocus(page(), '#members-tab-members')
     expect(errorsOf(page())).toEqual([])
   })
 })

@@ -5,6 +5,9 @@
  */
 import type { Page } from 'playwright-core'
 
+/** The confirming button of an open confirmation dialog (the last one, after Cancel); its name may also be a page button's. */
+export const DIALOG_CONFIRM = '.n-dialog__action button:last-child'
+
 /** What the keyboard tests look for: a CSS selector the focused element matches, or a pattern its description matches. */
 export type FocusTarget = string | RegExp
 
@@ -67,4 +70,33 @@ export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 3
 /** The text of the focused element, e.g. the heading a view switch put focus on. */
 export function focusedText(page: Page): Promise<string | null> {
   return page.evaluate(() => document.activeElement?.textContent ?? null)
+}
+
+/**
+ * With focus on a closed select: opens it with Enter, moves the highlight
+ * with ArrowDown to the option named `label`, and picks it with Enter; throws
+ * with the options passed on the way if none is named so.
+ */
+export async function pickOptionNamed(page: Page, label: string): Promise<void> {
+  // The menu of the select used before may still be fading out.
+  const openMenus = page.locator('.n-base-select-menu:visible')
+  for (let wait = 0; (await openMenus.count()) > 0; wait++) {
+    if (wait > 40) throw new Error('A select menu stayed open')
+    await page.waitForTimeout(50)
+  }
+  await page.keyboard.press('Enter')
+  const highlighted = page.locator('.n-base-select-option--pending:visible')
+  await highlighted.waitFor()
+  const passed: string[] = []
+  for (let press = 0; press < 40; press++) {
+    const name = ((await highlighted.textContent()) ?? '').trim()
+    if (name === label) {
+      await page.keyboard.press('Enter')
+      return
+    }
+    if (passed.includes(name)) break
+    passed.push(name)
+    await page.keyboard.press('ArrowDown')
+  }
+  throw new Error(`No option named "${label}"; the arrow keys went through: ${passed.join(', ')}`)
 }

@@ -1,0 +1,93 @@
+/**
+ * Settings by keyboard alone: each change saved (in the vault's settings) and
+ * shown (in the view when the user comes back to it), and where focus lands.
+ */
+import { describe, expect, it } from 'vitest'
+import { chromiumAvailable, errorsOf } from './support/browser'
+import { useDesktopApp } from './support/desktop-app'
+import { describeFocus, DIALOG_CONFIRM, expectFocus, tabTo } from './support/keyboard'
+import { seedVault } from './support/seed'
+
+const PUBLIC_BASE_URL = 'input[placeholder="https://vault.example.com"]'
+const SMTP_HOST = 'input[placeholder="smtp.example.com"]'
+const SMTP_FROM = 'input[placeholder="Tessera <vault@example.com>"]'
+
+describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
+  const app = useDesktopApp({ prepare: seedVault })
+  const page = () => app.page
+  const saved = () => app.harness.desktop.settings.view()
+  const theme = () => page().locator('html').getAttribute('data-theme')
+  const notifications = async () => (await page().locator('.n-notification').allTextContents()).join('\n')
+
+  /** Leaves Settings and comes back with Alt+N, so the view shows what was saved rather than what was typed. */
+  async function reopenSettings(): Promise<void> {
+    await page().keyboard.press('Alt+1')
+    await expectFocus(page(), 'main h1')
+    await page().keyboard.press('Alt+7')
+    await expectFocus(page(), 'main h1')
+  }
+
+  it('saves the public base URL; focus stays on the save button', async () => {
+    await page().getByTestId('token-row').first().waitFor()
+    await page().keyboard.press('Alt+7')
+    await expectFocus(page(), 'main h1')
+    await tabTo(page(), PUBLIC_BASE_URL)
+    await page().keyboard.type('https://vault.example.com')
+    await tabTo(page(), '[data-test=save-service]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => notifications()).toContain('Service settings saved')
+    expect(saved().publicBaseUrl).toBe('https://vault.example.com')
+    await expectFocus(page(), '[data-test=save-service]')
+
+    await reopenSettings()
+    expect(await page().locator(PUBLIC_BASE_URL).inputValue()).toBe('https://vault.example.com')
+  })
+
+  it('saves an SMTP server; focus stays on its Save button', async () => {
+    await tabTo(page(), SMTP_HOST)
+    await page().keyboard.type('smtp.example.com')
+    await tabTo(page(), SMTP_FROM)
+    await page().keyboard.type('Tessera <vault@example.com>')
+    await tabTo(page(), '[data-test=smtp-card] button[type=submit]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => notifications()).toContain('SMTP settings saved')
+    expect(saved().smtp).toMatchObject({ host: 'smtp.example.com', from: 'Tessera <vault@example.com>' })
+    await expectFocus(page(), '[data-test=smtp-card] button[type=submit]')
+
+    await reopenSettings()
+    expect(await page().locator(SMTP_HOST).inputValue()).toBe('smtp.example.com')
+    expect(await page().getByTestId('smtp-card').textContent()).not.toContain('Not configured')
+  })
+
+  it('switches the theme with the arrow keys in its radio group; focus follows the choice', async () => {
+    await tabTo(page(), '[data-test=theme-preference] input:checked')
+    expect(await describeFocus(page())).toContain('[data-test=theme-preference]')
+    await page().keyboard.press('ArrowRight')
+    await page().keyboard.press('ArrowRight')
+    await expectFocus(page(), '[data-test=theme-preference] input[value=dark]:checked')
+    await expect.poll(() => theme()).toBe('dark')
+
+    await page().keyboard.press('ArrowLeft')
+    await expectFocus(page(), '[data-test=theme-preference] input[value=light]:checked')
+    await expect.poll(() => theme()).toBe('light')
+    await reopenSettings()
+    expect(await page().locator('[data-test=theme-preference] input[value=light]').isChecked()).toBe(true)
+  })
+
+  it('locks the vault from Settings after confirming, and unlocks it again', async () => {
+    await tabTo(page(), '[data-test=settings-lock]')
+    await page().keyboard.press('Enter')
+    await page().locator('.n-dialog').waitFor()
+    await tabTo(page(), DIALOG_CONFIRM)
+    await page().keyboard.press('Enter')
+    await page().getByTestId('locked').waitFor()
+    expect((await app.harness.desktop.status()).state).toBe('locked')
+    await expectFocus(page(), '[data-test=unlock]')
+
+    await page().keyboard.press('Enter')
+    await page().getByTestId('service-url').waitFor()
+    expect((await app.harness.desktop.status()).state).toBe('unlocked')
+    await expectFocus(page(), 'main h1')
+    expect(errorsOf(page())).toEqual([])
+  })
+})
