@@ -7,10 +7,13 @@ import { chromiumAvailable, errorsOf } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { describeFocus, DIALOG_CONFIRM, expectFocus, tabTo } from './support/keyboard'
 import { seedVault } from './support/seed'
+import { freePort } from '../helpers/desktop'
 
 const PUBLIC_BASE_URL = 'input[placeholder="https://vault.example.com"]'
 const SMTP_HOST = 'input[placeholder="smtp.example.com"]'
 const SMTP_FROM = 'input[placeholder="Tessera <vault@example.com>"]'
+const IDLE_LOCK_MINUTES = '#idle-lock-minutes'
+const PORT = '[data-test=port] input'
 
 describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
   const app = useDesktopApp({ prepare: seedVault })
@@ -25,6 +28,18 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     await expectFocus(page(), 'main h1')
     await page().keyboard.press('Alt+7')
     await expectFocus(page(), 'main h1')
+  }
+
+  /** Empties the focused number field and types `value`; waits for the field to be empty, as a number field may reformat its text on focus. */
+  async function replaceFocusedValue(selector: string, value: string): Promise<void> {
+    await expect
+      .poll(async () => {
+        await page().keyboard.press('Control+A')
+        await page().keyboard.press('Backspace')
+        return page().locator(selector).inputValue()
+      })
+      .toBe('')
+    await page().keyboard.type(value)
   }
 
   it('saves the public base URL; focus stays on the save button', async () => {
@@ -72,6 +87,35 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     await expect.poll(() => theme()).toBe('light')
     await reopenSettings()
     expect(await page().locator('[data-test=theme-preference] input[value=light]').isChecked()).toBe(true)
+  })
+
+  it('saves the idle lock minutes; a value out of range is refused beside the field', async () => {
+    await tabTo(page(), IDLE_LOCK_MINUTES)
+    await replaceFocusedValue(IDLE_LOCK_MINUTES, '0')
+    await expect.poll(() => page().getByTestId('idle-lock-form').textContent()).toContain('Enter whole minutes from 1 to 480.')
+    expect(await page().getByTestId('save-idle-lock').isDisabled()).toBe(true)
+
+    await replaceFocusedValue(IDLE_LOCK_MINUTES, '25')
+    await expect.poll(() => page().getByTestId('idle-lock-form').textContent()).not.toContain('Enter whole minutes')
+    await tabTo(page(), '[data-test=save-idle-lock]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => notifications()).toContain('The vault now locks after 25 minutes idle')
+    expect(saved().idleLockMinutes).toBe(25)
+
+    await reopenSettings()
+    expect(await page().locator(IDLE_LOCK_MINUTES).inputValue()).toBe('25')
+  })
+
+  it('moves the REST service to another port; the service answers there', async () => {
+    const port = await freePort()
+    await tabTo(page(), PORT)
+    await replaceFocusedValue(PORT, String(port))
+    await tabTo(page(), '[data-test=save-service]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => page().getByTestId('settings-service-url').textContent()).toBe(`http://127.0.0.1:${port}`)
+    expect(await app.harness.serviceUrl()).toBe(`http://127.0.0.1:${port}`)
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBeLessThan(500)
+    await expectFocus(page(), '[data-test=save-service]')
   })
 
   it('locks the vault from Settings after confirming, and unlocks it again', async () => {
