@@ -2,7 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import knex, { type Knex } from 'knex'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
+import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
 import { openDatabase, type Database } from '../../src/main/storage/database'
 
 export interface TemporaryDatabase {
@@ -37,5 +39,20 @@ export function useTemporaryDatabase(prefix: string, { each = false } = {}): { r
     get db() {
       return temporary!.db
     }
+  }
+}
+
+/** A vault's database file opened directly, for tests that read or tamper with what is stored. */
+export function openVaultFile(dataDir: string): Knex {
+  return knex({ client: 'sqlite3', connection: { filename: join(dataDir, DATABASE_FILE) }, useNullAsDefault: true })
+}
+
+/** Runs `work` on a vault's database file opened directly, and closes it. */
+export async function withVaultFile<T>(dataDir: string, work: (db: Knex) => Promise<T>): Promise<T> {
+  const db = openVaultFile(dataDir)
+  try {
+    return await work(db)
+  } finally {
+    await db.destroy()
   }
 }

@@ -9,7 +9,6 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KeyStatus, TenantKeyStatus } from '../../../src/shared/types'
 import { openJson } from '../../../src/main/crypto/aead'
@@ -22,6 +21,7 @@ import { tokenAssociatedData } from '../../../src/main/app/token-crypto'
 import { openVault } from '../../../src/main/bootstrap/vault'
 import { run as runCli, start as startCli } from '../../helpers/cli'
 import { readerOf } from '../../../src/main/storage/connections'
+import { openVaultFile } from '../../helpers/database'
 
 const TOKENS = 4000
 
@@ -50,7 +50,7 @@ describe('tessera keys', { timeout: 180_000 }, () => {
 
   /** Opens every stored token straight from the database file: each must be on `version` and read as created. */
   async function expectAllTokensOn(version: number): Promise<void> {
-    const db = knex({ client: 'sqlite3', connection: { filename: join(dataDir, 'tessera.db') }, useNullAsDefault: true })
+    const db = openVaultFile(dataDir)
     try {
       const keyring = await unlockKeyring(readerOf(db), (await loadMasterKey(dataDir, {}))!)
       const rows = await db('tokens').select('tenant_id', 'id', 'key_version', 'sealed_data')

@@ -10,25 +10,17 @@ import { createHash } from 'node:crypto'
 import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import knex, { type Knex } from 'knex'
+import type { Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, start } from '../../helpers/cli'
+import { withVaultFile } from '../../helpers/database'
 import { startTestService, type TestService } from '../../helpers/service'
 
 /** The AUDIT_BROKEN and IN_USE exit codes. */
 const BROKEN = 12
 const IN_USE = 5
 
-async function withDb<T>(dir: string, work: (db: Knex) => Promise<T>): Promise<T> {
-  const db = knex({ client: 'sqlite3', connection: { filename: join(dir, 'tessera.db') }, useNullAsDefault: true })
-  try {
-    return await work(db)
-  } finally {
-    await db.destroy()
-  }
-}
-
-const seqs = (dir: string) => withDb(dir, async (db) => (await db('logs').select('seq').orderBy('seq')).map((row) => Number(row.seq)))
+const seqs = (dir: string) => withVaultFile(dir, async (db) => (await db('logs').select('seq').orderBy('seq')).map((row) => Number(row.seq)))
 
 describe('tessera logs archive', { timeout: 180_000 }, () => {
   const CUT = '2026-11-25T15:00:00.000Z'
@@ -83,7 +75,7 @@ describe('tessera logs archive', { timeout: 180_000 }, () => {
   it('prunes exactly those entries, index rows included, and logs the archive with the file name and its SHA-256', async () => {
     expect(await seqs(service.dataDir)).toEqual(Array.from({ length: lastEntry + 1 - lastBefore }, (_, i) => lastBefore + 1 + i))
     const sha256 = createHash('sha256').update(await readFile(file)).digest('hex')
-    await withDb(service.dataDir, async (db) => {
+    await withVaultFile(service.dataDir, async (db) => {
       expect(Number((await db('log_entities').min({ seq: 'seq' }).first())!.seq)).toBeGreaterThan(lastBefore)
       const entry = await db('logs').where({ operation: 'archive' }).first()
       expect(entry).toMatchObject({ entity_type: 'log', actor_id: service.ownerUserId, seq: lastEntry + 1 })
@@ -150,7 +142,7 @@ describe('tessera logs archive', { timeout: 180_000 }, () => {
     async function tampered(name: string, tamper: (db: Knex) => Promise<unknown>): Promise<string> {
       const dir = join(root, name)
       await cp(pristine, dir, { recursive: true })
-      await withDb(dir, tamper)
+      await withVaultFile(dir, tamper)
       return dir
     }
 
@@ -240,6 +232,6 @@ describe('tessera logs archive killed while pruning', { timeout: 300_000 }, () =
     expect(verified.code).toBe(0)
     expect(verified.stdout).toContain(`(seq 1 to ${total} archived and pruned)`)
     // What is left: the two archives' own entries.
-    expect(await withDb(service.dataDir, async (db) => (await db('logs').select('operation')).map((row) => row.operation))).toEqual(['archive', 'archive'])
+    expect(await withVaultFile(service.dataDir, async (db) => (await db('logs').select('operation')).map((row) => row.operation))).toEqual(['archive', 'archive'])
   })
 })

@@ -6,10 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, serve } from '../../helpers/cli'
 import { startTestService } from '../../helpers/service'
+import { openVaultFile } from '../../helpers/database'
 
 const intact = (stdout: string) => Number(/^Audit log intact: (\d+) entries/.exec(stdout)?.[1])
 
@@ -77,7 +77,7 @@ describe('audit chain recovery', { timeout: 180_000 }, () => {
       await service.createApplication({ name: 'Before the chain', type: 'private', permissions: ['token:read'] })
       await service.pause()
       // What a vault of the previous version looks like once the migration has run: no keys, no MACs, no checkpoint.
-      const db = knex({ client: 'sqlite3', connection: { filename: join(service.dataDir, 'tessera.db') }, useNullAsDefault: true })
+      const db = openVaultFile(service.dataDir)
       await db.raw('UPDATE vault SET wrapped_audit_mac_key = NULL, wrapped_audit_signing_key = NULL')
       await db.raw('UPDATE logs SET mac = NULL')
       await db.raw('DELETE FROM log_chain')

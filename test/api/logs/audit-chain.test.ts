@@ -8,9 +8,10 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import knex, { type Knex } from 'knex'
+import type { Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../../helpers/cli'
+import { withVaultFile } from '../../helpers/database'
 import { startTestService, type TestService } from '../../helpers/service'
 
 /** The AUDIT_BROKEN exit code. */
@@ -24,20 +25,11 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
   let env: Record<string, string>
   let entries: number
 
-  async function withDb<T>(dir: string, work: (db: Knex) => Promise<T>): Promise<T> {
-    const db = knex({ client: 'sqlite3', connection: { filename: join(dir, 'tessera.db') }, useNullAsDefault: true })
-    try {
-      return await work(db)
-    } finally {
-      await db.destroy()
-    }
-  }
-
   /** A fresh copy of the pristine vault, altered by `tamper` through SQL. */
   async function tampered(name: string, tamper: (db: Knex) => Promise<unknown>): Promise<string> {
     const dir = join(root, name)
     await cp(pristine, dir, { recursive: true })
-    await withDb(dir, tamper)
+    await withVaultFile(dir, tamper)
     return dir
   }
 
@@ -63,7 +55,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
     await service.pause()
     pristine = join(root, 'pristine')
     await cp(service.dataDir, pristine, { recursive: true })
-    entries = await withDb(pristine, async (db) => Number((await db('logs').count({ n: '*' }).first())!.n))
+    entries = await withVaultFile(pristine, async (db) => Number((await db('logs').count({ n: '*' }).first())!.n))
   })
   afterAll(async () => {
     await service.stop()
@@ -71,7 +63,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
   })
 
   it('numbers entries without gaps, a failed batch and a restart included', async () => {
-    const seqs = await withDb(pristine, async (db) => (await db('logs').select('seq').orderBy('seq')).map((row) => row.seq))
+    const seqs = await withVaultFile(pristine, async (db) => (await db('logs').select('seq').orderBy('seq')).map((row) => row.seq))
     expect(seqs).toEqual(Array.from({ length: entries }, (_, i) => i + 1))
     expect(entries).toBeGreaterThan(250)
   })
@@ -206,7 +198,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
     })
 
     it('exports a date range that verifies on its own, anchored to the entry before it', async () => {
-      const times = await withDb(pristine, async (db) => db('logs').select('seq', 'created_at').whereIn('seq', [50, 60]).orderBy('seq'))
+      const times = await withVaultFile(pristine, async (db) => db('logs').select('seq', 'created_at').whereIn('seq', [50, 60]).orderBy('seq'))
       const since = new Date(Number(times[0].created_at)).toISOString()
       const range = join(root, 'range.jsonl')
       const exported = await run(['logs', 'export', '--data-dir', pristine, '--out', range, '--since', since], env)

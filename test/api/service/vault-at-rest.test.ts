@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import knex, { type Knex } from 'knex'
+import type { Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../../src/main/crypto/keys'
 import { silentLogger } from '../../../src/main/infra/logger'
@@ -14,6 +14,7 @@ import { openVault } from '../../../src/main/bootstrap/vault'
 import { startTestService, type TestService } from '../../helpers/service'
 import { withCheckDigit } from '../../helpers/tokens'
 import { sql } from '../../../src/main/storage/connections'
+import { openVaultFile } from '../../helpers/database'
 
 const CARD_NUMBER = withCheckDigit('491633850608283')
 const CVC = '7319'
@@ -93,7 +94,7 @@ describe('vault at rest', { timeout: 60_000 }, () => {
     // Close the vault (checkpointing the WAL) but keep the directory to inspect it.
     await service.host.stop()
     closedFiles = await readDataDir(service.dataDir)
-    direct = knex({ client: 'sqlite3', connection: { filename: join(service.dataDir, 'tessera.db') }, useNullAsDefault: true })
+    direct = openVaultFile(service.dataDir)
   })
   afterAll(async () => {
     await direct?.destroy()

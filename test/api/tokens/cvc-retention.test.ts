@@ -5,7 +5,6 @@
  */
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openJson } from '../../../src/main/crypto/aead'
 import { parseCvcRetention } from '../../../src/main/domain/cvc-retention'
@@ -14,6 +13,7 @@ import { tokenAssociatedData } from '../../../src/main/app/token-crypto'
 import { startTestService, type TestService } from '../../helpers/service'
 import { cardNumber, MERGE_PATCH } from '../../helpers/tokens'
 import { readerOf, sql } from '../../../src/main/storage/connections'
+import { openVaultFile } from '../../helpers/database'
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
@@ -142,7 +142,7 @@ describe('CVC retention of 0', () => {
 
     // Open every stored ciphertext straight from the database file with the vault's keys.
     await service.host.stop()
-    const direct = knex({ client: 'sqlite3', connection: { filename: join(service.dataDir, 'tessera.db') }, useNullAsDefault: true })
+    const direct = openVaultFile(service.dataDir)
     try {
       const keyring = await unlockKeyring(readerOf(direct), service.masterKey)
       const rows = await direct('tokens').select('tenant_id', 'id', 'key_version', 'sealed_data', 'cvc_expires_at')
