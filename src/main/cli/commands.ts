@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
 import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
-import { hostSchema, listenPortSchema, type EnvName, type Environment } from './environment'
+import { allowedHostsSchema, hostSchema, listenPortSchema, trustedProxiesSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
 
 export interface OptionSpec {
@@ -70,6 +70,8 @@ const dataDir: OptionSpec = {
   schema: z.string().min(1, 'must not be empty')
 }
 
+const nonEmpty = z.string().min(1, 'must not be empty')
+
 const json: OptionSpec = { name: 'json', description: 'print one JSON object instead of text' }
 
 /** An ISO 8601 date or time, as epoch milliseconds. */
@@ -113,15 +115,26 @@ export const COMMANDS: CommandSpec[] = [
     name: 'serve',
     summary: 'Serve the REST interface until SIGTERM or SIGINT',
     details:
-      'Prints "Tessera listening on http://HOST:PORT" once ready. SIGTERM or SIGINT stops accepting connections,\n' +
-      'lets requests in flight finish, closes the vault and exits 0. Started through npm (npx, npm run), it also\n' +
-      'stops when that npm process goes away.',
+      'Prints "Tessera listening on http://HOST:PORT" (https with TLS) once ready. SIGTERM or SIGINT stops accepting\n' +
+      'connections, lets requests in flight finish, closes the vault and exits 0. Started through npm (npx, npm run),\n' +
+      'it also stops when that npm process goes away. A --host that is not loopback needs TLS (--tls-cert, --tls-key)\n' +
+      'or a trusted reverse proxy (--trust-proxy), and --allowed-hosts; without them serve refuses to start (exit 13).',
     options: [
       dataDir,
       { name: 'host', value: 'HOST', description: 'address to listen on', env: 'TESSERA_HOST', default: '127.0.0.1', schema: hostSchema },
-      { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema }
+      { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema },
+      { name: 'allowed-hosts', value: 'HOSTS', description: 'Host header names to accept besides loopback ones, comma-separated', env: 'TESSERA_ALLOWED_HOSTS', schema: allowedHostsSchema },
+      { name: 'tls-cert', value: 'FILE', description: 'serve HTTPS with this PEM certificate chain (with --tls-key)', env: 'TESSERA_TLS_CERT', schema: nonEmpty },
+      { name: 'tls-key', value: 'FILE', description: 'the PEM private key of --tls-cert', env: 'TESSERA_TLS_KEY', schema: nonEmpty },
+      {
+        name: 'trust-proxy',
+        value: 'ADDRS',
+        description: 'reverse proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-* headers are believed',
+        env: 'TESSERA_TRUSTED_PROXIES',
+        schema: trustedProxiesSchema
+      }
     ],
-    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
     run: (input) => (load('serve') as typeof import('./serve.command')).serve(input)
   },
   {

@@ -12,6 +12,7 @@ import { UnauthenticatedError } from '../app'
 import { authenticate } from './middleware/auth'
 import { bodyParser } from './middleware/body'
 import { errorHandler, type RefusalListener } from './middleware/errors'
+import { trustForwardingFrom } from './middleware/forwarded'
 import { hostCheck } from './middleware/host-check'
 import { mountRoutes } from './routes'
 import { invitationAcceptRoutes } from './routes/invitation-accept.routes'
@@ -22,6 +23,8 @@ export interface ServerOptions {
   logger: Logger
   /** Extra Host header values to accept besides loopback names. */
   allowedHosts?: string[]
+  /** Reverse proxies (addresses or CIDR ranges) whose forwarding headers are believed; none by default. */
+  trustedProxies?: string[]
   /** Origins allowed by CORS (for public applications collecting in a browser); none by default. */
   corsOrigins?: string[]
   /** Largest accepted request body; 5 MB by default. */
@@ -38,6 +41,8 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
   })
   app.use(noStore)
+  // Before the refusal log, which records the client address this sets.
+  if (options.trustedProxies?.length) app.use(trustForwardingFrom(options.trustedProxies))
   const routers: Router<AppState>[] = []
   app.use(errorHandler(auditRefusals(services, routers)))
   app.use(hostCheck(options.allowedHosts))
