@@ -113,7 +113,7 @@ describe('tessera serve beyond loopback', { timeout: 90_000 }, () => {
       await writeFile(garbageKey, `-----BEGIN PRIVATE KEY-----\n${secret}\n-----END PRIVATE KEY-----\n`)
       const keyLines = (await readFile(files.key, 'utf8')).split('\n').filter((line) => line && !line.startsWith('-----'))
       const missing = join(root, 'missing.pem')
-      const cases = [
+      const cases: { args: string[]; env?: Record<string, string>; message: string }[] = [
         { args: ['--tls-cert', missing, '--tls-key', files.key], message: `--tls-cert ${missing} does not exist.` },
         { args: ['--tls-cert', files.cert, '--tls-key', garbageKey], message: `--tls-key ${garbageKey} does not hold a private key.` },
         { args: ['--tls-cert', files.key, '--tls-key', files.key], message: `--tls-cert ${files.key} does not hold a certificate.` },
