@@ -177,16 +177,16 @@ describe('tessera serve beyond loopback', { timeout: 90_000 }, () => {
       send(viaLoopback(server, path), { headers: { host: `127.0.0.1:${server.port}`, 'svc-api-key': 'key_private_wrong', ...headers } })
 
     it('believes X-Forwarded-For and -Host from a configured proxy only, so the audit log names the real client and no one else can choose it', async () => {
-      // The peer, 127.0.0.1, is the configured proxy.
-      const behindProxy = await serve(dataDir, {}, ['--host', '0.0.0.0', '--trust-proxy', '127.0.0.1', '--allowed-hosts', 'vault.example.com'])
+      // The peer, 127.0.0.1, is a configured proxy; so is any 10.x proxy in front of it.
+      const behindProxy = await serve(dataDir, {}, ['--host', '0.0.0.0', '--trust-proxy', '10.0.0.0/8,127.0.0.1', '--allowed-hosts', 'vault.example.com'])
       try {
         expect(behindProxy.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/)
         const url = viaLoopback(behindProxy, '/health')
         expect((await send(url, { headers: { host: '127.0.0.1', 'x-forwarded-host': 'vault.example.com' } })).status).toBe(200)
         expect((await send(url, { headers: { host: '127.0.0.1', 'x-forwarded-host': 'evil.example' } })).status).toBe(421)
         for (let i = 0; i < 3; i++) expect((await refused(behindProxy, '/tokens/a', { 'x-forwarded-for': '198.51.100.7' })).status).toBe(401)
-        // The client sent its own X-Forwarded-For; the proxy appended the address it saw.
-        for (let i = 0; i < 2; i++) expect((await refused(behindProxy, '/tokens/b', { 'x-forwarded-for': '203.0.113.66, 198.51.100.8' })).status).toBe(401)
+        // The client sent its own X-Forwarded-For; the outer proxy (10.0.0.7) appended the address it saw, the inner one the outer's.
+        for (let i = 0; i < 2; i++) expect((await refused(behindProxy, '/tokens/b', { 'x-forwarded-for': '203.0.113.66, 198.51.100.8, 10.0.0.7' })).status).toBe(401)
         // What cannot be read as an address is not taken for one: the source is the proxy.
         expect((await refused(behindProxy, '/sessions', { 'x-forwarded-for': 'not-an-address' })).status).toBe(401)
       } finally {
