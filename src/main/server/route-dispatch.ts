@@ -5,6 +5,7 @@
  * chaining eight routers made every request pay for all the routers before
  * its own. Here a request reaches only the routers that own its first
  * segment; a path no router owns goes on to the next middleware (a 404).
+ * Paths are case-sensitive, as the API document states them: `/LOGS` is a 404.
  */
 import type Koa from 'koa'
 import compose from 'koa-compose'
@@ -35,9 +36,7 @@ export function dispatchBySegment(routers: AppRouter[]): RoutersMiddleware {
     ])
   )
   const middleware: Koa.Middleware<AppState> = (ctx, next) => {
-    const segment = firstSegment(ctx.path)
-    // Routers match paths case-insensitively: `/Tokens` is `/tokens`.
-    const dispatch = dispatchers.get(segment) ?? dispatchers.get(segment.toLowerCase())
+    const dispatch = dispatchers.get(firstSegment(ctx.path))
     return dispatch ? dispatch(ctx, next) : next()
   }
   // Like a router's own middleware (`.router`), it names what it dispatches to: a test lists every mounted route.
