@@ -83,6 +83,20 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     expect(await page().getByTestId('smtp-card').textContent()).not.toContain('Not configured')
   })
 
+  it('shows and hides the SMTP password with its eye, a button pressed with Enter', async () => {
+    const password = page().locator('[data-test=smtp-password] input')
+    await tabTo(page(), '[data-test=smtp-password] input', { backwards: true })
+    await page().keyboard.type('s3cret')
+    await page().keyboard.press('Tab')
+    await expectFocus(page(), '[data-test=smtp-password] [role=button][aria-label="Show password"][aria-pressed=false]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => password.getAttribute('type')).toBe('text')
+    await expectFocus(page(), '[data-test=smtp-password] [role=button][aria-label="Hide password"][aria-pressed=true]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => password.getAttribute('type')).toBe('password')
+    await expectFocus(page(), '[data-test=smtp-password] [aria-label="Show password"]')
+  })
+
   it('switches the theme with the arrow keys in its radio group; focus follows the choice', async () => {
     await tabTo(page(), '[data-test=theme-preference] input:checked')
     expect(await describeFocus(page())).toContain('[data-test=theme-preference]')
