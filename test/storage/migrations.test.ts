@@ -110,8 +110,38 @@ describe('migrations', () => {
       { tenant_id: 'u', entity_type: 'token', count: 1 }
     ])
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261201000000) await db.migrate.down()
     for (const table of ['token_metadata', 'token_counts', 'log_counts']) expect(await db.schema.hasTable(table)).toBe(false)
     expect(await db('tokens').count({ count: '*' })).toEqual([{ count: 3 }])
+  })
+  it('keys the entity index by time, keeping every folded entry, counts entries per hour, and rolls back', async () => {
+    await db.migrate.up({ name: '20261125000000_initial_schema' })
+    while (Number(await db.migrate.currentVersion()) < 20261201000000) await db.migrate.up()
+    await db('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
+    const HOUR = 3_600_000
+    // Chain order is not time order: an aggregated entry dates from its first event.
+    const entry = (tenant: string, entityId: string, createdAt: number) => ({ tenant_id: tenant, entity_type: 'token', entity_id: entityId, operation: 'read', message: 'm', created_at: createdAt })
+    await db('logs').insert([entry('t', 'a', 2 * HOUR + 5), entry('t', 'a', HOUR + 7), entry('t', 'b', 2 * HOUR), entry('u', 'a', 3)])
+    // Folded before the migration, as the sweep leaves them.
+    await db('log_entities').insert(await db('logs').select('tenant_id', 'entity_type', 'entity_id', 'seq'))
+    await db('log_entity_index').update({ folded_through: 4 })
+
+    await db.migrate.up({ name: '20261203000000_log_entity_order_and_hour_counts' })
+    const filter = { tenantId: 't', entityType: 'token', entityId: 'a' }
+    expect((await listLogs(readerOf(db), filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([2 * HOUR + 5, HOUR + 7])
+    expect(await countLogs(readerOf(db), filter)).toBe(2)
+    expect(await db('log_hour_counts').select('tenant_id', 'hour', 'entity_type', 'count').orderBy(['tenant_id', 'hour'])).toEqual([
+      { tenant_id: 't', hour: 1, entity_type: 'token', count: 1 },
+      { tenant_id: 't', hour: 2, entity_type: 'token', count: 2 },
+      { tenant_id: 'u', hour: 0, entity_type: 'token', count: 1 }
+    ])
+
+    await db.migrate.down()
+    expect(await db.schema.hasTable('log_hour_counts')).toBe(false)
+    expect(await db('log_entities').select('entity_id', 'seq').where('tenant_id', 't').orderBy('seq')).toEqual([
+      { entity_id: 'a', seq: 1 },
+      { entity_id: 'a', seq: 2 },
+      { entity_id: 'b', seq: 3 }
+    ])
   })
 })
