@@ -14,6 +14,8 @@ import { openVault, type MailConfigSource, type OpenOptions, type Vault } from '
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   dataDir: string
+  /** A team vault's PostgreSQL URL; the file in `dataDir` when absent. */
+  databaseUrl?: string
   masterKey: MasterKey
   /** Who serves the vault (`tessera status` shows it); `serve` by default. */
   kind?: OpenOptions['kind']
