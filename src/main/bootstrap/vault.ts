@@ -14,7 +14,7 @@ import { openDatabase, type Database } from '../storage/database'
 import type { Logger } from '../infra/logger'
 import { insertApplication } from '../storage/repositories/applications.repository'
 import { listTenants, insertMember, insertTenant, insertUser } from '../storage/repositories/tenants.repository'
-import { findVault } from '../storage/repositories/vault.repository'
+import { awaitVaultCreationTurn, findVault } from '../storage/repositories/vault.repository'
 import type { Actor } from '../domain/actor'
 import { systemClock, type Clock } from '../app/service-context'
 import { createServices, type Services } from './services'
@@ -90,10 +90,10 @@ export async function vaultExists(options: { dataDir: string; databaseUrl?: stri
 export async function initVault(options: InitOptions): Promise<InitResult> {
   await readySodium()
   // Checked before taking the lock too, so an existing vault in use is reported as existing.
-  if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.databaseUrl ? 'that database' : options.dataDir)
+  if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
   const lock = isTeamVault(options) ? sharedVault : await acquireVaultLock(options.dataDir, 'init')
   try {
-    if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.databaseUrl ? 'that database' : options.dataDir)
+    if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
     const masterKey = typeof options.masterKey === 'function' ? await options.masterKey() : options.masterKey
     return await createVault({ ...options, masterKey })
   } finally {
@@ -110,6 +110,9 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
     const userId = newId()
     const permissions = [...MANAGEMENT_PERMISSIONS]
     const application = await inTransaction(db.writer, async (trx) => {
+      // Two inits racing on one team database: the second finds the first's vault here and changes nothing.
+      await awaitVaultCreationTurn(trx)
+      if (await findVault(trx)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
       const keyring = await createKeyring(trx, options.masterKey, now)
       await insertTenant(trx, { id: tenantId, name: options.tenantName, owner_user_id: userId, created_at: now })
       await keyring.createTenantKeys(trx, tenantId, now)

@@ -91,11 +91,17 @@ const masterKeySchema = z
     `must be the base64 encoding of ${MASTER_KEY_BYTES} bytes (make one with \`openssl rand -base64 ${MASTER_KEY_BYTES}\`)`
   )
 
+/** A PostgreSQL URL; it may hold a password, so it is never echoed. */
+export const databaseUrlSchema = z
+  .string()
+  .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol) && new URL(value).pathname.length > 1, 'must be a PostgreSQL URL naming a database, such as postgres://tessera@db.example:5432/tessera')
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 const variables = {
   TESSERA_DATA_DIR: z.string(),
   TESSERA_MASTER_KEY: masterKeySchema,
+  TESSERA_DATABASE_URL: databaseUrlSchema,
   TESSERA_HOST: hostSchema,
   TESSERA_PORT: listenPortSchema,
   TESSERA_ALLOWED_HOSTS: allowedHostsSchema,
@@ -135,12 +141,17 @@ export type Environment = z.infer<typeof environmentSchema>
 export type EnvName = keyof typeof variables
 
 /** Variables whose values are never echoed in a message. */
-const SECRET: ReadonlySet<EnvName> = new Set(['TESSERA_MASTER_KEY', 'TESSERA_SMTP_PASSWORD'])
+const SECRET: ReadonlySet<EnvName> = new Set(['TESSERA_MASTER_KEY', 'TESSERA_SMTP_PASSWORD', 'TESSERA_DATABASE_URL'])
 
 /** What `--help` and docs/cli.md say about each variable. */
 export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string; default: string }> = {
   TESSERA_DATA_DIR: { values: 'a directory path', meaning: 'the data directory, when --data-dir is not given', default: 'the OS app-data folder' },
   TESSERA_MASTER_KEY: { values: `base64 of ${MASTER_KEY_BYTES} bytes`, meaning: 'the master key; wins over master.key', default: '<data-dir>/master.key' },
+  TESSERA_DATABASE_URL: {
+    values: 'postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE',
+    meaning: 'a team vault in PostgreSQL, when --database-url is not given',
+    default: 'none: the SQLite file in the data directory'
+  },
   TESSERA_HOST: { values: 'an IP address or host name', meaning: 'address to listen on, when --host is not given', default: '127.0.0.1' },
   TESSERA_PORT: { values: '0-65535 (0: a free port)', meaning: 'port to listen on, when --port is not given', default: '4390' },
   TESSERA_ALLOWED_HOSTS: {

@@ -12,7 +12,7 @@ import { mailConfig } from './environment'
 import { CliError } from './exit-codes'
 import { npmAncestor, startedThroughNpm, watchProcess } from './parent-watch'
 import { readTlsFiles } from './tls-files'
-import { requireMasterKey, requireVault } from './vault-access'
+import { placeOf, requireMasterKey, requireVault } from './vault-access'
 
 /** A listen failure in the user's terms: which address, and what to change. */
 function listenFailure(error: ListenError, input: CommandInput): CliError {
@@ -79,13 +79,14 @@ function stopOnRequest(host: ServiceHost, logger: Logger): void {
 export async function serve(input: CommandInput): Promise<void> {
   const { options, env } = input
   const tls = await readTlsFiles(input)
-  const dataDir = options['data-dir'] as string
+  const place = placeOf(options)
+  const dataDir = place.dataDir
   await requireDataDir(dataDir, 'write')
-  requireVault(dataDir)
+  await requireVault(place)
   const masterKey = await requireMasterKey(dataDir)
   const logger = createLogger({ level: env.TESSERA_LOG_LEVEL ?? 'info' })
   const host = await startServiceHost({
-    dataDir,
+    ...place,
     masterKey,
     host: options.host as string,
     port: options.port as number,

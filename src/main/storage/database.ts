@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
-import { isPostgresUrl, postgresConnection } from './dialect'
+import { isPostgresUrl, MIGRATION_LOCK, postgresConnection } from './dialect'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 import { migrationSource } from './migrations'
 
@@ -82,7 +82,7 @@ function connectPostgres(url: string, poolSize: number): Knex {
 async function openPostgres(url: string, readers: number): Promise<Database> {
   const writer = connectPostgres(url, 1)
   try {
-    await writer.migrate.latest()
+    await migrateAlone(url, writer)
   } catch (error) {
     await writer.destroy()
     throw error
@@ -95,5 +95,21 @@ async function openPostgres(url: string, readers: number): Promise<Database> {
       await reader.destroy()
       await writer.destroy()
     }
+  }
+}
+
+/**
+ * Instances starting together would run the migrations together, and knex
+ * refuses the second run outright: each waits for an advisory lock instead.
+ */
+async function migrateAlone(url: string, writer: Knex): Promise<void> {
+  const lock = connectPostgres(url, 1)
+  try {
+    await lock.transaction(async (trx) => {
+      await trx.raw('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK])
+      await writer.migrate.latest()
+    })
+  } finally {
+    await lock.destroy()
   }
 }

@@ -31,3 +31,7 @@ export function postgresConnection(url: string): Knex.PgConnectionConfig {
     }
   }
 }
+
+/** Advisory lock keys (PostgreSQL): one per thing only one instance may do at a time. */
+export const MIGRATION_LOCK = 0x7e55e7a1
+export const VAULT_CREATION_LOCK = 0x7e55e7a2
