@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bigintType, uuidType, withoutRowid } from './dialect'
 
 /**
  * The audit log at scale (docs/performance.md, "Lists at scale").
@@ -14,11 +15,11 @@ const HOUR = 3_600_000
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`CREATE TABLE log_entities_ordered (
-    tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    tenant_id ${uuidType(knex)} NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     entity_type TEXT NOT NULL,
     entity_id TEXT NOT NULL,
     created_at BIGINT NOT NULL,
-    seq INTEGER NOT NULL,
+    seq ${bigintType(knex)} NOT NULL,
     PRIMARY KEY (tenant_id, entity_type, entity_id, created_at, seq)
   )${withoutRowid(knex)}`)
   await knex.raw(
@@ -46,18 +47,13 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable('log_hour_counts')
   await knex.raw(`CREATE TABLE log_entities_by_seq (
-    tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    tenant_id ${uuidType(knex)} NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     entity_type TEXT NOT NULL,
     entity_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
+    seq ${bigintType(knex)} NOT NULL,
     PRIMARY KEY (tenant_id, entity_type, entity_id, seq)
   )${withoutRowid(knex)}`)
   await knex.raw('INSERT INTO log_entities_by_seq (tenant_id, entity_type, entity_id, seq) SELECT tenant_id, entity_type, entity_id, seq FROM log_entities ORDER BY 1, 2, 3, 4')
   await knex.schema.dropTable('log_entities')
   await knex.schema.renameTable('log_entities_by_seq', 'log_entities')
-}
-
-/** SQLite keeps a key-only table in its primary key's b-tree alone; other databases have no such clause. */
-function withoutRowid(knex: Knex): string {
-  return knex.client.config.client === 'sqlite3' ? ' WITHOUT ROWID' : ''
 }

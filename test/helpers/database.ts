@@ -6,6 +6,7 @@ import knex, { type Knex } from 'knex'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
 import { openDatabase, type Database } from '../../src/main/storage/database'
+import { postgresConnection } from '../../src/main/storage/dialect'
 
 export interface TemporaryDatabase {
   db: Database
@@ -42,8 +43,13 @@ export function useTemporaryDatabase(prefix: string, { each = false } = {}): { r
   }
 }
 
-/** A vault's database file opened directly, for tests that read or tamper with what is stored. */
+/** The PostgreSQL database of each test service's data directory that has one (TESSERA_TEST_ENGINE=postgres). */
+export const teamDatabases = new Map<string, string>()
+
+/** A vault's database opened directly, for tests that read or tamper with what is stored: its file, or its PostgreSQL database. */
 export function openVaultFile(dataDir: string): Knex {
+  const url = teamDatabases.get(dataDir)
+  if (url) return knex({ client: 'pg', connection: postgresConnection(url), pool: { min: 0, max: 1 } })
   return knex({ client: 'sqlite3', connection: { filename: join(dataDir, DATABASE_FILE) }, useNullAsDefault: true })
 }
 

@@ -15,6 +15,7 @@ import type { MailConfig } from '../../src/main/infra/mail-transport'
 import { initVault } from '../../src/main/bootstrap/vault'
 import { TestClock } from './clock'
 import { undocumentedResponse } from './openapi'
+import { teamDatabases } from './database'
 import { createTestDatabase, testEngine } from './postgres'
 
 export interface ApiResponse<T = any> {
@@ -61,6 +62,7 @@ export async function startTestService(
   const clock = options.clock ?? new TestClock()
   const database = testEngine === 'postgres' ? await createTestDatabase() : undefined
   const databaseUrl = database?.url
+  if (databaseUrl) teamDatabases.set(dataDir, databaseUrl)
   const init = await initVault({ dataDir, databaseUrl, masterKey, tenantName: 'Test tenant', ownerEmail: 'owner@example.com', clock })
   const start = () =>
     startServiceHost({

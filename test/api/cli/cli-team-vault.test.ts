@@ -67,7 +67,7 @@ describe('a team vault on PostgreSQL, through the CLI', () => {
     await copyFile(join(dir, 'master.key'), join(instanceDir, 'master.key'))
     const server = await serve(instanceDir, { TESSERA_DATABASE_URL: database.url })
     const api = async (key: string, method: string, path: string, body?: unknown) => {
-      const response = await fetch(server.url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })
+      const response = await fetch(server.url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
       return { status: response.status, body: (await response.json()) as Record<string, any> }
     }
     try {
