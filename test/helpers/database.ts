@@ -1,5 +1,6 @@
 /** A database with the whole schema in a temporary folder, for the storage tests. */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
@@ -61,4 +62,15 @@ export async function withVaultFile<T>(dataDir: string, work: (db: Knex) => Prom
   } finally {
     await db.destroy()
   }
+}
+
+/**
+ * Every byte a vault stores, to search for what must never be there: its
+ * SQLite file and WAL, or a dump of its PostgreSQL database's data.
+ */
+export async function storedBytes(dataDir: string): Promise<Buffer> {
+  const url = teamDatabases.get(dataDir)
+  if (url) return execFileSync('pg_dump', ['--data-only', '--dbname', url], { maxBuffer: 1 << 28 })
+  const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`]
+  return Buffer.concat(await Promise.all(files.map((file) => readFile(join(dataDir, file)).catch(() => Buffer.alloc(0)))))
 }
