@@ -201,7 +201,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const chain = await openAuditChain(db.writer, keyring)
+    const chain = await openAuditChain(db.writer, keyring, { shared: isTeamVault(options) })
     const mail = typeof options.mail === 'function' ? await options.mail((name) => readSealedSetting(db.reader, keyring, tenant.id, name)) : options.mail
     const retention = options.auditRetentionDays ?? 0
     const services = createServices({

@@ -3,6 +3,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
+import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
 
 
 export interface LogRow {
@@ -270,6 +271,14 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
 }
 
 /** The newest entry's seq and MAC, if any. */
+/**
+ * Makes the processes appending to one audit chain (a team vault's instances)
+ * take turns, until the end of the transaction `db`; SQLite has one writer.
+ */
+export async function awaitAuditChainTurn(db: Db): Promise<void> {
+  if (engineOf(sql(db)) === 'postgres') await sql(db).raw('SELECT pg_advisory_xact_lock(?)', [AUDIT_CHAIN_LOCK])
+}
+
 export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
   return sql(db)('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
 }

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate } from '../../helpers/cli'
-import { createTestDatabase } from '../../helpers/postgres'
+import { run, serve, terminate } from '../helpers/cli'
+import { createTestDatabase } from '../helpers/postgres'
 
 describe('a team vault on PostgreSQL, through the CLI', () => {
   const cleanup: (() => Promise<unknown>)[] = []
