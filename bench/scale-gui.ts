@@ -15,6 +15,7 @@ import buildRenderer from '../test/e2e/global-setup'
 import { launchBrowser, openApp } from '../test/e2e/support/browser'
 import { startDesktopHarness, type DesktopHarness } from '../test/e2e/support/desktop-harness'
 import { SERVER_CPU } from './children'
+import { armClickTimer, clickTimerResult, type Shown } from './click-timer'
 
 export interface GuiTimes {
   /** `#/tokens` opened in a new page until its first token row shows: the app's start included. */
@@ -58,48 +59,17 @@ function sidebarToLogs(page: Page): Promise<number> {
   })
 }
 
-/** What the page must show: rows (each holding `rowText`, when given) and a pager holding `pagerText`. */
-interface Shown {
-  rows: string
-  rowText?: string
-  pagerText?: string
-}
-
 /**
  * Clicks `target` and resolves with the milliseconds, measured in the page, from the click
  * event until the frame that draws `shown`. Timing in the page leaves out what the test
  * driver adds around a click (its checks that the target is ready, its round trips).
  */
 async function clickUntilShown(page: Page, target: Locator, shown: Shown): Promise<number> {
-  // tsx names the functions it compiles with a `__name` helper the page does not have.
+  // tsx names the functions it compiles through a `__name` helper, which the page lacks.
   await page.evaluate('globalThis.__name ??= (f) => f')
-  await page.evaluate((want) => {
-    const holds = () => {
-      const rows = [...document.querySelectorAll(want.rows)]
-      if (rows.length === 0 || (want.rowText && !rows.every((row) => row.textContent!.includes(want.rowText!)))) return false
-      return !want.pagerText || [...document.querySelectorAll('.n-pagination')].some((pager) => pager.textContent!.includes(want.pagerText!))
-    }
-    const scope = window as unknown as { shownAfterClick: Promise<number> }
-    scope.shownAfterClick = new Promise((resolve) => {
-      document.addEventListener(
-        'click',
-        () => {
-          const clicked = performance.now()
-          const check = () => {
-            if (!holds()) return
-            observer.disconnect()
-            requestAnimationFrame(() => resolve(performance.now() - clicked))
-          }
-          const observer = new MutationObserver(check)
-          observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true })
-          check()
-        },
-        { capture: true, once: true }
-      )
-    })
-  }, shown)
+  await page.evaluate(armClickTimer, shown)
   await target.click()
-  return page.evaluate(() => (window as unknown as { shownAfterClick: Promise<number> }).shownAfterClick)
+  return page.evaluate(clickTimerResult)
 }
 
 /** From the open app on another view: Tokens clicked in the sidebar until its first rows are drawn. */
