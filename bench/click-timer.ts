@@ -12,7 +12,8 @@ declare const document: {
   querySelectorAll(selector: string): Iterable<TimedElement>
   addEventListener(type: 'click', listener: () => void, options: { capture: boolean; once: boolean }): void
 }
-declare const window: { shownAfterClick?: Promise<number> }
+declare const window: { shownAfterClick?: Promise<number>; fetch: PageFetch }
+type PageFetch = ((input: string, init?: unknown) => Promise<unknown>) & { bind(thisArg: unknown): PageFetch }
 declare class MutationObserver {
   constructor(callback: () => void)
   observe(target: unknown, options: { subtree: boolean; childList: boolean; characterData: boolean; attributes: boolean }): void
@@ -25,11 +26,26 @@ export interface Shown {
   rows: string
   rowText?: string
   pagerText?: string
+  /**
+   * Part of the URL of a request (the harness's IPC bridge goes over `fetch`) that must have
+   * answered after the click: rows a view kept from its last visit do not count as shown.
+   */
+  answered?: string
 }
 
 /** Arms the timer: the next click starts it; `clickTimerResult` resolves with the milliseconds until `shown` is drawn. */
 export function armClickTimer(shown: Shown): void {
+  let answered = shown.answered === undefined
+  const fetchFromPage = window.fetch.bind(window)
+  if (!answered) {
+    window.fetch = (input, init) => {
+      const response = fetchFromPage(input, init)
+      if (String(input).includes(shown.answered!)) void response.then(() => (answered = true))
+      return response
+    }
+  }
   const holds = () => {
+    if (!answered) return false
     const rows = [...document.querySelectorAll(shown.rows)]
     if (rows.length === 0 || (shown.rowText && !rows.every((row) => row.textContent?.includes(shown.rowText!)))) return false
     return !shown.pagerText || [...document.querySelectorAll('.n-pagination')].some((pager) => pager.textContent?.includes(shown.pagerText!))
@@ -40,6 +56,7 @@ export function armClickTimer(shown: Shown): void {
       const check = () => {
         if (!holds()) return
         observer.disconnect()
+        window.fetch = fetchFromPage
         // The rows are in the document; the frame that draws them starts with this callback.
         requestAnimationFrame(() => resolve(performance.now() - clicked))
       }

@@ -72,12 +72,12 @@ async function clickUntilShown(page: Page, target: Locator, shown: Shown): Promi
   return page.evaluate(clickTimerResult)
 }
 
-/** From the open app on another view: Tokens clicked in the sidebar until its first rows are drawn. */
+/** From the open app on another view: Tokens clicked in the sidebar until the rows it reads are drawn (not those kept from the last visit). */
 async function sidebarToTokens(page: Page): Promise<number> {
   const sidebar = page.getByRole('navigation', { name: 'Main' })
   await sidebar.getByRole('link', { name: 'Applications' }).click()
   await page.getByTestId('tokens-table').waitFor({ state: 'detached', ...WAIT })
-  return clickUntilShown(page, sidebar.getByRole('link', { name: 'Tokens' }), { rows: TOKEN_ROW })
+  return clickUntilShown(page, sidebar.getByRole('link', { name: 'Tokens' }), { rows: TOKEN_ROW, answered: 'tokens.list' })
 }
 
 /** Searches the open tokens view by `group`; resolves with the time from the click until its rows and count are drawn. */
