@@ -24,6 +24,7 @@ import {
   hasChainedLogs,
   lastChainedLog,
   listChainedLogs,
+  lockAuditChain,
   saveChainCheckpoint,
   setLogMacs,
   type ChainCheckpoint,
@@ -63,6 +64,12 @@ export class AuditChain implements RowSealer<ChainLink> {
 
   advance(link: ChainLink): void {
     this.head = link
+  }
+
+  /** On a team vault, other instances extend the chain too: continue from the head they committed (see lockAuditChain). */
+  async resync(trx: Tx): Promise<ChainLink | undefined> {
+    if (!(await lockAuditChain(trx))) return undefined
+    return committedHead(trx, await chainAnchor(trx))
   }
 
   /**

@@ -36,6 +36,8 @@ export function postgresConnection(url: string): Knex.PgConnectionConfig {
 /** Advisory lock keys (PostgreSQL): one per thing only one instance may do at a time. */
 export const MIGRATION_LOCK = 0x7e55e7a1
 export const VAULT_CREATION_LOCK = 0x7e55e7a2
+/** Held by each write transaction of a team vault until it commits: the audit chain's entries are stamped in commit order. */
+export const AUDIT_CHAIN_LOCK = 0x7e55e7a3
 
 /**
  * `column` as a term the planner cannot serve from an index: SQLite's unary `+`,

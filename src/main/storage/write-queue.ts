@@ -51,6 +51,12 @@ export interface RowSealer<Link = unknown> {
   seal(rows: readonly object[], link: Link): Link
   /** Adopts the last link of a batch that committed. */
   advance(link: Link): void
+  /**
+   * Where a transaction's rows continue when other processes write the same
+   * chain (a team vault): called first in every transaction; undefined when
+   * this process is the only writer and `head` is exact.
+   */
+  resync?(tx: Tx): Promise<Link | undefined>
 }
 
 export type WriteWork<T> = (tx: Tx) => Promise<T>
@@ -106,6 +112,11 @@ class BatchRows implements RowBuffer {
 
   constructor(private readonly sealer: RowSealer | undefined) {
     this.link = sealer?.head
+  }
+
+  /** Continues the chain from `link` (another process wrote since `head`). */
+  continueFrom(link: unknown): void {
+    this.link = link
   }
 
   /** Hands the sealer this batch's last link, once the batch has committed. */
@@ -271,6 +282,8 @@ export class WriteQueue {
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)
+      const head = this.scriptable ? undefined : await this.options.sealer?.resync?.(tx)
+      if (head !== undefined) rows.continueFrom(head)
       const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {

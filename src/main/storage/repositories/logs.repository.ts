@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
+import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
@@ -270,6 +271,18 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
 }
 
 /** The newest entry's seq and MAC, if any. */
+/**
+ * Several processes write a team vault's audit chain: each write transaction
+ * waits for the chain's lock (released at its commit) and then continues from
+ * the head committed last, so seq order is commit order. False on SQLite,
+ * whose single writer holds the head in memory.
+ */
+export async function lockAuditChain(tx: Tx): Promise<boolean> {
+  if (engineOf(sql(tx)) !== 'postgres') return false
+  await sql(tx).raw('SELECT pg_advisory_xact_lock(?)', [AUDIT_CHAIN_LOCK])
+  return true
+}
+
 export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
   return sql(db)('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
 }
