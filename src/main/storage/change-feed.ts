@@ -64,6 +64,8 @@ export interface ChangeListener {
   close(): Promise<void>
 }
 
+/** How the listening connections show in `pg_stat_activity`. */
+const LISTENER_NAME = 'tessera-changes'
 const FIRST_RETRY_MS = 100
 const LAST_RETRY_MS = 5000
 
@@ -91,7 +93,7 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
 
   const connect = async () => {
     retry = undefined
-    const next = new Client({ connectionString: url, keepAlive: true })
+    const next = new Client({ connectionString: url, keepAlive: true, application_name: LISTENER_NAME })
     client = next
     next.on('notification', (message) => {
       if (message.channel === CHANGE_CHANNEL) for (const change of parseChange(message.payload)) handlers.onChange(change)

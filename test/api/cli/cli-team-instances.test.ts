@@ -78,7 +78,6 @@ describe('two instances of a team vault on one database', () => {
   }, 60_000)
 
   afterAll(async () => {
-    console.log('B OUT', b.output().stdout.slice(0, 5000), b.output().stderr.slice(0, 3000))
     for (const step of cleanup.reverse()) await step()
   })
 
@@ -104,6 +103,31 @@ describe('two instances of a team vault on one database', () => {
     expect(sent).toContainEqual({ kind: 'application', ids: [app.id] })
     for (const payload of sent) expect(Object.keys(payload).every((field) => ['kind', 'tenantId', 'ids'].includes(field))).toBe(true)
     expect(notifications.join()).not.toContain(app.key.slice(-16))
+  })
+
+  it('refuses on B a session key revoked on A', async () => {
+    const publicApp = await newApplication({ type: 'public', permissions: ['token:create'] })
+    const privateApp = await newApplication()
+    const session = await api(a, publicApp.key, 'POST', '/sessions')
+    expect(session.status).toBe(201)
+    expect((await api(a, privateApp.key, 'POST', '/sessions/authorize', { nonce: session.body.nonce, permissions: ['token:read'] })).status).toBe(204)
+    await warmOnB(session.body.session_key)
+    const listed = await api(a, managementKey, 'GET', '/sessions')
+    const [sessionId] = (listed.body.data as { id: string }[]).map((row) => row.id)
+    expect((await api(a, managementKey, 'DELETE', `/sessions/${sessionId}`)).status).toBe(204)
+    expect((await pollUntil(() => api(b, session.body.session_key, 'GET', '/tokens'), refused)).status).toBe(401)
+  })
+
+  it('listens again after its connection to the database is cut, and keeps refusing what was revoked', async () => {
+    const listeners = () => db('pg_stat_activity').where({ application_name: 'tessera-changes' }).count({ n: '*' })
+    expect(Number((await listeners())[0].n)).toBeGreaterThanOrEqual(2)
+    await db.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tessera-changes'")
+    const app = await newApplication()
+    const reconnected = await pollUntil(async () => ({ status: Number((await listeners())[0].n), body: {} }), (reply) => reply.status >= 2)
+    expect(reconnected.status).toBeGreaterThanOrEqual(2)
+    await warmOnB(app.key)
+    expect((await api(a, managementKey, 'DELETE', `/applications/${app.id}`)).status).toBe(204)
+    expect((await pollUntil(() => api(b, app.key, 'GET', '/tokens'), refused)).status).toBe(401)
   })
 
   it('refuses on B the old key of an application regenerated on A, and takes the new one', async () => {
