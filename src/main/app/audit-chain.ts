@@ -72,7 +72,8 @@ export class AuditChain implements RowSealer<ChainLink> {
   /** On a team vault, other instances extend the chain too: continue from the head they committed (see lockAuditChain). */
   async resync(trx: Tx): Promise<ChainLink | undefined> {
     if (!(await lockAuditChain(trx))) return undefined
-    return committedHead(trx, await chainAnchor(trx))
+    const last = await lastChainedLog(trx)
+    return last?.mac ? { seq: Number(last.seq), mac: last.mac } : chainAnchor(trx)
   }
 
   /**

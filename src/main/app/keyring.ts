@@ -40,6 +40,8 @@ export class Keyring {
   private tenants = new Map<string, TenantKeys>()
   /** Tenants with a data-key version this process cannot unwrap (wrapped under a newer master key). */
   private unreadable = new Set<string>()
+  /** Counts this process's own key changes, so a reload that read the keys before one does not undo it. */
+  private changes = 0
   /** Set by `unlockKeyring` when a master rotation stopped between its commits. */
   stagedMasterRotation: StagedMasterRotation | undefined
   private audit: AuditKeys | undefined
@@ -107,11 +109,13 @@ export class Keyring {
     const keys = this.tenantKeys(tenantId)
     keys.dataKeys.set(version, key)
     keys.currentVersion = version
+    this.changes++
   }
 
   /** Drops a retired data-key version from memory. */
   forgetDataKey(tenantId: string, version: number): void {
     this.tenantKeys(tenantId).dataKeys.delete(version)
+    this.changes++
   }
 
   /** Wraps every stored key under `next` beside its current wrapping, in the caller's transaction. */
@@ -163,7 +167,12 @@ export class Keyring {
    * refuse to seal (503) rather than seal under an older version.
    */
   async reload(db: Reader): Promise<void> {
-    const rows = await listTenantKeys(db)
+    let changes: number
+    let rows: TenantKeyRow[]
+    do {
+      changes = this.changes
+      rows = await listTenantKeys(db)
+    } while (changes !== this.changes)
     const tenants = new Map<string, TenantKeys>()
     const unreadable = new Set<string>()
     for (const row of rows) {
