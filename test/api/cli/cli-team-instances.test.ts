@@ -141,6 +141,14 @@ describe.skipIf(onPostgres)('two instances of a team vault on one database', () 
     expect((await api(b, regenerated.body.key, 'GET', '/tokens')).status).toBe(200)
   })
 
+  it('applies on B the permissions an application was given on A', async () => {
+    const app = await newApplication()
+    await warmOnB(app.key)
+    const narrowed = await api(a, managementKey, 'PUT', `/applications/${app.id}`, { name: 'payments', permissions: ['token:create'] })
+    expect(narrowed.status).toBe(200)
+    expect((await pollUntil(() => api(b, app.key, 'GET', '/tokens'), (reply) => reply.status === 403)).status).toBe(403)
+  })
+
   it('refuses on B a key whose expiry passed, as on A', async () => {
     const expiresAt = new Date(Date.now() + 1500)
     const app = await newApplication({ expires_at: expiresAt.toISOString() })
