@@ -38,6 +38,7 @@ import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domai
 import type { ServiceContext } from './service-context'
 import { audit, type AuditActor } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
+import { notifyChange } from '../storage/change-feed'
 
 /** Default lifetime of a session (spec "Limits"). */
 export const SESSION_LIFETIME_MS = 3 * 60_000
@@ -114,6 +115,7 @@ export async function revokeSessions(
 ): Promise<string[]> {
   const ids = sessions.map((session) => session.id)
   await deleteSessions(trx, ids)
+  await notifyChange(trx, { kind: 'session', ids })
   audit(
     trx,
     now,
@@ -200,6 +202,7 @@ export class SessionsService {
         expires_at: expiresAt ?? Number(session.expires_at)
       })
       if (changed !== 1) throw new ConflictError('This nonce has already been used.')
+      await notifyChange(trx, { kind: 'session', ids: [session.id] })
       audit(trx, now, [
         { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }
       ])
@@ -251,9 +254,10 @@ export class SessionsService {
         now,
         expired.map((session) => ({ actor: null, tenantId: session.tenant_id, entityType: 'session', entityId: session.id, operation: 'expire', message: 'Session expired' }))
       )
+      await notifyChange(trx, { kind: 'session', ids: expired.map((session) => session.id) })
       return expired
     })
-    for (const session of deleted) this.auth.evict(session.id)
+    this.auth.evict(...deleted.map((session) => session.id))
     return deleted.length
   }
 
