@@ -24,8 +24,7 @@ import {
   findInvitationByLinkHash,
   insertInvitation,
   listInvitations,
-  listInvitationsToExpire,
-  markInvitationsExpired,
+  markExpiredInvitations,
   updateInvitation,
   type InvitationRow
 } from '../storage/repositories/invitations.repository'
@@ -233,10 +232,11 @@ export class InvitationsService {
   /** Persists EXPIRED on pending invitations past `expires_at` and cancels their waiting mail (the expiry job). */
   async expireDue(now: number, limit: number): Promise<number> {
     return this.context.writes.run(async (trx) => {
-      const due = await listInvitationsToExpire(trx, now, limit)
-      const ids = due.map((invitation) => invitation.id)
-      await markInvitationsExpired(trx, ids)
-      await cancelInvitationMails(trx, ids)
+      const due = await markExpiredInvitations(trx, now, limit)
+      await cancelInvitationMails(
+        trx,
+        due.map((invitation) => invitation.id)
+      )
       audit(
         trx,
         now,

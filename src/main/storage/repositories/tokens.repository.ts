@@ -10,7 +10,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
-import { insertionOrder, jsonArrayElements, unindexed } from '../dialect'
+import { insertionOrder, jsonArrayElements, lockingRows, unindexed } from '../dialect'
 
 
 /** The row as the table holds it: four columns hold JSON text. */
@@ -155,6 +155,8 @@ export async function updateToken(db: Db, tenantId: string, id: string, changes:
 /**
  * Erases a token and leaves a tombstone for audit, in the caller's transaction (one of the write queue).
  * Search indexes and metadata go with the row (foreign key cascade); secure_delete overwrites the freed pages.
+ * False when this statement deleted nothing: the token is gone already (another instance deleted it), or,
+ * for `reason` 'expired', it no longer expires by `deletedAt` (its expiry was changed meanwhile).
  */
 export async function deleteToken(
   db: Tx,
@@ -163,7 +165,9 @@ export async function deleteToken(
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
-  const removed = await sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
+  const query = sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id })
+  if (reason === 'expired') query.andWhere('expires_at', '<=', deletedAt)
+  const removed = await query.delete()
   if (!removed) return false
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
@@ -182,9 +186,14 @@ export async function listExpiredTokens(db: Db, now: number, limit: number): Pro
   return toRows(await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
 }
 
-/** Tokens whose CVC retention window has passed, oldest deadline first. */
-export async function listCvcDue(db: Db, now: number, limit: number): Promise<StoredToken[]> {
-  return toRows(await sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit))
+/**
+ * Tokens whose CVC retention window has passed, oldest deadline first, locked for the
+ * caller's transaction; rows another instance holds (its sweep, a patch) are passed over
+ * and, if still due, taken next time.
+ */
+export async function listCvcDue(tx: Tx, now: number, limit: number): Promise<StoredToken[]> {
+  const query = sql(tx)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
+  return toRows(await lockingRows(sql(tx), query, { skipLocked: true }))
 }
 
 export interface TokenFilter {
