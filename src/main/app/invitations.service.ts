@@ -74,6 +74,8 @@ function toInvitation(row: InvitationRow, now: number): TenantInvitation {
   return invitation
 }
 
+const duplicateInvitation = () => new ConflictError('An invitation for this e-mail address already exists; resend it instead.')
+
 export class InvitationsService {
   constructor(
     private readonly context: ServiceContext,
@@ -100,10 +102,9 @@ export class InvitationsService {
     const tenantName = await this.tenantName(actor.tenantId)
     await this.context.writes.run(async (trx) => {
       if (await findMemberByEmail(trx, actor.tenantId, email)) throw new ConflictError('This e-mail address already belongs to a member of the tenant.')
-      if (await findInvitationByEmail(trx, actor.tenantId, email)) {
-        throw new ConflictError('An invitation for this e-mail address already exists; resend it instead.')
-      }
-      await insertInvitation(trx, row)
+      if (await findInvitationByEmail(trx, actor.tenantId, email)) throw duplicateInvitation()
+      // The check above answers most duplicates; the unique index, one created at the same moment on another instance.
+      await insertInvitation(trx, row, duplicateInvitation)
       await this.mail.enqueue(trx, this.invitationMail(row, tenantName, link.url), now)
       audit(trx, now, [{ actor, entityType: 'invitation', entityId: row.id, operation: 'create', message: 'Invitation created' }])
     })

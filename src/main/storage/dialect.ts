@@ -87,7 +87,7 @@ export function lockingRows(db: Knex, query: Knex.QueryBuilder, { skipLocked = f
  */
 export async function lockName(db: Knex, ...parts: string[]): Promise<void> {
   if (!sharedByInstances(db)) return
-  await db.raw('select pg_advisory_xact_lock(?::int, hashtext(?))', [NAMED_LOCK_CLASS, parts.join('\u0001')])
+  await db.raw('select pg_advisory_xact_lock(?::int, hashtext(?))', [NAMED_LOCK_CLASS, parts.join(' ')])
 }
 
 /** `DELETE` of `query`'s rows, returning `columns` of the rows it deleted (knex returns only a count on SQLite). */

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
+import { isUniqueViolation } from '../sql'
 
 
 export type PersistedInvitationStatus = 'PENDING' | 'EXPIRED'
@@ -25,8 +26,13 @@ export interface InvitationFilter {
   now: number
 }
 
-export async function insertInvitation(db: Db, row: InvitationRow): Promise<void> {
-  await sql(db)('invitations').insert(row)
+/** Inserts an invitation; one for the same e-mail address in the tenant (held by a unique index) fails with `onDuplicateEmail()`. */
+export async function insertInvitation(db: Db, row: InvitationRow, onDuplicateEmail: () => Error): Promise<void> {
+  try {
+    await sql(db)('invitations').insert(row)
+  } catch (error) {
+    throw isUniqueViolation(error) ? onDuplicateEmail() : error
+  }
 }
 
 export async function findInvitation(db: Db, tenantId: string, id: string): Promise<InvitationRow | undefined> {

@@ -10,7 +10,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
-import { insertionOrder, jsonArrayElements, lockingRows, unindexed } from '../dialect'
+import { insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 
 /** The row as the table holds it: four columns hold JSON text. */
@@ -127,6 +127,22 @@ export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: st
 /** A live (not expired) token. */
 export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
   return toToken(await sql(db)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first())
+}
+
+/** A live token, its row locked until the caller's transaction ends: a read-modify-write (merge patch) on another instance waits. */
+export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
+  const query = sql(tx)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first()
+  return toToken(await lockingRows(sql(tx), query))
+}
+
+/**
+ * Holds, until the caller's transaction ends, the deduplication locks of these fingerprints
+ * (taken in one order, so two transactions never wait on each other's): a lookup of a
+ * fingerprint then sees a token another instance inserted under it, once that one commits.
+ */
+export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[]): Promise<void> {
+  const names = [...new Set(tokens.map((token) => `${token.type}/${token.fingerprint}`))].sort()
+  for (const name of names) await lockName(sql(tx), 'fingerprint', tenantId, name)
 }
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
