@@ -24,6 +24,7 @@ import {
   hasChainedLogs,
   lastChainedLog,
   listChainedLogs,
+  lockAuditChain,
   saveChainCheckpoint,
   setLogMacs,
   type ChainCheckpoint,
@@ -63,6 +64,13 @@ export class AuditChain implements RowSealer<ChainLink> {
 
   advance(link: ChainLink): void {
     this.head = link
+  }
+
+  /** On a database several instances write: the committed head, read under the chain's lock (held until `trx` ends). */
+  async resume(trx: Tx): Promise<ChainLink | undefined> {
+    if (!(await lockAuditChain(trx))) return undefined
+    const last = await lastChainedLog(trx)
+    return last?.mac ? { seq: Number(last.seq), mac: last.mac } : await chainAnchor(trx)
   }
 
   /**

@@ -36,6 +36,7 @@ export function postgresConnection(url: string): Knex.PgConnectionConfig {
 /** Advisory lock keys (PostgreSQL): one per thing only one instance may do at a time. */
 export const MIGRATION_LOCK = 0x7e55e7a1
 export const VAULT_CREATION_LOCK = 0x7e55e7a2
+export const AUDIT_CHAIN_LOCK = 0x7e55e7a4
 /** The class (first key) of the two-key advisory locks `lockName` takes: a key space apart from the ones above. */
 const NAMED_LOCK_CLASS = 0x7e55e7a3
 

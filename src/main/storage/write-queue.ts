@@ -51,6 +51,12 @@ export interface RowSealer<Link = unknown> {
   seal(rows: readonly object[], link: Link): Link
   /** Adopts the last link of a batch that committed. */
   advance(link: Link): void
+  /**
+   * Where several instances write one database: the link after the last committed row, read
+   * under a lock held until `tx` ends, so batches of different instances chain one after
+   * another. Undefined where this process is the only writer (its `head` is then current).
+   */
+  resume?(tx: Tx): Promise<Link | undefined>
 }
 
 export type WriteWork<T> = (tx: Tx) => Promise<T>
@@ -106,6 +112,8 @@ class BatchRows implements RowBuffer {
   private byTable = new Map<string, Map<readonly string[], TableRows>>()
   /** The sealer's state after the rows of this batch sealed so far. */
   private link: unknown
+  /** Whether the sealer's state was read back from the database in this batch's transaction (see `RowSealer.resume`). */
+  private resumed = false
 
   constructor(private readonly sealer: RowSealer | undefined) {
     this.link = sealer?.head
@@ -131,7 +139,12 @@ class BatchRows implements RowBuffer {
 
   /** Writes everything queued, tables in the order they were first used. */
   async flush(trx: Knex): Promise<void> {
-    for (const statement of this.take()) {
+    const statements = this.take()
+    if (!this.resumed && this.sealer?.resume && statements.some((statement) => statement.sealed)) {
+      this.resumed = true
+      this.link = (await this.sealer.resume(txOf(trx as Knex.Transaction))) ?? this.link
+    }
+    for (const statement of statements) {
       this.seal(statement)
       try {
         await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo)

@@ -3,6 +3,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
+import { AUDIT_CHAIN_LOCK, sharedByInstances } from '../dialect'
 
 
 export interface LogRow {
@@ -272,6 +273,18 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
 /** The newest entry's seq and MAC, if any. */
 export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
   return sql(db)('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
+}
+
+/**
+ * Where several instances write (PostgreSQL): locks the audit chain until the transaction ends,
+ * so entries are chained and committed one transaction after another across instances; true
+ * then. False where one process writes (SQLite): nothing to lock.
+ */
+export async function lockAuditChain(tx: Tx): Promise<boolean> {
+  const db = sql(tx)
+  if (!sharedByInstances(db)) return false
+  await db.raw('select pg_advisory_xact_lock(?)', [AUDIT_CHAIN_LOCK])
+  return true
 }
 
 /** The entry just before `seq` in chain order. */
