@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import knex from 'knex'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateMasterKey } from '../../src/main/crypto/keys'
 import { readySodium } from '../../src/main/crypto/sodium'
@@ -14,7 +15,7 @@ import { silentLogger } from '../../src/main/infra/logger'
 import type { MailConfig } from '../../src/main/infra/mail-transport'
 import { startServiceHost, type ServiceHost } from '../../src/main/bootstrap/service-host'
 import { initVault } from '../../src/main/bootstrap/vault'
-import type { SweepResult } from '../../src/main/app/jobs.service'
+import { SWEEP_LEASE_MS, type SweepResult } from '../../src/main/app/jobs.service'
 import { TestClock } from '../helpers/clock'
 import { createTestDatabase } from '../helpers/postgres'
 import { reservePort, startSmtpServer, type TestSmtpServer } from '../helpers/smtp'
@@ -22,6 +23,7 @@ import { reservePort, startSmtpServer, type TestSmtpServer } from '../helpers/sm
 const MINUTE = 60_000
 
 interface Instances {
+  databaseUrl: string
   clock: TestClock
   adminKey: string
   hosts: [ServiceHost, ServiceHost]
@@ -42,6 +44,7 @@ async function startTwoInstances(mail?: MailConfig): Promise<Instances> {
     hosts.push(await startServiceHost({ dataDir, databaseUrl: database.url, masterKey, host: '127.0.0.1', port: 0, logger: silentLogger(), clock, mail, jobTickMs: 0 }))
   }
   return {
+    databaseUrl: database.url,
     clock,
     adminKey: init.application.key,
     hosts: hosts as [ServiceHost, ServiceHost],
@@ -131,6 +134,27 @@ describe('two instances on one PostgreSQL database', () => {
     const tokenDeletions = await entriesPerEntity('token', 'delete')
     expect(expiring.tokens.map((id) => tokenDeletions.get(id))).toEqual([1, 1, 1, 1, 1])
     expect((await entriesPerEntity('application', 'delete')).get(expiring.application)).toBe(1)
+  })
+
+  it('leaves a sweep whose instance died mid-run to another once its lease runs out', async () => {
+    instances = await startTwoInstances()
+    const { hosts, clock, databaseUrl } = instances
+    const [, b] = hosts
+    const expiring = await createExpiring()
+    clock.advance(4 * MINUTE)
+    // An instance took the lease of expire-sessions and died (its row is all that is left of it).
+    const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } })
+    try {
+      await db('job_runs').insert({ name: 'expire-sessions', last_run_at: null, leased_until: clock.now() + SWEEP_LEASE_MS })
+    } finally {
+      await db.destroy()
+    }
+    const ran = async () => (await b.vault.services.jobs.runDueJobs()).map((result) => result.name)
+    expect(await ran()).not.toContain('expire-sessions')
+    clock.advance(SWEEP_LEASE_MS)
+    expect(await ran()).toContain('expire-sessions')
+    const sessionExpiries = await entriesPerEntity('session', 'expire')
+    expect(expiring.sessions.map((id) => sessionExpiries.get(id))).toEqual([1, 1, 1, 1, 1])
   })
 
   it('logs each expiry once even when the two instances sweep at the same moment (no lease between them)', async () => {
