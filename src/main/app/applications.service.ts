@@ -32,7 +32,7 @@ import {
   findApplication,
   insertApplication,
   listApplications,
-  listExpiredApplications,
+  deleteExpiredApplications,
   updateApplication,
   type ApplicationRecord
 } from '../storage/repositories/applications.repository'
@@ -258,10 +258,9 @@ export class ApplicationsService {
    */
   async expireDue(now: number, limit: number): Promise<number> {
     const deleted = await this.context.writes.run(async (trx) => {
-      const rows = await listExpiredApplications(trx, now, limit)
+      const rows = await deleteExpiredApplications(trx, now, limit)
       const sessionIds: string[] = []
       for (const row of rows) {
-        await deleteApplication(trx, row.tenant_id, row.id)
         const sessions = await listSessionsOfApplication(trx, row.id)
         sessionIds.push(...(await revokeSessions(trx, null, sessions, 'Session revoked: its application expired', now)))
       }

@@ -11,6 +11,8 @@ import {
   findByFingerprint,
   findTokenPage,
   findToken,
+  findTokenForUpdate,
+  lockFingerprints,
   appendTokens,
   insertTokens,
   listCvcDue,
@@ -124,6 +126,8 @@ export class TokensService {
    */
   async insertPrepared(trx: Tx, actor: Actor, prepared: PreparedToken, now: number, view: ViewOptions = { single: true }): Promise<CreateResult> {
     if (prepared.deduplicate) {
+      // Another instance creating the same fingerprint at this moment: one inserts, the other then finds its token.
+      await lockFingerprints(trx, actor.tenantId, [prepared.token])
       const existing = await findByFingerprint(trx, actor.tenantId, prepared.token.type, prepared.token.fingerprint, now)
       if (existing) {
         audit(trx, now, [{ actor, ...tokenEntity(existing), operation: 'read', message: 'Token returned by deduplication' }])
@@ -185,7 +189,9 @@ export class TokensService {
     patch.search_indexes?.forEach((expression, index) => validateExpression(expression, `search_indexes[${index}]`, budget))
     const now = this.context.clock.now()
     const updating = this.context.writes.run(async (trx) => {
-      const row = await this.findOr404(trx, actor, id, now)
+      // Locked: a patch of this token on another instance applies to what this one writes, not to what both read.
+      const row = await findTokenForUpdate(trx, actor.tenantId, tokenPathId(id), now)
+      if (!row) throw new NotFoundError('Token')
       requireTokenAccess(actor, 'token:update', targetOf(row))
       const target = { id: row.id, containers: patch.containers ?? row.containers }
       const transform = requireTokenAccess(actor, 'token:update', target)
@@ -222,7 +228,8 @@ export class TokensService {
       .run(async (trx) => {
         const row = await this.findOr404(trx, actor, id, now)
         requireTokenAccess(actor, 'token:delete', targetOf(row))
-        await deleteToken(trx, row, now, actor.id, 'deleted')
+        // Deleted meanwhile by another instance: that one answered 204 and logged it.
+        if (!(await deleteToken(trx, row, now, actor.id, 'deleted'))) throw new NotFoundError('Token')
         audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'delete', message: 'Token deleted' }])
         await notifyChange(trx, { kind: 'token', tenantId: actor.tenantId, ids: [row.id] })
       })

@@ -10,7 +10,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
-import { insertionOrder, jsonArrayElements, unindexed } from '../dialect'
+import { insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 
 /** The row as the table holds it: four columns hold JSON text. */
@@ -129,6 +129,22 @@ export async function findToken(db: Db, tenantId: string, id: string, now: numbe
   return toToken(await sql(db)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first())
 }
 
+/** A live token, its row locked until the caller's transaction ends: a read-modify-write (merge patch) on another instance waits. */
+export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
+  const query = sql(tx)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first()
+  return toToken(await lockingRows(sql(tx), query))
+}
+
+/**
+ * Holds, until the caller's transaction ends, the deduplication locks of these fingerprints
+ * (taken in one order, so two transactions never wait on each other's): a lookup of a
+ * fingerprint then sees a token another instance inserted under it, once that one commits.
+ */
+export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[]): Promise<void> {
+  const names = [...new Set(tokens.map((token) => `${token.type}/${token.fingerprint}`))].sort()
+  for (const name of names) await lockName(sql(tx), 'fingerprint', tenantId, name)
+}
+
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
   // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
@@ -155,6 +171,8 @@ export async function updateToken(db: Db, tenantId: string, id: string, changes:
 /**
  * Erases a token and leaves a tombstone for audit, in the caller's transaction (one of the write queue).
  * Search indexes and metadata go with the row (foreign key cascade); secure_delete overwrites the freed pages.
+ * False when this statement deleted nothing: the token is gone already (another instance deleted it), or,
+ * for `reason` 'expired', it no longer expires by `deletedAt` (its expiry was changed meanwhile).
  */
 export async function deleteToken(
   db: Tx,
@@ -163,7 +181,9 @@ export async function deleteToken(
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
-  const removed = await sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
+  const query = sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id })
+  if (reason === 'expired') query.andWhere('expires_at', '<=', deletedAt)
+  const removed = await query.delete()
   if (!removed) return false
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
@@ -182,9 +202,14 @@ export async function listExpiredTokens(db: Db, now: number, limit: number): Pro
   return toRows(await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
 }
 
-/** Tokens whose CVC retention window has passed, oldest deadline first. */
-export async function listCvcDue(db: Db, now: number, limit: number): Promise<StoredToken[]> {
-  return toRows(await sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit))
+/**
+ * Tokens whose CVC retention window has passed, oldest deadline first, locked for the
+ * caller's transaction; rows another instance holds (its sweep, a patch) are passed over
+ * and, if still due, taken next time.
+ */
+export async function listCvcDue(tx: Tx, now: number, limit: number): Promise<StoredToken[]> {
+  const query = sql(tx)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
+  return toRows(await lockingRows(sql(tx), query, { skipLocked: true }))
 }
 
 export interface TokenFilter {
