@@ -8,6 +8,7 @@ import * as auditAnchor from './20261130000000_audit_anchor'
 import * as listIndexes from './20261201000000_list_indexes'
 import * as logEntityOrderAndHourCounts from './20261203000000_log_entity_order_and_hour_counts'
 import * as postgresInsertionOrder from './20261205000000_postgres_insertion_order'
+import * as tokenIntents from './20261211000000_token_intents'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -22,5 +23,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261130000000_audit_anchor': auditAnchor,
   '20261201000000_list_indexes': listIndexes,
   '20261203000000_log_entity_order_and_hour_counts': logEntityOrderAndHourCounts,
-  '20261205000000_postgres_insertion_order': postgresInsertionOrder
+  '20261205000000_postgres_insertion_order': postgresInsertionOrder,
+  '20261211000000_token_intents': tokenIntents
 }

@@ -24,6 +24,7 @@ import type { ServiceContext } from '../app/service-context'
 import { SealedSettingsService } from '../app/sealed-settings.service'
 import { SessionsService } from '../app/sessions.service'
 import { TokenizeService } from '../app/tokenize.service'
+import { TokenIntentsService } from '../app/token-intents.service'
 import { TokensService } from '../app/tokens.service'
 
 export interface ServiceDeps {
@@ -58,6 +59,7 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
+  const tokenIntents = new TokenIntentsService(context, tokens)
   const logs = new LogsService(context, deps.chain)
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
@@ -75,6 +77,7 @@ export function createServices(deps: ServiceDeps) {
     logs,
     denials: new DenialsService(context, deps.tenantId),
     tokens,
+    tokenIntents,
     tokenize: new TokenizeService(context, tokens),
     applications,
     sessions,
@@ -84,7 +87,7 @@ export function createServices(deps: ServiceDeps) {
     keys,
     auditArchive,
     sealedSettings: new SealedSettingsService(context),
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
+    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
   }
 }
 
