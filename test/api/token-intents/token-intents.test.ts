@@ -164,6 +164,27 @@ describe('token intents', () => {
     })
   })
 
+  describe('key rotation', () => {
+    it('counts intents under their key version, re-encrypts them, and retires a version only when none uses it', async () => {
+      const keys = service.host.vault.services.keys
+      const actor = { userId: service.ownerUserId, via: 'test' }
+      const data = card()
+      const intent = await createIntent({ type: 'card', data })
+      const onVersion = async (version: number) => (await keys.status()).tenants[0].versions.find((entry) => entry.version === version)!.objects.token_intents
+      const sealedOnOne = await onVersion(1)
+      expect(sealedOnOne).toBeGreaterThanOrEqual(1)
+      await keys.rotate(actor, service.tenantId)
+      await expect(keys.retire(actor, service.tenantId, 1)).rejects.toMatchObject({ status: 409, message: expect.stringContaining(`${sealedOnOne} token intent`) })
+      while ((await keys.reencrypt(500)) > 0);
+      expect(await onVersion(1)).toBe(0)
+      expect(await onVersion(2)).toBe(sealedOnOne)
+      const report = await keys.retire(actor, service.tenantId, 1)
+      expect(report.counts_after.token_intents).toEqual({ 1: 0, 2: sealedOnOne })
+      const converted = await request('POST', '/tokens', { token_intent_id: intent.body.id })
+      expect((await request('GET', `/tokens/${converted.body.id}`)).body.data).toEqual(data)
+    })
+  })
+
   describe('permissions', () => {
     it('lets a public application create and convert intents (token:create) but not read or delete them', async () => {
       const publicKey = (await service.createApplication({ name: 'Browser', type: 'public', permissions: ['token:create'] })).key
