@@ -40,7 +40,7 @@ export const tokenIntent = z
     bank: bankDetails.optional(),
     created_by: z.uuid().optional(),
     created_at: timestamp,
-    expires_at: timestamp.meta({ description: '24 hours after creation; the intent is deleted then' })
+    expires_at: timestamp.meta({ description: '24 hours after creation, or when the CVC retention window ends if the intent holds a CVC and that is sooner; the intent is deleted then' })
   })
   .meta({ id: 'TokenIntent' })
 
@@ -52,7 +52,7 @@ export const convertTokenIntentBody = createTokenBody
   .omit({ type: true, data: true })
   .extend({
     token_intent_id: z.string().max(400).meta({ description: 'The token intent to convert; it is consumed' }),
-    type: createTokenBody.shape.type.optional()
+    type: createTokenBody.shape.type.optional().meta({ description: 'The intent’s type, or left out' })
   })
   .meta({ id: 'CreateTokenFromIntentRequest' })
 
