@@ -76,6 +76,8 @@ describe('token intents', () => {
       expect(otherType.status).toBe(400)
       expect(Object.keys(otherType.body.errors)).toEqual(['type'])
       expect((await createIntent({ type: 'card', data: card(), metadata: {} })).body.errors).toHaveProperty('metadata')
+      // Client-side encrypted payloads need keys a local vault does not hold.
+      expect((await createIntent({ type: 'card', encrypted: 'eyJhbGciOi' })).body.errors).toHaveProperty('encrypted')
     })
   })
 
