@@ -4,7 +4,10 @@
  * after their lifetime with an audit entry, and held to the token permissions
  * Basis Theory's `token-intent:*` map onto. Runs on both engines.
  */
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { onPostgres } from '../../helpers/postgres'
 import { startTestService, type TestService } from '../../helpers/service'
 import { cardNumber } from '../../helpers/tokens'
 
@@ -52,6 +55,16 @@ describe('token intents', () => {
       expect(text).not.toContain('737')
       const token = await request('POST', '/tokens', { type: 'card', data: card(data.number) })
       expect(created.body.fingerprint).toBe(token.body.fingerprint)
+    })
+
+    it.skipIf(onPostgres)('stores the data sealed: neither the number nor the CVC is in the database file or its WAL', async () => {
+      const data = { ...card(), cvc: '9317' }
+      expect((await createIntent({ type: 'card', data })).status).toBe(201)
+      const files = await readdir(service.dataDir, { withFileTypes: true })
+      for (const file of files.filter((entry) => entry.isFile())) {
+        const bytes = await readFile(join(service.dataDir, file.name))
+        for (const secret of [data.number, `"cvc":"9317"`]) expect(bytes.includes(Buffer.from(secret)), `${secret} in ${file.name}`).toBe(false)
+      }
     })
 
     it('lives 24 hours when it holds no CVC', async () => {
