@@ -24,6 +24,7 @@ import type { ServiceContext } from '../app/service-context'
 import { SealedSettingsService } from '../app/sealed-settings.service'
 import { SessionsService } from '../app/sessions.service'
 import { TokenizeService } from '../app/tokenize.service'
+import { TokenIntentsService } from '../app/token-intents.service'
 import { TokensService } from '../app/tokens.service'
 
 export interface ServiceDeps {
@@ -61,6 +62,7 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
+  const tokenIntents = new TokenIntentsService(context, tokens)
   const logs = new LogsService(context, deps.chain)
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
@@ -78,6 +80,7 @@ export function createServices(deps: ServiceDeps) {
     logs,
     denials: new DenialsService(context, deps.tenantId),
     tokens,
+    tokenIntents,
     tokenize: new TokenizeService(context, tokens),
     applications,
     sessions,
@@ -87,7 +90,7 @@ export function createServices(deps: ServiceDeps) {
     keys,
     auditArchive,
     sealedSettings: new SealedSettingsService(context),
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
+    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
   }
 }
 

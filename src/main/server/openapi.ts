@@ -103,6 +103,7 @@ function operation(id: string, route: Route): ZodOpenApiOperationObject {
 
 const TAGS = [
   { name: 'Tokens', description: 'Sensitive values stored as tokens; responses show what the caller’s transform allows.' },
+  { name: 'Token intents', description: 'Card or bank data held for up to 24 hours until `POST /tokens` converts it into a token (Basis Theory’s token intents).' },
   { name: 'Tokenize', description: 'Many tokens in one atomic request, in any JSON shape.' },
   { name: 'Logs', description: 'The audit log: one entry per operation, reads included.' },
   { name: 'Applications', description: 'API keys with their permissions and access rules.' },
@@ -118,9 +119,10 @@ const PATHS: ZodOpenApiPathsObject = {
     post: operation('createToken', {
       tag: 'Tokens',
       summary: 'Create a token',
-      description: 'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted.',
+      description:
+        'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted. With `token_intent_id` the token intent supplies the type and data and is consumed in the same transaction; an unknown, expired or already converted intent is a 400 naming `token_intent_id`.',
       permissions: ['token:create'],
-      body: { schema: contract.createTokenBody },
+      body: { schema: z.union([contract.createTokenBody, contract.convertTokenIntentBody]) },
       responses: {
         201: jsonResponse('The created token, shaped by the caller’s transform.', contract.token),
         200: jsonResponse('With `deduplicate_token`: the existing token of the same type and fingerprint (only `id`, `type`, `tenant_id`, `fingerprint` and `containers` when the caller cannot read it).', contract.token)
@@ -166,6 +168,36 @@ const PATHS: ZodOpenApiPathsObject = {
       path: tokenId,
       responses: { 204: noContent('Deleted.') },
       reasons: TOKEN_REASONS
+    })
+  },
+  '/token-intents': {
+    post: operation('createTokenIntent', {
+      tag: 'Token intents',
+      summary: 'Create a token intent',
+      description:
+        'Validates and encrypts the data like a token’s and answers with its masked details and fingerprint, never the data. The intent is deleted 24 hours later (when the CVC retention window ends, if it holds a CVC and that is sooner) unless converted first.',
+      permissions: ['token:create'],
+      body: { schema: contract.createTokenIntentBody },
+      responses: { 201: jsonResponse('The token intent.', contract.tokenIntent) },
+      reasons: { 403: 'The caller lacks the permission on the containers a token of this type goes to by default.' }
+    })
+  },
+  '/token-intents/{id}': {
+    get: operation('getTokenIntent', {
+      tag: 'Token intents',
+      summary: 'Get a token intent',
+      permissions: ['token:read'],
+      path: entityId,
+      responses: { 200: jsonResponse('The token intent, without its data.', contract.tokenIntent) },
+      reasons: { 403: 'The caller lacks the permission on the containers a token of this type goes to by default.', 404: 'No such token intent: unknown, expired or converted.' }
+    }),
+    delete: operation('deleteTokenIntent', {
+      tag: 'Token intents',
+      summary: 'Delete a token intent',
+      permissions: ['token:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') },
+      reasons: { 403: 'The caller lacks the permission on the containers a token of this type goes to by default.', 404: 'No such token intent: unknown, expired or converted.' }
     })
   },
   '/tokenize': {

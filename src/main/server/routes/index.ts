@@ -8,10 +8,11 @@ import { logsRoutes } from './logs.routes'
 import { membersRoutes } from './members.routes'
 import { permissionsRoutes } from './permissions.routes'
 import { sessionsRoutes } from './sessions.routes'
+import { tokenIntentsRoutes } from './token-intents.routes'
 import { tokenizeRoutes } from './tokenize.routes'
 import { tokensRoutes } from './tokens.routes'
 
-const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, invitationsRoutes]
+const RESOURCE_ROUTES = [tokensRoutes, tokenIntentsRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, invitationsRoutes]
 
 /** Mounts the resource routers and returns them. */
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {

@@ -6,15 +6,16 @@
 import type { SealedObjectKind } from '../../../shared/types'
 import { sql, type Db } from '../connections'
 
-export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings']
+export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings', 'token_intents']
 
 const TABLES: Record<SealedObjectKind, { table: string; id: string; sealed: string }> = {
   tokens: { table: 'tokens', id: 'id', sealed: 'sealed_data' },
   outbox_mails: { table: 'mail_outbox', id: 'id', sealed: 'sealed_body' },
-  sealed_settings: { table: 'sealed_settings', id: 'name', sealed: 'sealed_value' }
+  sealed_settings: { table: 'sealed_settings', id: 'name', sealed: 'sealed_value' },
+  token_intents: { table: 'token_intents', id: 'id', sealed: 'sealed_data' }
 }
 
-/** One sealed row: its id within the tenant (token id, mail id, setting name), version and bytes. */
+/** One sealed row: its id within the tenant (token id, mail id, setting name, intent id), version and bytes. */
 export interface SealedObject {
   id: string
   key_version: number
