@@ -141,6 +141,31 @@ export class TokensService {
     return token
   }
 
+  /**
+   * `POST /detokenize`'s reads: each token as `get` shows it to the caller, each read audited
+   * with `message`. Ids that name no token come back in `missing`, and then nothing is read;
+   * a token the caller may not read is a 403 before any is decrypted.
+   */
+  async getMany(actor: Actor, ids: readonly string[], budget: ExpressionBudget, message: string): Promise<{ tokens: Map<string, Token>; missing: string[] }> {
+    const now = this.context.clock.now()
+    const rows: StoredToken[] = []
+    const missing: string[] = []
+    for (const id of ids) {
+      const row = await this.findCachedOrUndefined(actor, id, now)
+      if (row) rows.push(row)
+      else missing.push(id)
+    }
+    const tokens = new Map<string, Token>()
+    if (missing.length > 0) return { tokens, missing }
+    const transforms = rows.map((row) => requireTokenAccess(actor, 'token:read', targetOf(row)))
+    for (const [index, row] of rows.entries()) {
+      await budget.breathe()
+      tokens.set(ids[index], this.view(row, transforms[index], { single: true, budget }))
+    }
+    await audit(this.context.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message })))
+    return { tokens, missing }
+  }
+
   /** `GET /tokens`: filtered, paginated, newest first; tokens the caller may not read are left out and not counted. */
   async list(actor: Actor, q: ListTokensQuery): Promise<Page<Token>> {
     // Rules filter what a reader sees; a caller who may read nothing at all is refused outright.
@@ -276,6 +301,16 @@ export class TokensService {
   /** `findOr404` through the row cache; an expired cached row reads as absent. */
   private async findCachedOr404(actor: Actor, id: string, now: number): Promise<StoredToken> {
     return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.context.reader, actor, id, now)))!
+  }
+
+  /** `findCachedOr404`, with undefined for an id that names no token. */
+  private async findCachedOrUndefined(actor: Actor, id: string, now: number): Promise<StoredToken | undefined> {
+    try {
+      return await this.findCachedOr404(actor, id, now)
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined
+      throw error
+    }
   }
 
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */

@@ -180,6 +180,22 @@ const PATHS: ZodOpenApiPathsObject = {
       reasons: { ...TOKEN_REASONS, 409: 'The request names the same token id twice, or an id that already exists.' }
     })
   },
+  '/detokenize': {
+    post: operation('detokenize', {
+      tag: 'Tokenize',
+      summary: 'Detokenize any JSON shape',
+      description:
+        'Basis Theory’s detokenize. Tokens are shown as `GET /tokens/{id}` shows them to the caller (its transform applies); each token read is audited. At most 10,000 expressions per request; their filters share the request’s expression time budget.',
+      permissions: ['token:read'],
+      body: { schema: contract.detokenizeBody },
+      responses: { 200: jsonResponse('The same shape with each expression replaced by its value.', contract.detokenizeResult) },
+      reasons: {
+        ...TOKEN_REASONS,
+        400: 'Invalid input: `errors` names each string holding a malformed expression, a failing filter, or an id that names no token.',
+        413: 'The body exceeds the size limit (5 MB by default), or its filters need more time than one request may spend on expressions.'
+      }
+    })
+  },
   '/logs': {
     get: operation('listLogs', {
       tag: 'Logs',
