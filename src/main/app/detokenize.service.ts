@@ -22,10 +22,11 @@ export class DetokenizeService {
     // Rules decide per token; a caller who may read no token at all is refused outright.
     if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
     const budget = new ExpressionBudget()
-    const { shape, references } = parseDetokenizeBody(body, budget)
+    const { shape, references, errors } = parseDetokenizeBody(body, budget)
+    // Malformed expressions and bad filters are answered together, before any token is read.
     await eachCollectingErrors(references, budget, (reference) => {
       if (reference.filterSource) validateExpression(reference.filterSource, reference.field, budget)
-    })
+    }, errors)
     const ids = [...new Set(references.map((reference) => reference.id))]
     const { tokens, missing } = await this.tokens.getMany(actor, ids, budget, 'Token detokenized')
     // Basis Theory answers an unknown token with 400 (its SDK expects it), not 404.
@@ -43,9 +44,13 @@ function valueOf(reference: TokenReference, token: Token, budget: ExpressionBudg
   return evaluateExpression(reference.filterSource, { data: value }, reference.field, budget)
 }
 
-/** Runs `step` on every reference, yielding between them, and throws their field errors together. */
-async function eachCollectingErrors(references: TokenReference[], budget: ExpressionBudget, step: (reference: TokenReference) => void): Promise<void> {
-  const errors: FieldErrors = {}
+/** Runs `step` on every reference, yielding between them, and throws their field errors (added to `errors`) together. */
+async function eachCollectingErrors(
+  references: TokenReference[],
+  budget: ExpressionBudget,
+  step: (reference: TokenReference) => void,
+  errors: FieldErrors = {}
+): Promise<void> {
   for (const reference of references) {
     await budget.breathe()
     try {

@@ -4,7 +4,7 @@
  * `{{ token: ID | filters }}` for the token object. This module finds and parses
  * them; reading the tokens and evaluating filters is the service's work.
  */
-import { ValidationError, type FieldErrors } from './errors'
+import type { FieldErrors } from './errors'
 import type { ExpressionBudget } from './expressions'
 import { addFieldError, formatPath } from './validation'
 
@@ -38,6 +38,8 @@ export interface ParsedBody {
   /** The body with every string holding expressions replaced by an Interpolation. */
   shape: unknown
   references: TokenReference[]
+  /** The malformed expressions, by field (the caller adds its own errors and throws them together). */
+  errors: FieldErrors
 }
 
 const EXPRESSION = /\{\{([\s\S]*?)\}\}/g
@@ -47,7 +49,6 @@ const REFERENCE = /^\s*(token\s*:\s*)?([^\s|{}]+)\s*(?:\|([\s\S]*))?$/
 /**
  * Finds every expression of `body`, counting each against the request's expression budget
  * before parsing it, so a body of many expressions is refused early.
- * @throws ValidationError naming each malformed expression's field
  * @throws ExpressionCountError past the per-request expression count
  */
 export function parseDetokenizeBody(body: unknown, budget: ExpressionBudget): ParsedBody {
@@ -65,8 +66,7 @@ export function parseDetokenizeBody(body: unknown, budget: ExpressionBudget): Pa
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key], depth + 1)]))
   }
   const shape = walk(body, [], 0)
-  if (Object.keys(errors).length > 0) throw new ValidationError(errors)
-  return { shape, references }
+  return { shape, references, errors }
 }
 
 function parseString(text: string, field: string, budget: ExpressionBudget, references: TokenReference[], errors: FieldErrors): unknown {
