@@ -103,7 +103,7 @@ function operation(id: string, route: Route): ZodOpenApiOperationObject {
 
 const TAGS = [
   { name: 'Tokens', description: 'Sensitive values stored as tokens; responses show what the caller’s transform allows.' },
-  { name: 'Tokenize', description: 'Many tokens in one atomic request, in any JSON shape.' },
+  { name: 'Tokenize', description: 'Many tokens in one request, in any JSON shape: tokenize creates them atomically, detokenize reads them into the shape.' },
   { name: 'Logs', description: 'The audit log: one entry per operation, reads included.' },
   { name: 'Applications', description: 'API keys with their permissions and access rules.' },
   { name: 'Permissions', description: 'The permission catalogue.' },
