@@ -3,12 +3,12 @@
  * `{{ ID | filters }}` (the token's data) or `{{ token: ID | filters }}` (the
  * token object). Tokens are read as `GET /tokens/{id}` shows them to the caller,
  * so its transform applies; each token read is audited. Every expression counts
- * against the request's expression budget, and filters are checked before any
- * token is read.
+ * against the request's expression budget, filters are checked before any
+ * token is read, and the response's size is bounded.
  */
 import type { Actor } from '../domain/actor'
 import { holdsPermission } from '../domain/access'
-import { fillDetokenized, parseDetokenizeBody, type TokenReference } from '../domain/detokenize'
+import { DetokenizedSize, fillDetokenized, parseDetokenizeBody, type TokenReference } from '../domain/detokenize'
 import { ForbiddenError, ValidationError, type FieldErrors } from '../domain/errors'
 import { ExpressionBudget, evaluateExpression, validateExpression } from '../domain/expressions'
 import { addFieldError } from '../domain/validation'
@@ -32,7 +32,12 @@ export class DetokenizeService {
     // Basis Theory answers an unknown token with 400 (its SDK expects it), not 404.
     if (missing.length > 0) throw unknownTokens(references, new Set(missing))
     const values = new Map<TokenReference, unknown>()
-    await eachCollectingErrors(references, budget, (reference) => values.set(reference, valueOf(reference, tokens.get(reference.id)!, budget)))
+    const size = new DetokenizedSize()
+    await eachCollectingErrors(references, budget, (reference) => {
+      const value = valueOf(reference, tokens.get(reference.id)!, budget)
+      size.add(reference.field, value)
+      values.set(reference, value)
+    })
     return fillDetokenized(shape, (reference) => values.get(reference))
   }
 }

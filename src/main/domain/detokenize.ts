@@ -4,12 +4,19 @@
  * `{{ token: ID | filters }}` for the token object. This module finds and parses
  * them; reading the tokens and evaluating filters is the service's work.
  */
-import type { FieldErrors } from './errors'
+import { AppError, type FieldErrors } from './errors'
 import type { ExpressionBudget } from './expressions'
 import { addFieldError, formatPath } from './validation'
 
 /** Nesting deeper than this is refused rather than walked (as in /tokenize). */
 const MAX_DEPTH = 32
+
+/**
+ * Characters of values one response may carry. Expressions multiply what a body
+ * asks for (10,000 references to a 5 MB token would be 50 GB), so the response is
+ * bounded on its own, at four times the default body limit.
+ */
+export const MAX_DETOKENIZED_CHARS = 20_000_000
 
 /** Token ids are at most this long (see ids.ts); a longer one names no token. */
 const MAX_ID_LENGTH = 400
@@ -121,4 +128,31 @@ export function fillDetokenized(shape: unknown, valueOf: (reference: TokenRefere
     return Object.fromEntries(Object.entries(shape).map(([key, item]) => [key, fillDetokenized(item, valueOf)]))
   }
   return shape
+}
+
+/** Adds up the size of the values a response will carry, and refuses (413) past MAX_DETOKENIZED_CHARS. */
+export class DetokenizedSize {
+  private total = 0
+  /** Objects are shared between the references to one token: each is measured once. */
+  private readonly measured = new WeakMap<object, number>()
+
+  constructor(private readonly limit = MAX_DETOKENIZED_CHARS) {}
+
+  /** @throws AppError `payload_too_large` naming `field` when this value passes the limit */
+  add(field: string, value: unknown): void {
+    this.total += this.sizeOf(value)
+    if (this.total > this.limit) {
+      throw new AppError('payload_too_large', `The detokenized response would be larger than ${this.limit} characters.`, {
+        [field]: [`the response passes its ${this.limit} character limit here`]
+      })
+    }
+  }
+
+  private sizeOf(value: unknown): number {
+    if (typeof value === 'string') return value.length
+    if (value === null || typeof value !== 'object') return asText(value).length
+    let size = this.measured.get(value)
+    if (size === undefined) this.measured.set(value, (size = JSON.stringify(value).length))
+    return size
+  }
 }

@@ -192,7 +192,7 @@ const PATHS: ZodOpenApiPathsObject = {
       reasons: {
         ...TOKEN_REASONS,
         400: 'Invalid input: `errors` names each string holding a malformed expression, a failing filter, or an id that names no token.',
-        413: 'The body exceeds the size limit (5 MB by default), or its filters need more time than one request may spend on expressions.'
+        413: 'The body exceeds the size limit (5 MB by default), its filters need more time than one request may spend on expressions, or the response would carry more than 20,000,000 characters of values.'
       }
     })
   },

@@ -3,6 +3,7 @@
  * bodies that are bare values) and the bounds on a hostile body's work.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_DETOKENIZED_CHARS } from '../../../src/main/domain/detokenize'
 import { EXPRESSION_LIMITS } from '../../../src/main/domain/expressions'
 import { startTestService, type TestService } from '../../helpers/service'
 
@@ -116,5 +117,13 @@ describe('POST /detokenize', () => {
     expect(response.status).toBe(413)
     expect(response.body.code).toBe('expression_budget_exceeded')
     expect(Object.keys(response.body.errors)).toEqual([expect.stringMatching(/^\[\d+\]$/)])
+  })
+
+  it('refuses with 413 a body whose values would make the response too large, naming the field where it passes the limit', async () => {
+    const megabyte = await service.request('POST', '/tokens', { key: revealKey, body: { type: 'token', data: 'x'.repeat(1_000_000) } })
+    const references = MAX_DETOKENIZED_CHARS / 1_000_000 + 1
+    const response = await detokenize({ many: Array.from({ length: references }, () => `{{ ${megabyte.body.id} }}`) })
+    expect(response.status).toBe(413)
+    expect(response.body.errors).toEqual({ [`many[${references - 1}]`]: [`the response passes its ${MAX_DETOKENIZED_CHARS} character limit here`] })
   })
 })
