@@ -3,12 +3,14 @@
  * plus the desktop's explicit reveal and the expiry sweep. Every operation
  * writes its audit entry in the same transaction as its effect (reads too).
  */
+import { setImmediate as yieldTurn } from 'node:timers/promises'
 import type { Db, Tx } from '../storage/connections'
 import { tokenMetadata, type CreateTokenInput, type ListTokensQuery, type UpdateTokenInput } from '../../shared/contracts'
 import type { Page, Token, Transform } from '../../shared/types'
 import {
   deleteToken,
   findByFingerprint,
+  findTokens,
   findTokenPage,
   findToken,
   appendTokens,
@@ -82,6 +84,9 @@ function admitStoredExpressions(budget: ExpressionBudget, type: TokenTypeDefinit
   ])
 }
 
+/** Tokens a bulk read (detokenize) decrypts and shapes before it gives way to other requests. */
+const VIEWS_PER_TURN = 100
+
 /** How many token rows (ciphertext, never plaintext) are kept in memory for repeated reads. */
 const ROW_CACHE_SIZE = 10_000
 
@@ -148,21 +153,18 @@ export class TokensService {
    */
   async getMany(actor: Actor, ids: readonly string[], budget: ExpressionBudget, message: string): Promise<{ tokens: Map<string, Token>; missing: string[] }> {
     const now = this.context.clock.now()
-    const rows: StoredToken[] = []
-    const missing: string[] = []
-    for (const id of ids) {
-      const row = await this.findCachedOrUndefined(actor, id, now)
-      if (row) rows.push(row)
-      else missing.push(id)
-    }
+    const rows = await this.findMany(actor, ids, now)
     const tokens = new Map<string, Token>()
+    const missing = ids.filter((id) => !rows.has(id))
     if (missing.length > 0) return { tokens, missing }
-    const transforms = rows.map((row) => requireTokenAccess(actor, 'token:read', targetOf(row)))
-    for (const [index, row] of rows.entries()) {
+    const transforms = [...rows.values()].map((row) => requireTokenAccess(actor, 'token:read', targetOf(row)))
+    for (const [index, [id, row]] of [...rows.entries()].entries()) {
+      // Decrypting thousands of tokens would hold the event loop: give way to other requests now and then.
+      if (index % VIEWS_PER_TURN === VIEWS_PER_TURN - 1) await yieldTurn()
       await budget.breathe()
-      tokens.set(ids[index], this.view(row, transforms[index], { single: true, budget }))
+      tokens.set(id, this.view(row, transforms[index], { single: true, budget }))
     }
-    await audit(this.context.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message })))
+    await audit(this.context.writes, now, [...rows.values()].map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message })))
     return { tokens, missing }
   }
 
@@ -303,14 +305,17 @@ export class TokensService {
     return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.context.reader, actor, id, now)))!
   }
 
-  /** `findCachedOr404`, with undefined for an id that names no token. */
-  private async findCachedOrUndefined(actor: Actor, id: string, now: number): Promise<StoredToken | undefined> {
-    try {
-      return await this.findCachedOr404(actor, id, now)
-    } catch (error) {
-      if (error instanceof NotFoundError) return undefined
-      throw error
+  /** The live rows of `ids` by id: cached ones from the cache, the others in a few statements (not cached: a bulk read is rarely repeated). */
+  private async findMany(actor: Actor, ids: readonly string[], now: number): Promise<Map<string, StoredToken>> {
+    const rows = new Map<string, StoredToken>()
+    const uncached: string[] = []
+    for (const id of ids) {
+      const row = this.cachedRow(actor, id, now)
+      if (row) rows.set(id, row)
+      else uncached.push(id)
     }
+    for (const row of await findTokens(this.context.reader, actor.tenantId, uncached, now)) rows.set(row.id, row)
+    return rows
   }
 
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
