@@ -24,6 +24,7 @@ import type { ServiceContext } from '../app/service-context'
 import { SealedSettingsService } from '../app/sealed-settings.service'
 import { SessionsService } from '../app/sessions.service'
 import { TokenizeService } from '../app/tokenize.service'
+import { DetokenizeService } from '../app/detokenize.service'
 import { TokenIntentsService } from '../app/token-intents.service'
 import { TokensService } from '../app/tokens.service'
 
@@ -82,6 +83,7 @@ export function createServices(deps: ServiceDeps) {
     tokens,
     tokenIntents,
     tokenize: new TokenizeService(context, tokens),
+    detokenize: new DetokenizeService(tokens),
     applications,
     sessions,
     members: new MembersService(context),

@@ -104,7 +104,7 @@ function operation(id: string, route: Route): ZodOpenApiOperationObject {
 const TAGS = [
   { name: 'Tokens', description: 'Sensitive values stored as tokens; responses show what the caller’s transform allows.' },
   { name: 'Token intents', description: 'Card or bank data held for up to 24 hours until `POST /tokens` converts it into a token (Basis Theory’s token intents).' },
-  { name: 'Tokenize', description: 'Many tokens in one atomic request, in any JSON shape.' },
+  { name: 'Tokenize', description: 'Many tokens in one request, in any JSON shape: tokenize creates them atomically, detokenize reads them into the shape.' },
   { name: 'Logs', description: 'The audit log: one entry per operation, reads included.' },
   { name: 'Applications', description: 'API keys with their permissions and access rules.' },
   { name: 'Permissions', description: 'The permission catalogue.' },
@@ -210,6 +210,22 @@ const PATHS: ZodOpenApiPathsObject = {
       responses: { 200: jsonResponse('The same shape with tokens in place of the values.', contract.tokenizeResult) },
       errors: [409],
       reasons: { ...TOKEN_REASONS, 409: 'The request names the same token id twice, or an id that already exists.' }
+    })
+  },
+  '/detokenize': {
+    post: operation('detokenize', {
+      tag: 'Tokenize',
+      summary: 'Detokenize any JSON shape',
+      description:
+        'Basis Theory’s detokenize. Tokens are shown as `GET /tokens/{id}` shows them to the caller (its transform applies); each token read is audited. At most 10,000 expressions per request; their filters share the request’s expression time budget.',
+      permissions: ['token:read'],
+      body: { schema: contract.detokenizeBody },
+      responses: { 200: jsonResponse('The same shape with each expression replaced by its value.', contract.detokenizeResult) },
+      reasons: {
+        ...TOKEN_REASONS,
+        400: 'Invalid input: `errors` names each string holding a malformed expression, a failing filter, or an id that names no token.',
+        413: 'The body exceeds the size limit (5 MB by default), its filters need more time than one request may spend on expressions, or the response would carry more than 20,000,000 characters of values.'
+      }
     })
   },
   '/logs': {

@@ -160,3 +160,25 @@ type TokenizeResultValue = string | null | z.infer<typeof token> | TokenizeResul
 export const tokenizeResult: z.ZodType<TokenizeResultValue> = z
   .union([z.string(), z.null(), token, z.array(z.lazy(() => tokenizeResult)), z.record(z.string(), z.lazy(() => tokenizeResult))])
   .meta({ id: 'TokenizeResult', description: 'The request with each plain value replaced by its token id and each token request by the created token' })
+
+type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
+
+/** Any JSON value (documentation only: `POST /detokenize` walks whatever it is sent). */
+const anyJson = (id: string, description: string): z.ZodType<JsonValue> => {
+  const value: z.ZodType<JsonValue> = z
+    .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.lazy(() => value)), z.record(z.string(), z.lazy(() => value))])
+    .meta({ id, description })
+  return value
+}
+
+/** `POST /detokenize`: any JSON value whose strings may hold detokenization expressions. */
+export const detokenizeBody = anyJson(
+  'DetokenizeRequest',
+  'Any JSON value. In its strings, `{{ ID | filters }}` stands for the data of token ID and `{{ token: ID | filters }}` for the token object; filters are optional.'
+)
+
+/** The response of `POST /detokenize`. */
+export const detokenizeResult = anyJson(
+  'DetokenizeResult',
+  'The request with each expression replaced: a string that is exactly one expression takes its value with its JSON type; other strings have the values written in (objects as JSON, null as nothing).'
+)

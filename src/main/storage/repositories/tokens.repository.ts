@@ -145,6 +145,22 @@ export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonl
   for (const name of names) await lockName(sql(tx), 'fingerprint', tenantId, name)
 }
 
+/** Ids looked up per statement by `findTokens` (SQLite allows 999 bound values). */
+const IDS_PER_LOOKUP = 500
+
+/** The live tokens of `ids`, in no particular order; ids that name none are left out. */
+export async function findTokens(db: Db, tenantId: string, ids: readonly string[], now: number): Promise<StoredToken[]> {
+  const found: StoredToken[] = []
+  for (let start = 0; start < ids.length; start += IDS_PER_LOOKUP) {
+    const rows: TokenRow[] = await sql(db)('tokens')
+      .where({ tenant_id: tenantId })
+      .whereIn('id', ids.slice(start, start + IDS_PER_LOOKUP))
+      .andWhere(notExpiredAt(now))
+    found.push(...rows.map(fromRow))
+  }
+  return found
+}
+
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
   // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
