@@ -9,9 +9,10 @@ import { membersRoutes } from './members.routes'
 import { permissionsRoutes } from './permissions.routes'
 import { sessionsRoutes } from './sessions.routes'
 import { tokenizeRoutes } from './tokenize.routes'
+import { tenantsRoutes } from './tenants.routes'
 import { tokensRoutes } from './tokens.routes'
 
-const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, invitationsRoutes]
+const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, tenantsRoutes, invitationsRoutes]
 
 /** Mounts the resource routers and returns them. */
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {
