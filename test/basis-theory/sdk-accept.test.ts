@@ -2,7 +2,7 @@
  * What Basis Theory accepts, Tessera accepts: the official SDK with only its
  * base URL and key, on the calls its README and integration tests make first.
  */
-import { BasisTheoryClient } from '@basis-theory/node-sdk'
+import { BasisTheoryClient, BasisTheoryError } from '@basis-theory/node-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestService, type TestService } from '../helpers/service'
 import { cardNumber } from '../helpers/tokens'
@@ -46,8 +46,9 @@ describe('the Basis Theory SDK', () => {
     const traced = new BasisTheoryClient({ apiKey: (await service.createApplication({ name: 'Traced', type: 'private', permissions: ['token:read'] })).key, environment: service.url, correlationId: 'sdk-trace-1' })
     const { rawResponse } = await traced.webhooks.ping().withRawResponse()
     expect(rawResponse.headers.get('bt-trace-id')).toBe('sdk-trace-1')
-    const failure = await traced.tokens.get('no-such-token').catch((error: { rawResponse?: { headers: Headers } }) => error)
-    expect(failure.rawResponse?.headers.get('bt-trace-id')).toBe('sdk-trace-1')
+    const failure: unknown = await traced.tokens.get('no-such-token').catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(BasisTheoryError)
+    expect((failure as BasisTheoryError).rawResponse?.headers.get('bt-trace-id')).toBe('sdk-trace-1')
     const untraced = await tokens.webhooks.ping().withRawResponse()
     expect(untraced.rawResponse.headers.get('bt-trace-id')).toMatch(/^[0-9a-f-]{36}$/)
   })
