@@ -39,4 +39,18 @@ describe('BT-TRACE-ID', () => {
     const longest = 'x'.repeat(128)
     expect((await service.request('GET', '/health', { headers: { 'bt-trace-id': longest } })).headers.get('bt-trace-id')).toBe(longest)
   })
+
+  it('lets a browser on an allowed origin send it and read it back', async () => {
+    const cors = await startTestService({ corsOrigins: ['https://shop.example.com'] })
+    try {
+      const origin = 'https://shop.example.com'
+      const preflight = await fetch(`${cors.url}/tokens`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'bt-api-key,bt-trace-id' } })
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('BT-TRACE-ID')
+      const response = await cors.request('GET', '/health', { headers: { origin, 'bt-trace-id': 'browser-1' } })
+      expect(response.headers.get('access-control-expose-headers')).toBe('BT-TRACE-ID')
+      expect(response.headers.get('bt-trace-id')).toBe('browser-1')
+    } finally {
+      await cors.stop()
+    }
+  })
 })
