@@ -354,8 +354,9 @@ export class TokensService {
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = (patch.metadata === undefined ? row.metadata : (mergePatch(row.metadata, patch.metadata) ?? {})) as Record<string, string>
     parse(tokenMetadata, metadata, 'metadata')
-    const secrets = secretsOf(type, data)
-    for (const [key, value] of Object.entries(metadata)) assertMetadataFreeOfSecrets(value, secrets, `metadata.${key}`)
+    const entries = Object.entries(metadata)
+    const secrets = entries.length > 0 ? secretsOf(type, data) : undefined
+    if (secrets) for (const [key, value] of entries) assertMetadataFreeOfSecrets(value, secrets, `metadata.${key}`)
     const changes: Partial<StoredToken> = { modified_by: actor.id, modified_at: now, metadata }
     if (patch.mask !== undefined) {
       const mask = asStoredJson(mergePatch(row.mask, patch.mask))

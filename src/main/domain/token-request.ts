@@ -173,8 +173,10 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
   const data = parsed ? parsed.data : input.data
   const fragments = plaintextFragments(data)
   const id = await attempt(budget, errors, () => resolveId(input, context.keys, fragments, fieldPath('id', prefix), budget))
-  const secrets = dataValid ? secretsOf(type, data) : undefined
-  if (secrets) for (const [key, value] of Object.entries(input.metadata ?? {})) await attempt(budget, errors, () => assertMetadataFreeOfSecrets(value, secrets, formatPath(['metadata', key], prefix)))
+  const metadata = Object.entries(input.metadata ?? {})
+  // Only with metadata to check: collecting a large generic token's strings costs time.
+  const secrets = dataValid && metadata.length > 0 ? secretsOf(type, data) : undefined
+  if (secrets) for (const [key, value] of metadata) await attempt(budget, errors, () => assertMetadataFreeOfSecrets(value, secrets, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = await attempt(budget, errors, () =>
     input.fingerprint_expression === undefined && dataValid
