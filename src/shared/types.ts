@@ -38,6 +38,8 @@ export type User = z.infer<typeof contract.user>
 
 export type TenantMember = z.infer<typeof contract.member>
 
+export type Tenant = z.infer<typeof contract.tenant>
+
 export type TenantInvitation = z.infer<typeof contract.invitation>
 
 /** RFC 7807 problem document returned by every error response. */

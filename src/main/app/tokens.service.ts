@@ -35,7 +35,8 @@ import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from '../domain/pagination'
 import { asStoredJson, type StoredToken, type TokenKeys } from '../domain/token'
 import { tokenPathId } from '../domain/ids'
-import { admitExpressions, assertFreeOfPlaintext, plaintextFragments, prepareToken, searchIndexEntries, type PreparedToken } from '../domain/token-request'
+import { admitExpressions, prepareToken, searchIndexEntries, type PreparedToken } from '../domain/token-request'
+import { assertMetadataFreeOfSecrets, secretsOf } from '../domain/metadata-secrets'
 import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, type ViewOptions } from '../domain/token-view'
 import { openToken, tokenKeys } from './token-crypto'
 import { mergePatch } from '../domain/merge-patch'
@@ -424,8 +425,9 @@ export class TokensService {
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = (patch.metadata === undefined ? row.metadata : (mergePatch(row.metadata, patch.metadata) ?? {})) as Record<string, string>
     parse(tokenMetadata, metadata, 'metadata')
-    const fragments = plaintextFragments(data)
-    for (const [key, value] of Object.entries(metadata)) assertFreeOfPlaintext(value, fragments, `metadata.${key}`)
+    const entries = Object.entries(metadata)
+    const secrets = entries.length > 0 ? secretsOf(type, data) : undefined
+    if (secrets) for (const [key, value] of entries) assertMetadataFreeOfSecrets(value, secrets, `metadata.${key}`)
     const changes: Partial<StoredToken> = { modified_by: actor.id, modified_at: now, metadata }
     if (patch.mask !== undefined) {
       const mask = asStoredJson(mergePatch(row.mask, patch.mask))

@@ -20,6 +20,7 @@ import { LogsService } from '../app/logs.service'
 import { MailService } from '../app/mail.service'
 import type { MailConfig } from '../infra/mail-transport'
 import { MembersService } from '../app/members.service'
+import { TenantsService } from '../app/tenants.service'
 import type { ServiceContext } from '../app/service-context'
 import { SealedSettingsService } from '../app/sealed-settings.service'
 import { SessionsService } from '../app/sessions.service'
@@ -87,6 +88,7 @@ export function createServices(deps: ServiceDeps) {
     applications,
     sessions,
     members: new MembersService(context),
+    tenants: new TenantsService(context),
     invitations,
     mail,
     keys,

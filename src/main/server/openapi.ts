@@ -109,6 +109,7 @@ const TAGS = [
   { name: 'Applications', description: 'API keys with their permissions and access rules.' },
   { name: 'Permissions', description: 'The permission catalogue.' },
   { name: 'Sessions', description: 'Short-lived keys for browsers and phones: a public application creates one, a private application authorizes it.' },
+  { name: 'Tenant', description: 'The tenant the caller belongs to.' },
   { name: 'Members', description: 'The people who administer the tenant.' },
   { name: 'Invitations', description: 'E-mail invitations to become a member, and accepting them.' },
   { name: 'Service', description: 'Health and this document.' }
@@ -359,6 +360,22 @@ const PATHS: ZodOpenApiPathsObject = {
       reasons: { 403: 'The key is not a private application’s, or the grant exceeds what it holds.', 404: 'No unexpired session has this nonce.', 409: 'The nonce has already been used.' }
     })
   },
+  '/tenants/self': {
+    get: operation('getTenant', {
+      tag: 'Tenant',
+      summary: 'Get the caller’s tenant',
+      description: 'In Basis Theory’s shape (`client.tenants.self.get()`).',
+      permissions: ['tenant:read'],
+      responses: { 200: jsonResponse('The tenant.', contract.tenant) }
+    }),
+    put: operation('updateTenant', {
+      tag: 'Tenant',
+      summary: 'Rename the caller’s tenant',
+      permissions: ['tenant:update'],
+      body: { schema: contract.updateTenantBody },
+      responses: { 200: jsonResponse('The renamed tenant.', contract.tenant) }
+    })
+  },
   '/tenants/self/members': {
     get: operation('listMembers', {
       tag: 'Members',
@@ -469,6 +486,15 @@ const PATHS: ZodOpenApiPathsObject = {
       responses: { 200: jsonResponse('The service is up.', contract.health) }
     })
   },
+  '/ping': {
+    get: operation('ping', {
+      tag: 'Service',
+      summary: 'Ping',
+      description: 'The same answer as `GET /health`, at the path Basis Theory’s SDKs call (`webhooks.ping()`). A key, if sent, is not checked.',
+      open: true,
+      responses: { 200: jsonResponse('The service is up.', contract.health) }
+    })
+  },
   '/openapi.json': {
     get: operation('openApiDocument', {
       tag: 'Service',
@@ -481,7 +507,7 @@ const PATHS: ZodOpenApiPathsObject = {
 
 const DESCRIPTION = `Tessera's tokenization service: sensitive values go in, tokens come out.
 
-Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
+Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /ping\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Every response, errors included, carries \`BT-TRACE-ID\`: the request's own (printable ASCII, at most 128 characters) or, when it sent none or another, a new UUID. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
 
 /** Formats say it all: zod's equivalent patterns (for uuid and date-time) only make the document harder to read. */
 function dropPatternsOfFormats({ jsonSchema }: { jsonSchema: { format?: string; pattern?: string } }): void {

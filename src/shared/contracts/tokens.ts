@@ -12,7 +12,7 @@ export const tokenMetadata = z
     withoutNul(z.string().max(500, 'must be at most 500 characters'))
   )
   .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
-  .meta({ description: 'Non-sensitive text values (at most 50 keys); a value holding the token data is refused' })
+  .meta({ description: 'Non-sensitive text values (at most 50 keys), stored in plaintext; a value holding the token’s secrets is refused: a card or account number (even grouped by spaces, dashes, dots or slashes), a CVC, or a generic token’s whole data or one of its strings' })
 
 /** Data nested deeper than this is refused: sealing, fingerprints and expressions all recurse over it. */
 const MAX_DATA_DEPTH = 64
