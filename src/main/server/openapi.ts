@@ -525,9 +525,55 @@ function buildDocument(): OpenApiDocument {
       components: {
         securitySchemes: { [API_KEY_HEADER]: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'An application’s key or an authorized session’s key' } }
       },
-      paths: PATHS
+      paths: withIdempotencyKeys(PATHS)
     },
     { override: dropPatternsOfFormats }
+  )
+}
+
+const WRITE_METHODS = ['post', 'put', 'patch', 'delete'] as const
+
+const idempotencyHeader = z.object({
+  'BT-IDEMPOTENCY-KEY': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe: the same key from the same caller within 24 hours replays the first response instead of running again (1–255 printable ASCII characters).'
+    })
+})
+
+const IDEMPOTENCY_REASONS = {
+  400: 'Invalid input: `errors` names each bad field (a malformed `BT-IDEMPOTENCY-KEY` included).',
+  409: 'A request with the same `BT-IDEMPOTENCY-KEY` is still running.',
+  422: 'The `BT-IDEMPOTENCY-KEY` was already used for a different request (method, path or body).'
+}
+
+/** Every keyed write takes `BT-IDEMPOTENCY-KEY` (middleware/idempotency.ts), and may answer its 409 and 422. */
+function withIdempotencyKeys(paths: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => {
+      const operations = { ...item }
+      for (const method of WRITE_METHODS) {
+        const op = operations[method]
+        if (!op || op.security?.length === 0) continue
+        const documented = op.responses as Record<string, { description: string } | undefined>
+        // A status the operation answers already keeps its own reason (400) or gets this one beside it (409, 422).
+        const problem = (status: 400 | 409 | 422) => {
+          const existing = documented[status]
+          const description = !existing ? IDEMPOTENCY_REASONS[status] : status === 400 ? existing.description : `${existing.description} ${IDEMPOTENCY_REASONS[status]}`
+          return { description, content: { [PROBLEM_TYPE]: { schema: contract.problem } } }
+        }
+        operations[method] = {
+          ...op,
+          requestParams: { ...op.requestParams, header: idempotencyHeader },
+          responses: { ...op.responses, 400: problem(400), 409: problem(409), 422: problem(422) }
+        }
+      }
+      return [path, operations]
+    })
   )
 }
 
