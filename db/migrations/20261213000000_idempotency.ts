@@ -15,7 +15,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('request_hash', 64) // keyed hash of method, path and body; set when the response is stored
     t.integer('status_code')
     t.integer('key_version')
-    t.binary('sealed_response') // nonce ‖ XChaCha20-Poly1305(body), AD = tenant + caller + key
+    t.binary('sealed_response') // nonce ‖ XChaCha20-Poly1305(body), AD = tenant + reservation; key rotation re-seals it
     t.bigInteger('created_at').notNullable()
     t.bigInteger('expires_at').notNullable()
     t.primary(['tenant_id', 'caller_id', 'idempotency_key'])

@@ -48,7 +48,7 @@ export type Problem = z.infer<typeof contract.problem>
 // Key rotation (`tessera keys`, desktop Settings): wire shapes of status and reports.
 
 /** The kinds of objects sealed with a tenant's data key. */
-export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings' | 'token_intents'
+export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings' | 'token_intents' | 'idempotent_responses'
 
 /** How many objects of each kind a data-key version seals. */
 export type SealedObjectCounts = Record<SealedObjectKind, number>

@@ -20,6 +20,7 @@ import {
   type IdempotencyRecord
 } from '../storage/repositories/idempotency.repository'
 import { audit } from './audit'
+import { idempotentResponseAssociatedData } from './token-crypto'
 import type { ServiceContext } from './service-context'
 
 /** How long a response is replayed. */
@@ -59,9 +60,6 @@ export const HEADER = 'BT-IDEMPOTENCY-KEY'
 
 export type Admission = { kind: 'run'; reservation: Reservation } | { kind: 'replay'; response: StoredResponse }
 
-function associatedData(id: IdempotencyId): string {
-  return `idempotency:${id.tenant_id}:${id.caller_id}:${id.idempotency_key}`
-}
 
 export class IdempotencyService {
   constructor(private readonly context: ServiceContext) {}
@@ -103,7 +101,7 @@ export class IdempotencyService {
         [HEADER]: ['was already used for another method, path or body']
       })
     }
-    const { type, body } = openJson<Omit<StoredResponse, 'status'>>(this.context.keyring.dataKey(id.tenant_id, holder.key_version!), holder.sealed_response!, associatedData(id))
+    const { type, body } = openJson<Omit<StoredResponse, 'status'>>(this.context.keyring.dataKey(id.tenant_id, holder.key_version!), holder.sealed_response!, idempotentResponseAssociatedData(id.tenant_id, holder.reservation))
     await audit(this.context.writes, now, [
       { actor, entityType: 'idempotency-key', entityId: holder.reservation, operation: 'read', message: `Stored response (${holder.status_code}) replayed for ${request.method} ${request.url.split('?')[0]}` }
     ])
@@ -113,7 +111,7 @@ export class IdempotencyService {
   /** Keeps the response of the request holding `reservation`, sealed, for replays. */
   async complete(reservation: Reservation, response: StoredResponse): Promise<void> {
     const { version, key } = this.context.keyring.currentDataKey(reservation.id.tenant_id)
-    const sealed = Buffer.from(sealJson(key, { type: response.type, body: response.body }, associatedData(reservation.id)))
+    const sealed = Buffer.from(sealJson(key, { type: response.type, body: response.body }, idempotentResponseAssociatedData(reservation.id.tenant_id, reservation.reservation)))
     await this.context.writes.run((trx) =>
       completeIdempotencyRecord(trx, reservation.id, reservation.reservation, {
         request_hash: reservation.requestHash,

@@ -156,6 +156,24 @@ describe('BT-IDEMPOTENCY-KEY', () => {
     expect((await storedKeys()).map((row) => row.idempotency_key)).not.toContain(swept)
   })
 
+  it('re-encrypts stored responses on key rotation, and retires a version only when none uses it; replays go on', async () => {
+    const keys = service.host.vault.services.keys
+    const actor = { userId: service.ownerUserId, via: 'test' }
+    const idempotencyKey = newKey()
+    const first = await create(idempotencyKey, { type: 'token', data: 'across a rotation' })
+    const onVersion = async (version: number) => (await keys.status()).tenants[0].versions.find((entry) => entry.version === version)!.objects.idempotent_responses
+    const sealedOnOne = await onVersion(1)
+    expect(sealedOnOne).toBeGreaterThanOrEqual(1)
+    await keys.rotate(actor, service.tenantId)
+    await expect(keys.retire(actor, service.tenantId, 1)).rejects.toMatchObject({ status: 409, message: expect.stringContaining('stored idempotent response') })
+    while ((await keys.reencrypt(500)) > 0);
+    expect(await onVersion(2)).toBe(sealedOnOne)
+    const report = await keys.retire(actor, service.tenantId, 1)
+    expect(report.counts_after.idempotent_responses).toEqual({ 1: 0, 2: sealedOnOne })
+    const retry = await create(idempotencyKey, { type: 'token', data: 'across a rotation' })
+    expect(retry.body).toEqual(first.body)
+  })
+
   it.skipIf(onPostgres)('stores responses sealed: a revealed value is not in the database file or its WAL', async () => {
     const secret = 'idempotent-secret-value-7391'
     const created = await create(newKey(), { type: 'token', data: secret })
