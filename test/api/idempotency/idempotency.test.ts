@@ -11,6 +11,7 @@ import { onPostgres } from '../../helpers/postgres'
 import { startTestService, type TestService } from '../../helpers/service'
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 
 const HOUR = 3_600_000
 const CRUD = ['token:create', 'token:read', 'token:update', 'token:delete']
@@ -69,6 +70,21 @@ describe('BT-IDEMPOTENCY-KEY', () => {
     expect((await remove()).status).toBe(204)
     // Without the key this would be a 404: the token is gone.
     expect((await remove()).status).toBe(204)
+  })
+
+  it('reads compressed bodies as the route would: a gzip create runs once and is replayed', async () => {
+    const idempotencyKey = newKey()
+    const send = async () => {
+      const response = await fetch(`${service.url}/tokens`, {
+        method: 'POST',
+        headers: { 'SVC-API-KEY': key, 'BT-IDEMPOTENCY-KEY': idempotencyKey, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+        body: gzipSync(JSON.stringify({ type: 'token', data: 'compressed' }))
+      })
+      return { status: response.status, body: (await response.json()) as { id: string; data: string } }
+    }
+    const first = await send()
+    expect(first).toMatchObject({ status: 201, body: { data: 'compressed' } })
+    expect((await send()).body.id).toBe(first.body.id)
   })
 
   it('refuses (422, naming the header) a different body, method or path under a used key, and runs nothing', async () => {
