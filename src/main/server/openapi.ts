@@ -328,6 +328,7 @@ const PATHS: ZodOpenApiPathsObject = {
       description: 'Oldest first, as a bare array (not paginated), without key values.',
       permissions: ['application:read'],
       path: entityId,
+      query: contract.listApplicationKeysQuery,
       responses: { 200: jsonResponse('Every key of the application.', contract.applicationKeyList) }
     })
   },

@@ -97,6 +97,9 @@ export const applicationKey = z
   })
   .meta({ id: 'ApplicationKey' })
 
+/** `GET /applications/{id}/keys`: takes no parameters (a given one is a 400 naming it, rather than silently ignored). */
+export const listApplicationKeysQuery = z.strictObject({})
+
 export const applicationKeyList = z.array(applicationKey).meta({ id: 'ApplicationKeyList' })
 
 const applicationFields = {

@@ -68,6 +68,13 @@ describe('application keys', () => {
       expect(response.body).toEqual([first, { id: second.id, created_by: adminId, created_at: second.created_at }])
     })
 
+    it('rejects a query parameter with 400 naming it', async () => {
+      const app = await service.createApplication(privateApp())
+      const response = await service.request('GET', `${keysPath(app.id)}?type=private`)
+      expect(response.status).toBe(400)
+      expect(JSON.stringify(response.body)).toContain('type')
+    })
+
     it('needs application:read (403) and answers 404 for an unknown application', async () => {
       const app = await service.createApplication(privateApp())
       expect((await service.request('GET', keysPath(app.id), { key: app.key })).status).toBe(403)

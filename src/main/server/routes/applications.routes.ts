@@ -30,6 +30,7 @@ export function applicationsRoutes({ services, json }: RouteDeps) {
     ctx.status = 201
   })
   router.get('/:id/keys', async (ctx) => {
+    parse(contract.listApplicationKeysQuery, ctx.query)
     ctx.body = await services.applications.listKeys(ctx.state.actor, ctx.params.id)
   })
   router.get('/:id/keys/:keyId', async (ctx) => {
