@@ -20,7 +20,7 @@ describe('application keys through the Basis Theory SDK', () => {
     const caller = new BasisTheoryClient({ apiKey, environment: service.url })
     const outcome = await caller.tokens.create({ type: 'token', data: 'x' }).then(
       () => 'ok',
-      (error: { statusCode?: number }) => error.statusCode
+      (error: unknown) => (error as { statusCode?: number }).statusCode
     )
     return outcome !== 401
   }

@@ -15,6 +15,7 @@ const application = (id: string, extra: Partial<Application> = {}): Application 
   permissions: ['token:read'],
   rules: [],
   created_at: '2026-11-25T10:00:00.000Z',
+  keys: [],
   ...extra
 })
 
