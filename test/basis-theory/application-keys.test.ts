@@ -40,6 +40,7 @@ describe('application keys through the Basis Theory SDK', () => {
 
   it('creates, lists, gets and deletes keys; a deleted key is refused at once, the others keep working', async () => {
     const application = await client.applications.create({ name: 'Rotating', type: 'private', permissions: ['token:create'] })
+    service.clock.advance(1000) // keys are listed oldest first
     const added = await client.applicationKeys.create(application.id!)
     expect(added.key).toMatch(/^key_private_/)
     expect(await authenticates(added.key!)).toBe(true)
