@@ -282,17 +282,21 @@ export class ApplicationsService {
     const now = this.context.clock.now()
     const fresh = newApplicationKey(existing, this.context.keyring.secretHashKey, actor.id, now)
     await this.context.writes.run(async (trx) => {
+      // Deleted meanwhile: a 404, not a foreign-key failure.
+      if (!(await findApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
       await insertApplicationKey(trx, fresh.record)
       audit(trx, now, [keyCreatedEntry(actor, fresh.record)])
     })
     return toApplicationKey(fresh.record, fresh.key)
   }
 
-  /** `GET /applications/{id}/keys`: every key, oldest first, without values. */
+  /** `GET /applications/{id}/keys`: every key, oldest first, without values; logged as a read of the application. */
   async listKeys(actor: Actor, id: string): Promise<ApplicationKey[]> {
     requirePermission(actor, 'application:read')
     const existing = await this.findLive(actor.tenantId, id)
-    return (await listKeysOfApplications(this.context.reader, actor.tenantId, [existing.id])).map((key) => toApplicationKey(key))
+    const keys = await listKeysOfApplications(this.context.reader, actor.tenantId, [existing.id])
+    await this.logRead(actor, existing.id, 'Application keys listed')
+    return keys.map((key) => toApplicationKey(key))
   }
 
   /** `GET /applications/{id}/keys/{keyId}`, without its value. */
@@ -301,7 +305,12 @@ export class ApplicationsService {
     const existing = await this.findLive(actor.tenantId, id)
     const key = await findApplicationKey(this.context.reader, actor.tenantId, existing.id, uuidPathId(keyId, 'Application key'))
     if (!key) throw new NotFoundError('Application key')
+    await this.logRead(actor, existing.id, `Application key ${key.id} retrieved`)
     return toApplicationKey(key)
+  }
+
+  private async logRead(actor: Actor, applicationId: string, message: string): Promise<void> {
+    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: applicationId, operation: 'read', message }])
   }
 
   /** `DELETE /applications/{id}/keys/{keyId}`: that key stops working at once; the application and its other keys stay. */
@@ -381,7 +390,7 @@ export class ApplicationsService {
   private async read(actor: Actor, id: string): Promise<ApplicationRecord> {
     requirePermission(actor, 'application:read')
     const row = await this.findLive(actor.tenantId, id)
-    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
+    await this.logRead(actor, row.id, 'Application retrieved')
     return row
   }
 

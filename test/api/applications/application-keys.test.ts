@@ -83,12 +83,14 @@ describe('application keys', () => {
   })
 
   describe('GET /applications/{id}/keys/{keyId}', () => {
-    it('returns one key without its value', async () => {
+    it('returns one key without its value, and logs reads of keys', async () => {
       const app = await service.createApplication(privateApp())
       const created = (await service.request('POST', keysPath(app.id))).body
       const response = await service.request('GET', `${keysPath(app.id)}/${created.id}`)
       expect(response.status).toBe(200)
       expect(response.body).toEqual({ id: created.id, created_by: adminId, created_at: created.created_at })
+      await service.request('GET', keysPath(app.id))
+      expect(await messagesOf(app.id)).toEqual(expect.arrayContaining([`Application key ${created.id} retrieved`, 'Application keys listed']))
     })
 
     it('answers 404 for an unknown or malformed key id, and for a key of another application', async () => {
