@@ -63,7 +63,7 @@ describe('useApplicationsStore', () => {
     expect(list).toHaveBeenCalledTimes(2)
     expect(useNotificationsStore().queue).toEqual([
       expect.objectContaining({ kind: 'success', title: 'Application saved' }),
-      expect.objectContaining({ kind: 'success', title: 'Application deleted', detail: 'App a and its key no longer work.' })
+      expect.objectContaining({ kind: 'success', title: 'Application deleted', detail: 'App a and its keys no longer work.' })
     ])
   })
 

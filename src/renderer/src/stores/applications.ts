@@ -55,7 +55,7 @@ export const useApplicationsStore = defineStore('applications', () => {
 
   function remove(application: Application): Promise<boolean> {
     return run('Deleting the application', () => api().applications.delete(application.id), {
-      success: () => ({ title: 'Application deleted', detail: `${application.name} and its key no longer work.` }),
+      success: () => ({ title: 'Application deleted', detail: `${application.name} and its keys no longer work.` }),
       after: list.load
     })
   }
