@@ -10,6 +10,7 @@ import * as logEntityOrderAndHourCounts from './20261203000000_log_entity_order_
 import * as postgresInsertionOrder from './20261205000000_postgres_insertion_order'
 import * as severalInstances from './20261205500000_several_instances'
 import * as tokenIntents from './20261211000000_token_intents'
+import * as applicationKeys from './20261212000000_application_keys'
 import * as idempotency from './20261213000000_idempotency'
 
 /**
@@ -28,5 +29,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261205000000_postgres_insertion_order': postgresInsertionOrder,
   '20261205500000_several_instances': severalInstances,
   '20261211000000_token_intents': tokenIntents,
+  '20261212000000_application_keys': applicationKeys,
   '20261213000000_idempotency': idempotency
 }

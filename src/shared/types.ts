@@ -25,6 +25,9 @@ export type AccessRule = z.infer<typeof contract.accessRuleView>
 /** An application; `key` only in the create and regenerate responses. */
 export type Application = z.infer<typeof contract.application> & { key?: string }
 
+/** One of an application's keys; `key` only in the response that created it. */
+export type ApplicationKey = z.infer<typeof contract.applicationKey>
+
 export type LogEntry = z.infer<typeof contract.logEntry>
 
 export type EntityType = z.infer<typeof contract.entityType>

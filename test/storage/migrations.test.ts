@@ -144,4 +144,22 @@ describe('migrations', () => {
       { entity_id: 'b', seq: 3 }
     ])
   })
+
+  it('moves each application key hash into application_keys, keeping the application, and rolls back', async () => {
+    await db.raw('PRAGMA foreign_keys = ON') // as the vault opens its database
+    await db.migrate.up({ name: '20261125000000_initial_schema' })
+    while (Number(await db.migrate.currentVersion()) < 20261211000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
+    await db('applications').insert({ id: 'a', tenant_id: 't', name: 'Backend', type: 'private', permissions: '[]', rules: '[]', key_hash: 'hash-a', created_by: 'u', created_at: 5 })
+    await db.migrate.up({ name: '20261212000000_application_keys' })
+    expect(await db('applications').columnInfo()).not.toHaveProperty('key_hash')
+    expect(await db('applications').select('id', 'name')).toEqual([{ id: 'a', name: 'Backend' }])
+    expect(await db('application_keys').select('tenant_id', 'application_id', 'key_hash', 'created_by', 'created_at')).toEqual([
+      { tenant_id: 't', application_id: 'a', key_hash: 'hash-a', created_by: 'u', created_at: 5 }
+    ])
+    await db('application_keys').insert({ id: 'k2', tenant_id: 't', application_id: 'a', key_hash: 'hash-b', created_at: 6 })
+    await db.migrate.down()
+    expect(await db.schema.hasTable('application_keys')).toBe(false)
+    expect(await db('applications').select('id', 'key_hash')).toEqual([{ id: 'a', key_hash: 'hash-b' }])
+  })
 })
