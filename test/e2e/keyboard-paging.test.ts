@@ -44,7 +44,7 @@ describe.skipIf(!chromiumAvailable)('Paging by keyboard', () => {
     await rowsOf(testId).first().waitFor()
     expect(await rowsOf(testId).count()).toBe(20)
     const firstRowOfPage1 = await rowsOf(testId).first().textContent()
-    await tabTo(page(), `[data-test=${testId}] [aria-label="Next page"]`, { maxPresses: 80 })
+    await tabTo(page(), `[data-test=${testId}] [aria-label="Next page"]`, { maxPresses: 120 })
     await page().keyboard.press('Enter')
     await expect.poll(() => currentPage(testId)).toBe('2')
     await expect.poll(() => rowsOf(testId).first().textContent()).not.toBe(firstRowOfPage1)

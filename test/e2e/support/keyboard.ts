@@ -59,7 +59,7 @@ export async function tabTo(page: Page, target: FocusTarget, options: { backward
 }
 
 /** Waits until the focused element matches `target`; fails naming where focus is instead. */
-export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 3000): Promise<void> {
+export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 10_000): Promise<void> {
   const until = Date.now() + timeoutMs
   while (!(await focusMatches(page, target))) {
     if (Date.now() > until) throw new Error(`Expected focus on ${String(target)}, but it is on ${await describeFocus(page)}`)
