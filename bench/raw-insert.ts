@@ -21,8 +21,9 @@ import { newTimeOrderedId, randomBytes } from '../src/main/crypto/random'
 import { readySodium } from '../src/main/crypto/sodium'
 import type { DataKey } from '../src/main/crypto/types'
 import { getTokenType } from '../src/main/domain/token-types'
-import { sql } from '../src/main/storage/connections'
 import { openDatabase } from '../src/main/storage/database'
+import { insertTenant } from '../src/main/storage/repositories/tenants.repository'
+import { tenantKeys } from '../src/main/storage/tenant-keys'
 import { spawnServer, stopChild } from './children'
 
 /** What the ceiling tokenizes: plain 100-byte-ish strings, or cards as POST /tokenize stores them. */
@@ -31,7 +32,7 @@ export type RawKind = 'plain' | 'card'
 export type RawInsertRequest = { fillTo: number } | { measure: number; kind: RawKind } | { close: true }
 export type RawInsertReply = { ok: true; tokensPerSecond?: number } | { ok: false; error: string }
 
-const COLUMNS = ['tenant_id', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'mask', 'containers', 'metadata', 'created_at']
+const COLUMNS = ['tenant_key', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'mask', 'containers', 'metadata', 'created_at']
 const ROWS_PER_STATEMENT = 100
 const BATCH = 1000
 const CARD = getTokenType('card')!
@@ -65,21 +66,27 @@ export function benchCard(n: number): { number: string; expiration_month: number
 }
 
 /** The columns of one token of `kind`, in COLUMNS order. */
-function tokenRow(kind: RawKind, key: DataKey, tenantId: string, n: number): unknown[] {
+/** The tenant's public id (in the sealing's associated data) and its key (in the row). */
+interface Tenant {
+  id: string
+  key: number
+}
+
+function tokenRow(kind: RawKind, key: DataKey, tenant: Tenant, n: number): unknown[] {
   const id = newTimeOrderedId()
   const type = kind === 'card' ? CARD : PLAIN
   const data = kind === 'card' ? benchCard(n) : `value-${n}-${'x'.repeat(20)}`
-  const sealed = Buffer.from(sealJson(key, data, `token:${tenantId}:${id}`))
+  const sealed = Buffer.from(sealJson(key, data, `token:${tenant.id}:${id}`))
   const fingerprint = keyedHash(key, `${type.name}\u0000${type.defaultFingerprintSource(data)}`)
   const mask = kind === 'card' ? CARD_MASK : null
-  return [tenantId, id, type.name, 1, sealed, fingerprint, type.defaultFingerprintExpression, mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
+  return [tenant.key, id, type.name, 1, sealed, fingerprint, type.defaultFingerprintExpression, mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
 }
 
 export class RawInsertCeiling {
   private constructor(
     private readonly db: sqlite3.Database,
     private readonly insert: sqlite3.Statement,
-    private readonly tenantId: string,
+    private readonly tenant: Tenant,
     private rows: number
   ) {}
 
@@ -87,13 +94,14 @@ export class RawInsertCeiling {
     await readySodium()
     const schema = await openDatabase(file)
     const tenantId = randomUUID()
-    await sql(schema.writer)('tenants').insert({ id: tenantId, name: 'bench', created_at: Date.now() })
+    await insertTenant(schema.writer, { id: tenantId, name: 'bench', owner_user_id: null, created_at: Date.now() })
+    const tenant = { id: tenantId, key: tenantKeys(schema.writer).keyOf(tenantId) }
     await schema.close()
     const db = new sqlite3.Database(file)
     for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'secure_delete = ON', 'busy_timeout = 5000']) await run(db, `PRAGMA ${pragma}`)
     const tuple = `(${COLUMNS.map(() => '?').join(',')})`
     const insert = db.prepare(`insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`)
-    return new RawInsertCeiling(db, insert, tenantId, 0)
+    return new RawInsertCeiling(db, insert, tenant, 0)
   }
 
   /** Inserts (untimed) until the table holds `rows` tokens. */
@@ -118,7 +126,7 @@ export class RawInsertCeiling {
     await run(this.db, 'BEGIN')
     for (let offset = 0; offset < BATCH; offset += ROWS_PER_STATEMENT) {
       const params: unknown[] = []
-      for (let i = 0; i < ROWS_PER_STATEMENT; i++) params.push(...tokenRow(kind, key, this.tenantId, this.rows + offset + i))
+      for (let i = 0; i < ROWS_PER_STATEMENT; i++) params.push(...tokenRow(kind, key, this.tenant, this.rows + offset + i))
       await runPrepared(this.insert, params)
     }
     await run(this.db, 'COMMIT')

@@ -6,6 +6,7 @@ import * as keyRotation from './20261128000000_key_rotation'
 import * as auditChain from './20261129000000_audit_chain'
 import * as auditAnchor from './20261130000000_audit_anchor'
 import * as listIndexes from './20261201000000_list_indexes'
+import * as compactTenantKey from './20261202000000_compact_tenant_key'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -18,5 +19,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261128000000_key_rotation': keyRotation,
   '20261129000000_audit_chain': auditChain,
   '20261130000000_audit_anchor': auditAnchor,
-  '20261201000000_list_indexes': listIndexes
+  '20261201000000_list_indexes': listIndexes,
+  '20261202000000_compact_tenant_key': compactTenantKey
 }

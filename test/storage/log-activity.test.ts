@@ -6,6 +6,8 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
 import { countLogs, countLogsByPeriod, foldLogEntities } from '../../src/main/storage/repositories/logs.repository'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
+import { tenantKeys } from '../../src/main/storage/tenant-keys'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
@@ -14,10 +16,10 @@ describe('countLogsByPeriod', () => {
   const db = () => temporary.db
 
   beforeAll(async () => {
-    await sql(db().writer)('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
+    for (const id of ['t', 'u']) await insertTenant(db().writer, { id, name: id, owner_user_id: null, created_at: 0 })
     const entry = (tenant: string, entityId: string, createdAt: number, seq: number) => ({
       seq,
-      tenant_id: tenant,
+      tenant_key: tenantKeys(db().writer).keyOf(tenant),
       entity_type: entityId.startsWith('card') ? 'card' : 'token',
       entity_id: entityId,
       operation: 'read',

@@ -5,7 +5,9 @@ import knex, { type Knex } from 'knex'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readerOf } from '../../src/main/storage/connections'
 import { migrationSource as source } from '../../src/main/storage/migrations'
-import { countLogs, listLogs } from '../../src/main/storage/repositories/logs.repository'
+import { countLogs, foldLogEntities, listLogs } from '../../src/main/storage/repositories/logs.repository'
+import { findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
+import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
 
 describe('migrations', () => {
   let dir: string
@@ -28,11 +30,13 @@ describe('migrations', () => {
     await db('logs').insert([entry('a', 1), entry('b', 2), entry('a', 3)])
 
     await db.migrate.latest()
+    await loadTenantKeys(db)
     const filter = { tenantId: 't', entityType: 'token', entityId: 'a' }
     expect(await countLogs(readerOf(db), filter)).toBe(2)
     expect((await listLogs(readerOf(db), filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([3, 1])
     // After the migration, new entries are past the mark and found through the tail.
-    await db('logs').insert(entry('a', 4))
+    const { tenant_id: tenantId, ...later } = entry('a', 4)
+    await db('logs').insert({ ...later, tenant_key: tenantKeys(db).keyOf(tenantId) })
     expect((await listLogs(readerOf(db), filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([4, 3, 1])
 
     await db.migrate.rollback(undefined, true)
@@ -93,7 +97,7 @@ describe('migrations', () => {
     const entry = (tenant: string, entityType: string) => ({ tenant_id: tenant, entity_type: entityType, entity_id: 'x', operation: 'read', message: 'm', created_at: 1 })
     await db('logs').insert([entry('t', 'card'), entry('t', 'card'), entry('t', 'token'), entry('u', 'token')])
 
-    await db.migrate.latest()
+    while (Number(await db.migrate.currentVersion()) < 20261201000000) await db.migrate.up()
     expect(await db('token_metadata').select('tenant_id', 'token_id', 'key', 'value_folded', 'created_at').orderBy(['tenant_id', 'token_id', 'key'])).toEqual([
       { tenant_id: 't', token_id: 'a', key: 'Colour', value_folded: 'écru', created_at: 7 },
       { tenant_id: 't', token_id: 'a', key: 'size', value_folded: 'l', created_at: 7 },
@@ -113,5 +117,57 @@ describe('migrations', () => {
     await db.migrate.down()
     for (const table of ['token_metadata', 'token_counts', 'log_counts']) expect(await db.schema.hasTable(table)).toBe(false)
     expect(await db('tokens').count({ count: '*' })).toEqual([{ count: 3 }])
+  })
+
+  it('gives each tenant a compact key in the tables that grow with the vault, keeping every row, and rolls back', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261201000000) await db.migrate.up()
+    await db('tenants').insert([{ id: 'u', name: 'Later', created_at: 5 }, { id: 't', name: 'First', created_at: 1 }])
+    const token = (tenant: string, id: string, createdAt: number) => ({
+      tenant_id: tenant, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: id, fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify({ k: id }), created_at: createdAt
+    })
+    await db('tokens').insert([token('t', 'b', 7), token('u', 'c', 7), token('t', 'a', 7)])
+    await db('token_metadata').insert([
+      { tenant_id: 't', token_id: 'b', key: 'k', value_folded: 'b', created_at: 7 },
+      { tenant_id: 'u', token_id: 'c', key: 'k', value_folded: 'c', created_at: 7 },
+      { tenant_id: 't', token_id: 'a', key: 'k', value_folded: 'a', created_at: 7 }
+    ])
+    await db('token_counts').insert([{ tenant_id: 't', type: 'token', count: 2 }, { tenant_id: 'u', type: 'token', count: 1 }])
+    const entry = (tenant: string, seq: number) => ({ seq, tenant_id: tenant, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq, mac: Buffer.alloc(32, seq) })
+    await db('logs').insert([entry('t', 1), entry('u', 2), entry('t', 3)])
+    await db('log_counts').insert([{ tenant_id: 't', entity_type: 'token', count: 2 }, { tenant_id: 'u', entity_type: 'token', count: 1 }])
+
+    await db.migrate.latest()
+    expect(await db('tenants').select('id', 'tenant_key').orderBy('tenant_key')).toEqual([{ id: 't', tenant_key: 1 }, { id: 'u', tenant_key: 2 }])
+    expect(await db('tokens').select('tenant_key', 'id').orderBy('rowid')).toEqual([{ tenant_key: 1, id: 'b' }, { tenant_key: 2, id: 'c' }, { tenant_key: 1, id: 'a' }])
+    const reader = readerOf(db)
+    await loadTenantKeys(db)
+    await db.transaction((trx) => foldLogEntities(trx as never, 10))
+    // Newest first, insertion order breaking the tie: the rebuilt table kept the tokens' order.
+    const filter = { tenantId: 't', now: 0, ids: [], types: [], metadata: {} }
+    expect((await listTokens(reader, filter, 10, 0)).map((row) => row.id)).toEqual(['a', 'b'])
+    expect((await listTokens(reader, { ...filter, metadata: { k: 'B' } }, 10, 0)).map((row) => row.id)).toEqual(['b'])
+    expect(await findToken(reader, 'u', 'c', 0)).toMatchObject({ tenant_id: 'u', id: 'c', sealed_data: Buffer.alloc(40) })
+    expect(await listLogs(reader, { tenantId: 't', entityId: 'a' }, 10, 0)).toEqual([
+      expect.objectContaining({ tenant_id: 't', created_at: 3 }),
+      expect.objectContaining({ tenant_id: 't', created_at: 1 })
+    ])
+    expect(await countLogs(reader, { tenantId: 'u' })).toBe(1)
+    expect(await db('logs').select('seq', 'mac').orderBy('seq')).toEqual([1, 2, 3].map((seq) => ({ seq, mac: Buffer.alloc(32, seq) })))
+
+    await db.migrate.down()
+    expect(await db('tenants').columnInfo()).not.toHaveProperty('tenant_key')
+    expect(await db('tokens').select('tenant_id', 'id').orderBy('rowid')).toEqual([{ tenant_id: 't', id: 'b' }, { tenant_id: 'u', id: 'c' }, { tenant_id: 't', id: 'a' }])
+    expect(await db('token_metadata').select('tenant_id', 'token_id').orderBy(['tenant_id', 'token_id'])).toEqual([
+      { tenant_id: 't', token_id: 'a' },
+      { tenant_id: 't', token_id: 'b' },
+      { tenant_id: 'u', token_id: 'c' }
+    ])
+    expect(await db('log_entities').select('tenant_id', 'seq').orderBy('seq')).toEqual([{ tenant_id: 't', seq: 1 }, { tenant_id: 'u', seq: 2 }, { tenant_id: 't', seq: 3 }])
+    expect(await db('log_counts').select('tenant_id', 'count').orderBy('tenant_id')).toEqual([{ tenant_id: 't', count: 2 }, { tenant_id: 'u', count: 1 }])
+    // Deleting a token still takes its metadata with it.
+    await db.raw('PRAGMA foreign_keys = ON')
+    await db('tokens').where({ tenant_id: 't', id: 'a' }).delete()
+    expect(await db('token_metadata').where('token_id', 'a')).toEqual([])
   })
 })

@@ -16,14 +16,16 @@ import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
 import { appendLogEntries, countLogs, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
 import { appendTokens, findByFingerprint, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
+import { tenantKeys } from '../../src/main/storage/tenant-keys'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
 /** Tables whose rows are one per tenant and kind: reading all of a tenant's is the point. */
 const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
 
-const METADATA_INDEX = 'token_metadata_tenant_id_key_value_folded_created_at_index (tenant_id=? AND key=? AND value_folded=?)'
-const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_id=? AND entity_type=? AND entity_id=?)'
+const METADATA_INDEX = 'token_metadata_tenant_key_key_value_folded_created_at_index (tenant_key=? AND key=? AND value_folded=?)'
+const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?)'
 
 interface Plan {
   sql: string
@@ -48,7 +50,7 @@ const readsCountersOnly = ({ steps }: Plan) =>
       !/^(SEARCH|SCAN) /.test(step) ||
       [...COUNTER_TABLES].some((table) => step.includes(` ${table} `)) ||
       step.includes('tokens_expires_at_index') ||
-      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_id=? AND token_id=? AND key=?)')
+      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_key=? AND token_id=? AND key=?)')
   )
 
 let tables: Set<string>
@@ -96,10 +98,7 @@ describe('query plans of the lists', () => {
   beforeAll(async () => {
     const writer = sql(temporary.db.writer)
     tables = new Set((await writer('sqlite_master').select('name').where('type', 'table')).map((row: { name: string }) => row.name))
-    await writer('tenants').insert([
-      { id: tenantId, name: 'plans', created_at: 0 },
-      { id: otherTenantId, name: 'other', created_at: 0 }
-    ])
+    for (const id of [tenantId, otherTenantId]) await insertTenant(temporary.db.writer, { id, name: id, owner_user_id: null, created_at: 0 })
     const writes = new WriteQueue(temporary.db.writer)
     const types = ['token', 'card', 'bank']
     for (const tenant of [tenantId, otherTenantId]) {
@@ -166,7 +165,7 @@ describe('query plans of the lists', () => {
     it('with access-rule containers and metadata', () =>
       expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/']), metadata: { colour: 'red' } })), { uses: METADATA_INDEX }))
     // The ids a caller names bound what is sorted.
-    it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_id=? AND id=?)' }))
+    it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_key=? AND id=?)' }))
   })
 
   describe('logs', () => {
@@ -174,9 +173,9 @@ describe('query plans of the lists', () => {
     const listAndCountLogs = (filter: LogFilter) => () => Promise.all([listLogs(temporary.db.reader, filter, 100, 0), countLogs(temporary.db.reader, filter)])
 
     it('unfiltered', () => expectProportionalToPage(listAndCountLogs(logFilter())))
-    it('by entity type', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card' })), { uses: 'logs_tenant_id_entity_type_created_at_index' }))
+    it('by entity type', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card' })), { uses: 'logs_tenant_key_entity_type_created_at_index' }))
     it('by date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ startDate: 100, endDate: 400 }))))
-    it('by entity type and date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', startDate: 100, endDate: 400 })), { uses: 'logs_tenant_id_entity_type_created_at_index' }))
+    it('by entity type and date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', startDate: 100, endDate: 400 })), { uses: 'logs_tenant_key_entity_type_created_at_index' }))
     // An entity's own entries are what is sorted: bounded by the entity, not the vault.
     it('by entity type and id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
     it('by entity id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
@@ -185,7 +184,7 @@ describe('query plans of the lists', () => {
   })
 
   it('deduplication finds a fingerprint through its index', async () => {
-    const [{ fingerprint }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_id: tenantId, id: 'token-7' })
+    const [{ fingerprint }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), id: 'token-7' })
     expect(await findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now)).toMatchObject({ id: 'token-7' })
     // Only the tokens of one fingerprint are sorted.
     await expectProportionalToPage(() => findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now, 'token-7'), {

@@ -11,8 +11,8 @@ import type { AccessRule, Condition } from '../../src/shared/types'
 import { transformFor, visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
-import { sql } from '../../src/main/storage/connections'
 import { appendTokens, countTokens, listTokens } from '../../src/main/storage/repositories/tokens.repository'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
@@ -103,7 +103,7 @@ describe('token visibility: the in-memory access check and the SQL list filter',
     await fc.assert(
       fc.asyncProperty(scenario, async ([shapes, rules, plainRead]) => {
         const tenantId = randomUUID()
-        await sql(temporary.db.writer)('tenants').insert({ id: tenantId, name: 'visibility', created_at: 0 })
+        await insertTenant(temporary.db.writer, { id: tenantId, name: 'visibility', owner_user_id: null, created_at: 0 })
         await writes.append((rows) => appendTokens(rows, shapes.map((shape) => ({ token: storedToken(tenantId, shape), searchIndexes: [] })), () => new Error('duplicate id')))
         const actor: Actor = { type: 'session', id: randomUUID(), tenantId, permissions: plainRead ? ['token:read'] : [], rules }
 

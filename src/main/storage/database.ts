@@ -6,6 +6,7 @@ import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 import { migrationSource } from './migrations'
+import { loadTenantKeys } from './tenant-keys'
 
 /** Pragmas applied to every connection. */
 const CONNECTION_PRAGMAS = [
@@ -56,6 +57,7 @@ export async function openDatabase(filename: string, options: { readers?: number
     throw error
   }
   const reader = connect(filename, options.readers ?? 2)
+  await loadTenantKeys(writer, reader)
   return {
     writer: writerOf(writer),
     reader: readerOf(reader),

@@ -89,7 +89,7 @@ describe('tamper-evident audit log', { timeout: 120_000 }, () => {
   })
 
   it('fails on two entries whose contents were swapped, at the first of them', async () => {
-    const columns = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count']
+    const columns = ['tenant_key', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count']
     const dir = await tampered('swapped', async (db) => {
       const [a, b] = await db('logs').select(columns).whereIn('seq', [120, 200]).orderBy('seq')
       await db('logs').update(b).where({ seq: 120 })

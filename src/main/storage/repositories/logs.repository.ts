@@ -2,6 +2,7 @@ import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
+import { tenantKeys, type TenantKeys } from '../tenant-keys'
 
 
 export interface LogRow {
@@ -41,20 +42,32 @@ export interface LogFilter {
   endDate?: number
 }
 
-const ENTRY_COLUMNS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
+/** An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id. */
+const ENTRY_COLUMNS = ['tenant_key', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
 
-const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
+const LOG_COLUMNS = ['seq', ...ENTRY_COLUMNS, 'mac'] as const
 
-const LOG_COUNT_COLUMNS = ['tenant_id', 'entity_type', 'count'] as const
-const LOG_COUNTER: AddOnConflict = { key: ['tenant_id', 'entity_type'], column: 'count' }
+/** An entry with its tenant's key beside its id: the MAC covers the id, the table holds the key. */
+type StoredLogRow = LogRow & { tenant_key: number }
+
+const withTenantKeys = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] => entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id) }))
+
+/** A stored entry as the layers above see it: with its tenant's id. */
+function fromStored<T extends { tenant_key: number }>(keys: TenantKeys, { tenant_key, ...row }: T): Omit<T, 'tenant_key'> & { tenant_id: string } {
+  return { tenant_id: keys.idOf(tenant_key), ...row }
+}
+
+const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
+const LOG_COUNTER: AddOnConflict = { key: ['tenant_key', 'entity_type'], column: 'count' }
 
 /** One `log_counts` row per entry, added up per tenant and entity type as they are written. */
-const countRows = (entries: readonly LogRow[]) => entries.map((entry) => ({ tenant_id: entry.tenant_id, entity_type: entry.entity_type, count: 1 }))
+const countRows = (entries: readonly StoredLogRow[]) => entries.map((entry) => ({ tenant_key: entry.tenant_key, entity_type: entry.entity_type, count: 1 }))
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
-  await insertRows(sql(db), 'logs', LOG_COLUMNS, rows)
-  await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(rows), LOG_COUNTER)
+  const stored = withTenantKeys(tenantKeys(db), rows)
+  await insertRows(sql(db), 'logs', LOG_COLUMNS, stored)
+  await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(stored), LOG_COUNTER)
 }
 
 /**
@@ -62,17 +75,19 @@ export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
  * The tenant's entry counts move in the same commit.
  */
 export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
-  rows.insert('logs', LOG_COLUMNS, entries, { sealed: true })
-  rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(entries), { addTo: LOG_COUNTER })
+  const stored = withTenantKeys(rows.tenantKeys, entries)
+  rows.insert('logs', LOG_COLUMNS, stored, { sealed: true })
+  rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(stored), { addTo: LOG_COUNTER })
 }
 
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
   const byEntityId = filter.entityId !== undefined
   // By entity id: the entries up to the folded mark come from log_entities, the rest from the tail of `logs`
   // (rowid lookups and a rowid range). The unary + keeps SQLite from scanning the tenant's whole log
-  // through the (tenant_id, created_at) index instead, which it would prefer without statistics.
-  // Otherwise (tenant_id, entity_type, created_at) or (tenant_id, created_at) give the entries in list order.
-  const query = byEntityId ? sql(db)('logs').whereRaw('+tenant_id = ?', [filter.tenantId]) : sql(db)('logs').where('tenant_id', filter.tenantId)
+  // through the (tenant_key, created_at) index instead, which it would prefer without statistics.
+  // Otherwise (tenant_key, entity_type, created_at) or (tenant_key, created_at) give the entries in list order.
+  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
+  const query = byEntityId ? sql(db)('logs').whereRaw('+tenant_key = ?', [tenantKey]) : sql(db)('logs').where('tenant_key', tenantKey)
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   if (byEntityId) query.andWhere((q) => q.whereIn('seq', entitySeqs(db, filter)).orWhere('seq', '>', foldedThrough(db)))
   if (filter.entityType !== undefined && !byEntityId && hasDates(filter)) {
@@ -101,10 +116,11 @@ function listOrder(filter: LogFilter): { column: string; order: 'desc' }[] {
 
 /** The entries of an entity up to the folded mark, through `log_entities`. */
 function entitySeqs(db: Db, filter: LogFilter): Knex.QueryBuilder {
-  const query = sql(db)('log_entities').select('seq').where('tenant_id', filter.tenantId)
+  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
+  const query = sql(db)('log_entities').select('seq').where('tenant_key', tenantKey)
   if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
   // Without a type, each entity type the tenant's log holds (from its counters): the index leads with the type.
-  else query.whereIn('entity_type', sql(db)('log_counts').select('entity_type').where('tenant_id', filter.tenantId))
+  else query.whereIn('entity_type', sql(db)('log_counts').select('entity_type').where('tenant_key', tenantKey))
   if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
   return query
 }
@@ -120,10 +136,10 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
  */
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   const [{ folded_through: from }] = await foldedThrough(trx)
-  const chunk = sql(trx)('logs').select('tenant_id', 'entity_type', 'entity_id', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
+  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
   const [{ last, count }] = await sql(trx).from(chunk.clone().as('chunk')).max({ last: 'seq' }).count({ count: '*' })
   if (Number(count) === 0) return 0
-  await sql(trx).raw('INSERT INTO log_entities (tenant_id, entity_type, entity_id, seq) SELECT * FROM (?) ORDER BY 1, 2, 3, 4', [chunk])
+  await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, seq) SELECT * FROM (?) ORDER BY 1, 2, 3, 4', [chunk])
   await sql(trx)('log_entity_index').update({ folded_through: Number(last) })
   return Number(count)
 }
@@ -134,7 +150,7 @@ export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
  */
 export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
   if (filter.entityId === undefined && filter.startDate === undefined && filter.endDate === undefined) {
-    const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
+    const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
     if (filter.entityType !== undefined) counted.andWhere('entity_type', filter.entityType)
     const [{ count }] = await counted
     return Number(count ?? 0)
@@ -163,16 +179,24 @@ export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: read
 
 /** Newest first; `seq` breaks ties between entries of the same millisecond. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
-  return filtered(db, filter)
+  const rows: StoredLogRow[] = await filtered(db, filter)
     .select(...ENTRY_COLUMNS)
     .orderBy(listOrder(filter))
     .limit(limit)
     .offset(offset)
+  return rows.map(({ tenant_key: _key, ...row }) => ({ ...row, tenant_id: filter.tenantId }))
 }
 
 /** Entries in chain order after `afterSeq`, with their MACs. */
 export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
-  return sql(db)('logs').select('seq', ...ENTRY_COLUMNS, 'mac').where('seq', '>', afterSeq).andWhere('seq', '<=', throughSeq).orderBy('seq').limit(limit)
+  const rows: (Omit<ChainedLogRow, 'tenant_id'> & { tenant_key: number })[] = await sql(db)('logs')
+    .select(...LOG_COLUMNS)
+    .where('seq', '>', afterSeq)
+    .andWhere('seq', '<=', throughSeq)
+    .orderBy('seq')
+    .limit(limit)
+  const keys = tenantKeys(db)
+  return rows.map((row) => fromStored(keys, row))
 }
 
 /** The newest entry's seq and MAC, if any. */

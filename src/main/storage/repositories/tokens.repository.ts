@@ -10,10 +10,12 @@ import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
+import { tenantKeys, type TenantKeys } from '../tenant-keys'
 
 
-/** The row as the table holds it: four columns hold JSON text. */
-interface TokenRow extends Omit<StoredToken, 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
+/** The row as the table holds it: the tenant's key (storage/tenant-keys.ts) stands for its id, four columns hold JSON text. */
+interface TokenRow extends Omit<StoredToken, 'tenant_id' | 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
+  tenant_key: number
   mask: string | null
   containers: string
   metadata: string
@@ -21,7 +23,7 @@ interface TokenRow extends Omit<StoredToken, 'mask' | 'containers' | 'metadata' 
 }
 
 const TOKEN_COLUMNS: (keyof TokenRow)[] = [
-  'tenant_id',
+  'tenant_key',
   'id',
   'type',
   'key_version',
@@ -44,9 +46,10 @@ const nullableJson = (value: unknown) => (value === null ? null : JSON.stringify
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value))
 
 /** The columns of (some of) a token's fields. */
-function toColumns(token: Partial<StoredToken>): Partial<TokenRow> {
-  const { mask, containers, metadata, search_indexes, ...plain } = token
+function toColumns(keys: TenantKeys, token: Partial<StoredToken>): Partial<TokenRow> {
+  const { tenant_id, mask, containers, metadata, search_indexes, ...plain } = token
   const columns: Partial<TokenRow> = plain
+  if (tenant_id !== undefined) columns.tenant_key = keys.keyOf(tenant_id)
   if (mask !== undefined) columns.mask = nullableJson(mask)
   if (containers !== undefined) columns.containers = JSON.stringify(containers)
   if (metadata !== undefined) columns.metadata = JSON.stringify(metadata)
@@ -54,8 +57,9 @@ function toColumns(token: Partial<StoredToken>): Partial<TokenRow> {
   return columns
 }
 
-function fromRow(row: TokenRow): StoredToken {
+function fromRow(keys: TenantKeys, { tenant_key, ...row }: TokenRow): StoredToken {
   return {
+    tenant_id: keys.idOf(tenant_key),
     ...row,
     key_version: Number(row.key_version),
     mask: row.mask === null ? null : JSON.parse(row.mask),
@@ -69,10 +73,13 @@ function fromRow(row: TokenRow): StoredToken {
   }
 }
 
-const toRows = (rows: TokenRow[]) => rows.map(fromRow)
-const toToken = (row: TokenRow | undefined) => (row ? fromRow(row) : undefined)
+const toRows = (db: Db, rows: TokenRow[]) => rows.map((row) => fromRow(tenantKeys(db), row))
+const toToken = (db: Db, row: TokenRow | undefined) => (row ? fromRow(tenantKeys(db), row) : undefined)
 
-const SEARCH_INDEX_COLUMNS: (keyof SearchIndexEntry)[] = ['tenant_id', 'token_id', 'index_hash']
+const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash'] as const
+
+const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[]) =>
+  entries.map(({ tenant_id, ...entry }) => ({ tenant_key: keys.keyOf(tenant_id), ...entry }))
 
 /**
  * Metadata values as filters compare them: JavaScript's `toLowerCase` (full Unicode case
@@ -80,19 +87,20 @@ const SEARCH_INDEX_COLUMNS: (keyof SearchIndexEntry)[] = ['tenant_id', 'token_id
  */
 export const foldMetadataValue = (value: string) => value.toLowerCase()
 
-const METADATA_COLUMNS = ['tenant_id', 'token_id', 'key', 'value_folded', 'created_at'] as const
+const METADATA_COLUMNS = ['tenant_key', 'token_id', 'key', 'value_folded', 'created_at'] as const
 
 /** The `token_metadata` rows of a token: one per key, the value folded. */
-function metadataRows(token: Pick<StoredToken, 'tenant_id' | 'id' | 'metadata' | 'created_at'>) {
-  return Object.entries(token.metadata).map(([key, value]) => ({ tenant_id: token.tenant_id, token_id: token.id, key, value_folded: foldMetadataValue(value), created_at: token.created_at }))
+function metadataRows(keys: TenantKeys, token: Pick<StoredToken, 'tenant_id' | 'id' | 'metadata' | 'created_at'>) {
+  const tenantKey = keys.keyOf(token.tenant_id)
+  return Object.entries(token.metadata).map(([key, value]) => ({ tenant_key: tenantKey, token_id: token.id, key, value_folded: foldMetadataValue(value), created_at: token.created_at }))
 }
 
-const TOKEN_COUNT_COLUMNS = ['tenant_id', 'type', 'count'] as const
-const TOKEN_COUNTER: AddOnConflict = { key: ['tenant_id', 'type'], column: 'count' }
+const TOKEN_COUNT_COLUMNS = ['tenant_key', 'type', 'count'] as const
+const TOKEN_COUNTER: AddOnConflict = { key: ['tenant_key', 'type'], column: 'count' }
 
 /** Adds `delta` to the tenant's count of tokens of `type`, with the batch's other counts (one row per key per commit). */
 function countTokenChange(rows: RowBuffer, tenantId: string, type: string, delta: number): void {
-  rows.insert('token_counts', TOKEN_COUNT_COLUMNS, [{ tenant_id: tenantId, type, count: delta }], { addTo: TOKEN_COUNTER })
+  rows.insert('token_counts', TOKEN_COUNT_COLUMNS, [{ tenant_key: rows.tenantKeys.keyOf(tenantId), type, count: delta }], { addTo: TOKEN_COUNTER })
 }
 
 /** A token to insert, with the keyed hashes of its search indexes. */
@@ -106,9 +114,10 @@ export interface NewToken {
  * A token id that is already taken fails the unit that queued it with `onDuplicate()`.
  */
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
-  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(token.token)), { onConflict: onDuplicate })
-  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => token.searchIndexes))
-  rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(token.token)))
+  const keys = rows.tenantKeys
+  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(keys, token.token)), { onConflict: onDuplicate })
+  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes)))
+  rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(keys, token.token)))
   for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
 }
 
@@ -119,13 +128,13 @@ export async function insertTokens(tx: Tx, tokens: readonly NewToken[], onDuplic
 }
 
 export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexEntry[]): Promise<void> {
-  await sql(tx)('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
-  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
+  await sql(tx)('token_search_indexes').where({ tenant_key: tenantKeys(tx).keyOf(tenantId), token_id: tokenId }).delete()
+  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, searchIndexRows(tenantKeys(tx), rows))
 }
 
 /** A live (not expired) token. */
 export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
-  return toToken(await sql(db)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first())
+  return toToken(db, await sql(db)('tokens').where({ tenant_key: tenantKeys(db).keyOf(tenantId), id }).andWhere(notExpiredAt(now)).first())
 }
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
@@ -134,19 +143,21 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
   // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
   const query = sql(db)('tokens')
     .where({ fingerprint })
-    .andWhereRaw('+tenant_id = ? and +type = ?', [tenantId, type])
+    .andWhereRaw('+tenant_key = ? and +type = ?', [tenantKeys(db).keyOf(tenantId), type])
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
-  return toToken(await query.orderBy('created_at').first())
+  return toToken(db, await query.orderBy('created_at').first())
 }
 
 /** Changes a token's columns; new metadata replaces its `token_metadata` rows. */
 export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<StoredToken>): Promise<number> {
-  const updated = await sql(db)('tokens').where({ tenant_id: tenantId, id }).update(toColumns(changes))
+  const keys = tenantKeys(db)
+  const tenantKey = keys.keyOf(tenantId)
+  const updated = await sql(db)('tokens').where({ tenant_key: tenantKey, id }).update(toColumns(keys, changes))
   if (updated && changes.metadata !== undefined) {
-    await sql(db)('token_metadata').where({ tenant_id: tenantId, token_id: id }).delete()
-    const { created_at } = await sql(db)('tokens').select('created_at').where({ tenant_id: tenantId, id }).first()
-    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows({ tenant_id: tenantId, id, metadata: changes.metadata, created_at }))
+    await sql(db)('token_metadata').where({ tenant_key: tenantKey, token_id: id }).delete()
+    const { created_at } = await sql(db)('tokens').select('created_at').where({ tenant_key: tenantKey, id }).first()
+    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows(keys, { tenant_id: tenantId, id, metadata: changes.metadata, created_at }))
   }
   return updated
 }
@@ -162,7 +173,7 @@ export async function deleteToken(
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
-  const removed = await sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id }).delete()
+  const removed = await sql(db)('tokens').where({ tenant_key: tenantKeys(db).keyOf(row.tenant_id), id: row.id }).delete()
   if (!removed) return false
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
@@ -178,12 +189,12 @@ export async function deleteToken(
 }
 
 export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<StoredToken[]> {
-  return toRows(await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
+  return toRows(db, await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
 }
 
 /** Tokens whose CVC retention window has passed, oldest deadline first. */
 export async function listCvcDue(db: Db, now: number, limit: number): Promise<StoredToken[]> {
-  return toRows(await sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit))
+  return toRows(db, await sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit))
 }
 
 export interface TokenFilter {
@@ -234,7 +245,7 @@ type MetadataEntry = [key: string, value: string]
  */
 function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): { query: Knex.QueryBuilder; order: string } {
   const [first, ...others] = metadata
-  const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_id', filter.tenantId)
+  const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   query.andWhere(notExpiredAt(filter.now))
   if (filter.ids.length) query.whereIn('tokens.id', filter.ids)
   if (filter.types.length === 1) query.andWhere('tokens.type', filter.types[0])
@@ -250,19 +261,19 @@ const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(
 
 /** The `token_metadata` rows (as `m`) of a tenant's tokens holding exactly `key` with `value`, both folded. */
 function metadataMatches(db: Db, tenantId: string, [key, value]: MetadataEntry): Knex.QueryBuilder {
-  return sql(db)({ m: 'token_metadata' }).where({ 'm.tenant_id': tenantId, 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
+  return sql(db)({ m: 'token_metadata' }).where({ 'm.tenant_key': tenantKeys(db).keyOf(tenantId), 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
 }
 
 function withMetadata(db: Db, tenantId: string, entry: MetadataEntry): Knex.QueryBuilder {
-  return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_id': 'm.tenant_id', 'tokens.id': 'm.token_id' })
+  return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_key': 'm.tenant_key', 'tokens.id': 'm.token_id' })
 }
 
 /** The same test for a further key, on the token of `table` (one search of the primary key, which holds the value). */
 function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens'): Knex.QueryBuilder {
-  const [tenantId, tokenId] = table === 'm' ? ['m.tenant_id', 'm.token_id'] : ['tokens.tenant_id', 'tokens.id']
+  const [tenantKey, tokenId] = table === 'm' ? ['m.tenant_key', 'm.token_id'] : ['tokens.tenant_key', 'tokens.id']
   return sql(db)('token_metadata')
     .select(sql(db).raw('1'))
-    .whereRaw(`token_metadata.tenant_id = ${tenantId} and token_metadata.token_id = ${tokenId}`)
+    .whereRaw(`token_metadata.tenant_key = ${tenantKey} and token_metadata.token_id = ${tokenId}`)
     .andWhere({ 'token_metadata.key': key, 'token_metadata.value_folded': foldMetadataValue(value) })
 }
 
@@ -296,7 +307,7 @@ function countOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEn
 
 /** The tenant's tokens (of some types) less those past their expiry that the sweep has not removed yet. */
 async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
-  const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
+  const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   const expired = dueTokens(db, filter)
   if (filter.types.length) {
     stored.whereIn('type', filter.types)
@@ -321,7 +332,7 @@ async function countFromMetadata(db: Db, filter: TokenFilter, [first, ...others]
 
 /** A count of the tenant's tokens already past their expiry, through the expiry index: only those due, which the sweep keeps few. */
 function dueTokens(db: Db, filter: TokenFilter): Knex.QueryBuilder {
-  return sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw('+tokens.tenant_id = ?', [filter.tenantId])
+  return sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw('+tokens.tenant_key = ?', [tenantKeys(db).keyOf(filter.tenantId)])
 }
 
 /** Newest first; insertion order (rowid) breaks ties between tokens of the same millisecond. */
@@ -332,6 +343,7 @@ export async function listTokens(db: Db, filter: TokenFilter, limit: number, off
 async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number): Promise<StoredToken[]> {
   const { query, order } = filtered(db, filter, metadata)
   return toRows(
+    db,
     await query
       .select('tokens.*')
       .orderByRaw(`${order} desc, tokens.rowid desc`)
