@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readerOf } from '../../src/main/storage/connections'
 import { migrationSource as source } from '../../src/main/storage/migrations'
 import { countLogs, foldLogEntities, listLogs } from '../../src/main/storage/repositories/logs.repository'
-import { findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
+import { findByFingerprint, findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
 
 describe('migrations', () => {
@@ -49,7 +49,7 @@ describe('migrations', () => {
     await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
     const token = (id: string, type: string) => ({
-      tenant_id: 't', id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: id, fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{}', created_at: 0
+      tenant_id: 't', id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.from(id).toString('hex'), fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{}', created_at: 0
     })
     await db('tokens').insert([token('a-card', 'card'), token('a-bank', 'bank')])
     await db.migrate.latest()
@@ -91,7 +91,7 @@ describe('migrations', () => {
     for (let i = 0; i < 5; i++) await db.migrate.up()
     await db('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
     const token = (tenant: string, id: string, type: string, metadata: object) => ({
-      tenant_id: tenant, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: id, fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify(metadata), created_at: 7
+      tenant_id: tenant, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.from(id).toString('hex'), fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify(metadata), created_at: 7
     })
     await db('tokens').insert([token('t', 'a', 'card', { Colour: 'ÉCRU', size: 'L' }), token('t', 'b', 'token', {}), token('u', 'c', 'token', { k: 'V' })])
     const entry = (tenant: string, entityType: string) => ({ tenant_id: tenant, entity_type: entityType, entity_id: 'x', operation: 'read', message: 'm', created_at: 1 })
@@ -124,7 +124,7 @@ describe('migrations', () => {
     while (Number(await db.migrate.currentVersion()) < 20261201000000) await db.migrate.up()
     await db('tenants').insert([{ id: 'u', name: 'Later', created_at: 5 }, { id: 't', name: 'First', created_at: 1 }])
     const token = (tenant: string, id: string, createdAt: number) => ({
-      tenant_id: tenant, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: id, fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify({ k: id }), created_at: createdAt
+      tenant_id: tenant, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.from(id).toString('hex'), fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify({ k: id }), created_at: createdAt
     })
     await db('tokens').insert([token('t', 'b', 7), token('u', 'c', 7), token('t', 'a', 7)])
     await db('token_metadata').insert([
@@ -155,7 +155,7 @@ describe('migrations', () => {
     expect(await countLogs(reader, { tenantId: 'u' })).toBe(1)
     expect(await db('logs').select('seq', 'mac').orderBy('seq')).toEqual([1, 2, 3].map((seq) => ({ seq, mac: Buffer.alloc(32, seq) })))
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261202000000) await db.migrate.down()
     expect(await db('tenants').columnInfo()).not.toHaveProperty('tenant_key')
     expect(await db('tokens').select('tenant_id', 'id').orderBy('rowid')).toEqual([{ tenant_id: 't', id: 'b' }, { tenant_id: 'u', id: 'c' }, { tenant_id: 't', id: 'a' }])
     expect(await db('token_metadata').select('tenant_id', 'token_id').orderBy(['tenant_id', 'token_id'])).toEqual([
@@ -169,5 +169,28 @@ describe('migrations', () => {
     await db.raw('PRAGMA foreign_keys = ON')
     await db('tokens').where({ tenant_id: 't', id: 'a' }).delete()
     expect(await db('token_metadata').where('token_id', 'a')).toEqual([])
+  })
+
+  it('keeps fingerprints and search index hashes as bytes, finds a token by its fingerprint, and rolls back to hex', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261202000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    const fingerprint = 'ab'.repeat(32)
+    const hash = '0f'.repeat(32)
+    await db('tokens').insert({
+      tenant_key: 1, id: 'a', type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint, fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{}', created_at: 7
+    })
+    await db('token_search_indexes').insert({ tenant_key: 1, token_id: 'a', index_hash: hash })
+
+    await db.migrate.latest()
+    expect(await db('tokens').select('fingerprint')).toEqual([{ fingerprint: Buffer.alloc(32, 0xab) }])
+    expect(await db('token_search_indexes').select('index_hash')).toEqual([{ index_hash: Buffer.alloc(32, 0x0f) }])
+    await loadTenantKeys(db)
+    expect(await findByFingerprint(readerOf(db), 't', 'token', fingerprint, 0)).toMatchObject({ id: 'a', fingerprint })
+
+    await db.migrate.down()
+    expect(await db('tokens').select('fingerprint')).toEqual([{ fingerprint }])
+    expect(await db('token_search_indexes').select('index_hash')).toEqual([{ index_hash: hash }])
+    expect(await db.raw("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('tokens_fingerprint_index', 'token_search_indexes_tenant_key_index_hash_index')")).toHaveLength(2)
   })
 })

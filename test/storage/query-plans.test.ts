@@ -7,7 +7,7 @@
  * The database has no statistics (no ANALYZE), like a vault in use: the plans are
  * the ones SQLite picks in production.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Knex } from 'knex'
 import { visibleTokens } from '../../src/main/domain/access'
@@ -120,7 +120,7 @@ describe('query plans of the lists', () => {
       type,
       key_version: 1,
       sealed_data: Buffer.alloc(40),
-      fingerprint: randomUUID(),
+      fingerprint: randomBytes(32).toString('hex'),
       fingerprint_expression: '{{ data | stringify }}',
       mask: null,
       containers: [i % 2 ? '/pci/high/' : '/general/high/'],
@@ -184,7 +184,8 @@ describe('query plans of the lists', () => {
   })
 
   it('deduplication finds a fingerprint through its index', async () => {
-    const [{ fingerprint }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), id: 'token-7' })
+    const [{ fingerprint: stored }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), id: 'token-7' })
+    const fingerprint = Buffer.from(stored).toString('hex')
     expect(await findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now)).toMatchObject({ id: 'token-7' })
     // Only the tokens of one fingerprint are sorted.
     await expectProportionalToPage(() => findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now, 'token-7'), {

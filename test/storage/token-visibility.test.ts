@@ -4,7 +4,7 @@
  * into SQL for lists. Random tokens and rules, through both, against a real
  * SQLite database: a list must show exactly the tokens a single read allows.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { AccessRule, Condition } from '../../src/shared/types'
@@ -77,7 +77,7 @@ function storedToken(tenantId: string, { id, containers }: { id: string; contain
     type: 'token',
     key_version: 1,
     sealed_data: Buffer.alloc(40),
-    fingerprint: randomUUID(),
+    fingerprint: randomBytes(32).toString('hex'),
     fingerprint_expression: '{{ data | stringify }}',
     mask: null,
     containers,

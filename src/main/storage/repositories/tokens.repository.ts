@@ -13,9 +13,13 @@ import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 
 
-/** The row as the table holds it: the tenant's key (storage/tenant-keys.ts) stands for its id, four columns hold JSON text. */
-interface TokenRow extends Omit<StoredToken, 'tenant_id' | 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
+/**
+ * The row as the table holds it: the tenant's key (storage/tenant-keys.ts) stands for its id,
+ * the fingerprint is its bytes (hex above storage), four columns hold JSON text.
+ */
+interface TokenRow extends Omit<StoredToken, 'tenant_id' | 'fingerprint' | 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
   tenant_key: number
+  fingerprint: Buffer
   mask: string | null
   containers: string
   metadata: string
@@ -42,14 +46,18 @@ const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'modified_at'
 ]
 
+/** A keyed hash (hex above storage) as the bytes the tables hold. */
+const hashBytes = (hex: string) => Buffer.from(hex, 'hex')
+
 const nullableJson = (value: unknown) => (value === null ? null : JSON.stringify(value))
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value))
 
 /** The columns of (some of) a token's fields. */
 function toColumns(keys: TenantKeys, token: Partial<StoredToken>): Partial<TokenRow> {
-  const { tenant_id, mask, containers, metadata, search_indexes, ...plain } = token
+  const { tenant_id, fingerprint, mask, containers, metadata, search_indexes, ...plain } = token
   const columns: Partial<TokenRow> = plain
   if (tenant_id !== undefined) columns.tenant_key = keys.keyOf(tenant_id)
+  if (fingerprint !== undefined) columns.fingerprint = hashBytes(fingerprint)
   if (mask !== undefined) columns.mask = nullableJson(mask)
   if (containers !== undefined) columns.containers = JSON.stringify(containers)
   if (metadata !== undefined) columns.metadata = JSON.stringify(metadata)
@@ -57,10 +65,11 @@ function toColumns(keys: TenantKeys, token: Partial<StoredToken>): Partial<Token
   return columns
 }
 
-function fromRow(keys: TenantKeys, { tenant_key, ...row }: TokenRow): StoredToken {
+function fromRow(keys: TenantKeys, { tenant_key, fingerprint, ...row }: TokenRow): StoredToken {
   return {
     tenant_id: keys.idOf(tenant_key),
     ...row,
+    fingerprint: fingerprint.toString('hex'),
     key_version: Number(row.key_version),
     mask: row.mask === null ? null : JSON.parse(row.mask),
     containers: JSON.parse(row.containers),
@@ -79,7 +88,7 @@ const toToken = (db: Db, row: TokenRow | undefined) => (row ? fromRow(tenantKeys
 const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash'] as const
 
 const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[]) =>
-  entries.map(({ tenant_id, ...entry }) => ({ tenant_key: keys.keyOf(tenant_id), ...entry }))
+  entries.map(({ tenant_id, token_id, index_hash }) => ({ tenant_key: keys.keyOf(tenant_id), token_id, index_hash: hashBytes(index_hash) }))
 
 /**
  * Metadata values as filters compare them: JavaScript's `toLowerCase` (full Unicode case
@@ -142,7 +151,7 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
   // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
   // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
   const query = sql(db)('tokens')
-    .where({ fingerprint })
+    .where({ fingerprint: hashBytes(fingerprint) })
     .andWhereRaw('+tenant_key = ? and +type = ?', [tenantKeys(db).keyOf(tenantId), type])
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
