@@ -8,6 +8,7 @@ import * as auditAnchor from './20261130000000_audit_anchor'
 import * as listIndexes from './20261201000000_list_indexes'
 import * as compactTenantKey from './20261202000000_compact_tenant_key'
 import * as binaryHashes from './20261203000000_binary_hashes'
+import * as metadataOneTree from './20261204000000_metadata_one_tree'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -22,5 +23,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261130000000_audit_anchor': auditAnchor,
   '20261201000000_list_indexes': listIndexes,
   '20261202000000_compact_tenant_key': compactTenantKey,
-  '20261203000000_binary_hashes': binaryHashes
+  '20261203000000_binary_hashes': binaryHashes,
+  '20261204000000_metadata_one_tree': metadataOneTree
 }

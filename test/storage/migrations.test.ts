@@ -188,9 +188,28 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect(await findByFingerprint(readerOf(db), 't', 'token', fingerprint, 0)).toMatchObject({ id: 'a', fingerprint })
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261203000000) await db.migrate.down()
     expect(await db('tokens').select('fingerprint')).toEqual([{ fingerprint }])
     expect(await db('token_search_indexes').select('index_hash')).toEqual([{ index_hash: hash }])
     expect(await db.raw("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('tokens_fingerprint_index', 'token_search_indexes_tenant_key_index_hash_index')")).toHaveLength(2)
+  })
+
+  it('keeps token_metadata in the order of the filters, one b-tree, and rolls back to two', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261203000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    await db('tokens').insert({
+      tenant_key: 1, id: 'a', type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{"k":"V"}', created_at: 7
+    })
+    await db('token_metadata').insert({ tenant_key: 1, token_id: 'a', key: 'k', value_folded: 'v', created_at: 7 })
+    const indexes = () => db('sqlite_master').where({ type: 'index', tbl_name: 'token_metadata' }).whereNotNull('sql').pluck('name')
+
+    await db.migrate.latest()
+    expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, key: 'k', value_folded: 'v', created_at: 7, token_id: 'a' }])
+    expect(await indexes()).toEqual([])
+
+    await db.migrate.down()
+    expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, token_id: 'a', key: 'k', value_folded: 'v', created_at: 7 }])
+    expect(await indexes()).toEqual(['token_metadata_tenant_key_key_value_folded_created_at_index'])
   })
 })

@@ -24,7 +24,7 @@ import { useTemporaryDatabase } from '../helpers/database'
 /** Tables whose rows are one per tenant and kind: reading all of a tenant's is the point. */
 const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
 
-const METADATA_INDEX = 'token_metadata_tenant_key_key_value_folded_created_at_index (tenant_key=? AND key=? AND value_folded=?)'
+const METADATA_INDEX = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?)'
 const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?)'
 
 interface Plan {
@@ -50,7 +50,7 @@ const readsCountersOnly = ({ steps }: Plan) =>
       !/^(SEARCH|SCAN) /.test(step) ||
       [...COUNTER_TABLES].some((table) => step.includes(` ${table} `)) ||
       step.includes('tokens_expires_at_index') ||
-      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_key=? AND token_id=? AND key=?)')
+      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=? AND created_at=? AND token_id=?)')
   )
 
 let tables: Set<string>

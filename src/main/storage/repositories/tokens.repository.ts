@@ -96,7 +96,7 @@ const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[])
  */
 export const foldMetadataValue = (value: string) => value.toLowerCase()
 
-const METADATA_COLUMNS = ['tenant_key', 'token_id', 'key', 'value_folded', 'created_at'] as const
+const METADATA_COLUMNS = ['tenant_key', 'key', 'value_folded', 'created_at', 'token_id'] as const
 
 /** The `token_metadata` rows of a token: one per key, the value folded. */
 function metadataRows(keys: TenantKeys, token: Pick<StoredToken, 'tenant_id' | 'id' | 'metadata' | 'created_at'>) {
@@ -158,22 +158,36 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
   return toToken(db, await query.orderBy('created_at').first())
 }
 
+/** What finds a token's `token_metadata` rows: its stored metadata and creation time. */
+async function metadataKeyOf(db: Db, tenantKey: number, id: string): Promise<{ metadata: Record<string, string>; created_at: number } | undefined> {
+  const row = await sql(db)('tokens').select('metadata', 'created_at').where({ tenant_key: tenantKey, id }).first()
+  return row && { metadata: JSON.parse(row.metadata), created_at: Number(row.created_at) }
+}
+
+/** Deletes a token's `token_metadata` rows, each by its whole primary key (the table is ordered for filters, not by token). */
+async function deleteMetadataRows(db: Db, tenantKey: number, id: string, { metadata, created_at }: { metadata: Record<string, string>; created_at: number }): Promise<void> {
+  for (const [key, value] of Object.entries(metadata)) {
+    await sql(db)('token_metadata').where({ tenant_key: tenantKey, key, value_folded: foldMetadataValue(value), created_at, token_id: id }).delete()
+  }
+}
+
 /** Changes a token's columns; new metadata replaces its `token_metadata` rows. */
 export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<StoredToken>): Promise<number> {
   const keys = tenantKeys(db)
   const tenantKey = keys.keyOf(tenantId)
+  const before = changes.metadata === undefined ? undefined : await metadataKeyOf(db, tenantKey, id)
   const updated = await sql(db)('tokens').where({ tenant_key: tenantKey, id }).update(toColumns(keys, changes))
-  if (updated && changes.metadata !== undefined) {
-    await sql(db)('token_metadata').where({ tenant_key: tenantKey, token_id: id }).delete()
-    const { created_at } = await sql(db)('tokens').select('created_at').where({ tenant_key: tenantKey, id }).first()
-    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows(keys, { tenant_id: tenantId, id, metadata: changes.metadata, created_at }))
+  if (updated && before && changes.metadata !== undefined) {
+    await deleteMetadataRows(db, tenantKey, id, before)
+    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows(keys, { tenant_id: tenantId, id, metadata: changes.metadata, created_at: before.created_at }))
   }
   return updated
 }
 
 /**
  * Erases a token and leaves a tombstone for audit, in the caller's transaction (one of the write queue).
- * Search indexes and metadata go with the row (foreign key cascade); secure_delete overwrites the freed pages.
+ * Search indexes go with the row (foreign key cascade), its metadata rows are deleted by their keys;
+ * secure_delete overwrites the freed pages.
  */
 export async function deleteToken(
   db: Tx,
@@ -182,7 +196,12 @@ export async function deleteToken(
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
-  const removed = await sql(db)('tokens').where({ tenant_key: tenantKeys(db).keyOf(row.tenant_id), id: row.id }).delete()
+  const tenantKey = tenantKeys(db).keyOf(row.tenant_id)
+  // The metadata as stored now, not as the caller read it: an update may have come between.
+  const stored = await metadataKeyOf(db, tenantKey, row.id)
+  if (!stored) return false
+  await deleteMetadataRows(db, tenantKey, row.id, stored)
+  const removed = await sql(db)('tokens').where({ tenant_key: tenantKey, id: row.id }).delete()
   if (!removed) return false
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
@@ -277,12 +296,12 @@ function withMetadata(db: Db, tenantId: string, entry: MetadataEntry): Knex.Quer
   return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_key': 'm.tenant_key', 'tokens.id': 'm.token_id' })
 }
 
-/** The same test for a further key, on the token of `table` (one search of the primary key, which holds the value). */
+/** The same test for a further key, on the token of `table`: one search of the primary key, whole (the token's time and id end it). */
 function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens'): Knex.QueryBuilder {
-  const [tenantKey, tokenId] = table === 'm' ? ['m.tenant_key', 'm.token_id'] : ['tokens.tenant_key', 'tokens.id']
+  const [tenantKey, createdAt, tokenId] = table === 'm' ? ['m.tenant_key', 'm.created_at', 'm.token_id'] : ['tokens.tenant_key', 'tokens.created_at', 'tokens.id']
   return sql(db)('token_metadata')
     .select(sql(db).raw('1'))
-    .whereRaw(`token_metadata.tenant_key = ${tenantKey} and token_metadata.token_id = ${tokenId}`)
+    .whereRaw(`token_metadata.tenant_key = ${tenantKey} and token_metadata.created_at = ${createdAt} and token_metadata.token_id = ${tokenId}`)
     .andWhere({ 'token_metadata.key': key, 'token_metadata.value_folded': foldMetadataValue(value) })
 }
 
