@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -208,8 +209,36 @@ describe('migrations', () => {
     expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, key: 'k', value_folded: 'v', created_at: 7, token_id: 'a' }])
     expect(await indexes()).toEqual([])
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261204000000) await db.migrate.down()
     expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, token_id: 'a', key: 'k', value_folded: 'v', created_at: 7 }])
     expect(await indexes()).toEqual(['token_metadata_tenant_key_key_value_folded_created_at_index'])
+  })
+
+  it('keeps actor ids as their bytes, gives back the same text, refuses ids that would not come back the same, and rolls back', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261204000000) await db.migrate.up()
+    const actor = randomUUID()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    await db('tokens').insert({
+      tenant_key: 1, id: 'a', type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{}', created_by: actor, created_at: 7
+    })
+    const entry = (seq: number, actorId: string | null) => ({ seq, tenant_key: 1, actor_id: actorId, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq })
+    await db('logs').insert([entry(1, actor), entry(2, null)])
+    await db('logs').insert(entry(3, actor.toUpperCase()))
+    await expect(db.migrate.up()).rejects.toThrow('logs.actor_id holds an id that is not a lowercase UUID')
+    expect(await db('tokens').select('created_by')).toEqual([{ created_by: actor }])
+    await db('logs').where('seq', 3).delete()
+
+    await db.migrate.latest()
+    const bytes = Buffer.from(actor.replaceAll('-', ''), 'hex')
+    expect(await db('tokens').select('created_by', 'modified_by')).toEqual([{ created_by: bytes, modified_by: null }])
+    expect(await db('logs').select('actor').orderBy('seq')).toEqual([{ actor: bytes }, { actor: null }])
+    await loadTenantKeys(db)
+    expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_id)).toEqual([null, actor])
+    expect(await findToken(readerOf(db), 't', 'a', 0)).toMatchObject({ created_by: actor, modified_by: null })
+
+    await db.migrate.down()
+    expect(await db('tokens').select('created_by', 'modified_by')).toEqual([{ created_by: actor, modified_by: null }])
+    expect(await db('logs').select('actor_id').orderBy('seq')).toEqual([{ actor_id: actor }, { actor_id: null }])
   })
 })

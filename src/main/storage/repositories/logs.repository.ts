@@ -3,6 +3,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
+import { uuidBytes, uuidText } from '../uuid-bytes'
 
 
 export interface LogRow {
@@ -42,19 +43,20 @@ export interface LogFilter {
   endDate?: number
 }
 
-/** An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id. */
-const ENTRY_COLUMNS = ['tenant_key', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
+/** An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id, `actor` is the actor id's bytes. */
+const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
 
 const LOG_COLUMNS = ['seq', ...ENTRY_COLUMNS, 'mac'] as const
 
-/** An entry with its tenant's key beside its id: the MAC covers the id, the table holds the key. */
-type StoredLogRow = LogRow & { tenant_key: number }
+/** An entry with the stored forms of its tenant and actor beside their ids: the MAC covers the ids, the table holds the compact forms. */
+type StoredLogRow = LogRow & { tenant_key: number; actor: Buffer | null }
 
-const withTenantKeys = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] => entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id) }))
+const toStored = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] =>
+  entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id), actor: uuidBytes(entry.actor_id) }))
 
-/** A stored entry as the layers above see it: with its tenant's id. */
-function fromStored<T extends { tenant_key: number }>(keys: TenantKeys, { tenant_key, ...row }: T): Omit<T, 'tenant_key'> & { tenant_id: string } {
-  return { tenant_id: keys.idOf(tenant_key), ...row }
+/** A stored entry as the layers above see it: with its tenant's and actor's ids. */
+function fromStored<T extends { tenant_key: number; actor: Buffer | null }>(keys: TenantKeys, { tenant_key, actor, ...row }: T): Omit<T, 'tenant_key' | 'actor'> & { tenant_id: string; actor_id: string | null } {
+  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), ...row }
 }
 
 const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
@@ -65,7 +67,7 @@ const countRows = (entries: readonly StoredLogRow[]) => entries.map((entry) => (
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
-  const stored = withTenantKeys(tenantKeys(db), rows)
+  const stored = toStored(tenantKeys(db), rows)
   await insertRows(sql(db), 'logs', LOG_COLUMNS, stored)
   await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(stored), LOG_COUNTER)
 }
@@ -75,7 +77,7 @@ export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
  * The tenant's entry counts move in the same commit.
  */
 export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
-  const stored = withTenantKeys(rows.tenantKeys, entries)
+  const stored = toStored(rows.tenantKeys, entries)
   rows.insert('logs', LOG_COLUMNS, stored, { sealed: true })
   rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(stored), { addTo: LOG_COUNTER })
 }
@@ -179,17 +181,18 @@ export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: read
 
 /** Newest first; `seq` breaks ties between entries of the same millisecond. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
-  const rows: StoredLogRow[] = await filtered(db, filter)
+  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id'> & { tenant_key: number; actor: Buffer | null })[] = await filtered(db, filter)
     .select(...ENTRY_COLUMNS)
     .orderBy(listOrder(filter))
     .limit(limit)
     .offset(offset)
-  return rows.map(({ tenant_key: _key, ...row }) => ({ ...row, tenant_id: filter.tenantId }))
+  const keys = tenantKeys(db)
+  return rows.map((row) => fromStored(keys, row))
 }
 
 /** Entries in chain order after `afterSeq`, with their MACs. */
 export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
-  const rows: (Omit<ChainedLogRow, 'tenant_id'> & { tenant_key: number })[] = await sql(db)('logs')
+  const rows: (Omit<ChainedLogRow, 'tenant_id' | 'actor_id'> & { tenant_key: number; actor: Buffer | null })[] = await sql(db)('logs')
     .select(...LOG_COLUMNS)
     .where('seq', '>', afterSeq)
     .andWhere('seq', '<=', throughSeq)

@@ -11,15 +11,18 @@ import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sq
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
+import { uuidBytes, uuidText } from '../uuid-bytes'
 
 
 /**
  * The row as the table holds it: the tenant's key (storage/tenant-keys.ts) stands for its id,
- * the fingerprint is its bytes (hex above storage), four columns hold JSON text.
+ * the fingerprint and actor ids are their bytes, four columns hold JSON text.
  */
-interface TokenRow extends Omit<StoredToken, 'tenant_id' | 'fingerprint' | 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
+interface TokenRow extends Omit<StoredToken, 'tenant_id' | 'fingerprint' | 'created_by' | 'modified_by' | 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
   tenant_key: number
   fingerprint: Buffer
+  created_by: Buffer | null
+  modified_by: Buffer | null
   mask: string | null
   containers: string
   metadata: string
@@ -54,10 +57,12 @@ const nullableNumber = (value: number | string | null) => (value === null ? null
 
 /** The columns of (some of) a token's fields. */
 function toColumns(keys: TenantKeys, token: Partial<StoredToken>): Partial<TokenRow> {
-  const { tenant_id, fingerprint, mask, containers, metadata, search_indexes, ...plain } = token
+  const { tenant_id, fingerprint, created_by, modified_by, mask, containers, metadata, search_indexes, ...plain } = token
   const columns: Partial<TokenRow> = plain
   if (tenant_id !== undefined) columns.tenant_key = keys.keyOf(tenant_id)
   if (fingerprint !== undefined) columns.fingerprint = hashBytes(fingerprint)
+  if (created_by !== undefined) columns.created_by = uuidBytes(created_by)
+  if (modified_by !== undefined) columns.modified_by = uuidBytes(modified_by)
   if (mask !== undefined) columns.mask = nullableJson(mask)
   if (containers !== undefined) columns.containers = JSON.stringify(containers)
   if (metadata !== undefined) columns.metadata = JSON.stringify(metadata)
@@ -65,11 +70,13 @@ function toColumns(keys: TenantKeys, token: Partial<StoredToken>): Partial<Token
   return columns
 }
 
-function fromRow(keys: TenantKeys, { tenant_key, fingerprint, ...row }: TokenRow): StoredToken {
+function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modified_by, ...row }: TokenRow): StoredToken {
   return {
     tenant_id: keys.idOf(tenant_key),
     ...row,
     fingerprint: fingerprint.toString('hex'),
+    created_by: uuidText(created_by),
+    modified_by: uuidText(modified_by),
     key_version: Number(row.key_version),
     mask: row.mask === null ? null : JSON.parse(row.mask),
     containers: JSON.parse(row.containers),
