@@ -237,8 +237,27 @@ describe('migrations', () => {
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_id)).toEqual([null, actor])
     expect(await findToken(readerOf(db), 't', 'a', 0)).toMatchObject({ created_by: actor, modified_by: null })
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261205000000) await db.migrate.down()
     expect(await db('tokens').select('created_by', 'modified_by')).toEqual([{ created_by: actor, modified_by: null }])
     expect(await db('logs').select('actor_id').orderBy('seq')).toEqual([{ actor_id: actor }, { actor_id: null }])
+  })
+
+  it('keeps actor types as one-byte codes, gives back the same names, refuses an unknown type, and rolls back', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261205000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    const entry = (seq: number, actorType: string | null) => ({ seq, tenant_key: 1, actor_type: actorType, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq })
+    await db('logs').insert([entry(1, 'application'), entry(2, 'session'), entry(3, 'user'), entry(4, null), entry(5, 'robot')])
+    await expect(db.migrate.up()).rejects.toThrow('logs.actor_type holds a type other than application, session or user')
+    await db('logs').where('seq', 5).delete()
+
+    await db.migrate.latest()
+    expect(await db('logs').orderBy('seq').pluck('actor_type_code')).toEqual([1, 2, 3, null])
+    await loadTenantKeys(db)
+    expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_type)).toEqual([null, 'user', 'session', 'application'])
+
+    await db.migrate.down()
+    expect(await db('logs').orderBy('seq').pluck('actor_type')).toEqual(['application', 'session', 'user', null])
+    expect(await db('logs').columnInfo()).not.toHaveProperty('actor_type_code')
   })
 })

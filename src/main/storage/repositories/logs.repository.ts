@@ -4,6 +4,7 @@ import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
+import type { ActorType } from '../../domain/actor'
 
 
 export interface LogRow {
@@ -43,20 +44,43 @@ export interface LogFilter {
   endDate?: number
 }
 
-/** An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id, `actor` is the actor id's bytes. */
-const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
+/**
+ * An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id,
+ * `actor` is the actor id's bytes and `actor_type_code` the actor type's code.
+ */
+const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
 
 const LOG_COLUMNS = ['seq', ...ENTRY_COLUMNS, 'mac'] as const
 
-/** An entry with the stored forms of its tenant and actor beside their ids: the MAC covers the ids, the table holds the compact forms. */
-type StoredLogRow = LogRow & { tenant_key: number; actor: Buffer | null }
+const ACTOR_TYPE_CODES: Record<ActorType, number> = { application: 1, session: 2, user: 3 }
+const ACTOR_TYPES = new Map(Object.entries(ACTOR_TYPE_CODES).map(([type, code]) => [code, type]))
+
+function actorTypeCode(type: string | null): number | null {
+  if (type === null) return null
+  const code = ACTOR_TYPE_CODES[type as ActorType]
+  if (code === undefined) throw new TypeError(`Unknown actor type ${type}`)
+  return code
+}
+
+/** An unknown code (an altered entry) reads as one no entry holds, so its MAC fails to verify. */
+const actorTypeOf = (code: number | null) => (code === null ? null : (ACTOR_TYPES.get(Number(code)) ?? `unknown code ${code}`))
+
+/** The stored, compact forms of the tenant and the actor. */
+interface StoredForms {
+  tenant_key: number
+  actor: Buffer | null
+  actor_type_code: number | null
+}
+
+/** An entry with the stored forms beside the values they stand for: the MAC covers the values, the table holds the compact forms. */
+type StoredLogRow = LogRow & StoredForms
 
 const toStored = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] =>
-  entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id), actor: uuidBytes(entry.actor_id) }))
+  entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id), actor: uuidBytes(entry.actor_id), actor_type_code: actorTypeCode(entry.actor_type) }))
 
-/** A stored entry as the layers above see it: with its tenant's and actor's ids. */
-function fromStored<T extends { tenant_key: number; actor: Buffer | null }>(keys: TenantKeys, { tenant_key, actor, ...row }: T): Omit<T, 'tenant_key' | 'actor'> & { tenant_id: string; actor_id: string | null } {
-  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), ...row }
+/** A stored entry as the layers above see it: with its tenant's and actor's ids and the actor's type. */
+function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, ...row }: T): Omit<T, keyof StoredForms> & Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> {
+  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), actor_type: actorTypeOf(actor_type_code), ...row }
 }
 
 const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
@@ -181,7 +205,7 @@ export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: read
 
 /** Newest first; `seq` breaks ties between entries of the same millisecond. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
-  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id'> & { tenant_key: number; actor: Buffer | null })[] = await filtered(db, filter)
+  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await filtered(db, filter)
     .select(...ENTRY_COLUMNS)
     .orderBy(listOrder(filter))
     .limit(limit)
@@ -192,7 +216,7 @@ export async function listLogs(db: Db, filter: LogFilter, limit: number, offset:
 
 /** Entries in chain order after `afterSeq`, with their MACs. */
 export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
-  const rows: (Omit<ChainedLogRow, 'tenant_id' | 'actor_id'> & { tenant_key: number; actor: Buffer | null })[] = await sql(db)('logs')
+  const rows: (Omit<ChainedLogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await sql(db)('logs')
     .select(...LOG_COLUMNS)
     .where('seq', '>', afterSeq)
     .andWhere('seq', '<=', throughSeq)
