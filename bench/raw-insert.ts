@@ -79,7 +79,7 @@ function tokenRow(kind: RawKind, key: DataKey, tenant: Tenant, n: number): unkno
   const sealed = Buffer.from(sealJson(key, data, `token:${tenant.id}:${id}`))
   const fingerprint = Buffer.from(keyedHash(key, `${type.name}\u0000${type.defaultFingerprintSource(data)}`), 'hex')
   const mask = kind === 'card' ? CARD_MASK : null
-  return [tenant.key, id, type.name, 1, sealed, fingerprint, type.defaultFingerprintExpression, mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
+  return [tenant.key, id, type.name, 1, sealed, fingerprint, '', mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
 }
 
 export class RawInsertCeiling {

@@ -11,6 +11,7 @@ import * as binaryHashes from './20261203000000_binary_hashes'
 import * as metadataOneTree from './20261204000000_metadata_one_tree'
 import * as binaryActorIds from './20261205000000_binary_actor_ids'
 import * as actorTypeCode from './20261206000000_actor_type_code'
+import * as defaultFingerprintExpression from './20261207000000_default_fingerprint_expression'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -28,5 +29,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261203000000_binary_hashes': binaryHashes,
   '20261204000000_metadata_one_tree': metadataOneTree,
   '20261205000000_binary_actor_ids': binaryActorIds,
-  '20261206000000_actor_type_code': actorTypeCode
+  '20261206000000_actor_type_code': actorTypeCode,
+  '20261207000000_default_fingerprint_expression': defaultFingerprintExpression
 }

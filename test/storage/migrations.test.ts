@@ -9,6 +9,10 @@ import { migrationSource as source } from '../../src/main/storage/migrations'
 import { countLogs, foldLogEntities, listLogs } from '../../src/main/storage/repositories/logs.repository'
 import { findByFingerprint, findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261207000000_default_fingerprint_expression'
+import { getTokenType } from '../../src/main/domain/token-types'
+import { validateExpression } from '../../src/main/domain/expressions'
+import { TOKEN_TYPE_NAMES } from '../../src/shared/token-rules'
 
 describe('migrations', () => {
   let dir: string
@@ -256,8 +260,31 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_type)).toEqual([null, 'user', 'session', 'application'])
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261206000000) await db.migrate.down()
     expect(await db('logs').orderBy('seq').pluck('actor_type')).toEqual(['application', 'session', 'user', null])
     expect(await db('logs').columnInfo()).not.toHaveProperty('actor_type_code')
+  })
+
+  it('stores a default fingerprint expression as \'\' and an empty one as \'{{\', for exactly the defaults of the token types, and rolls back', async () => {
+    // The defaults '' stands for are the types' own, so that every token keeping its type's default stores ''.
+    expect(DEFAULT_FINGERPRINT_EXPRESSIONS).toEqual(Object.fromEntries(TOKEN_TYPE_NAMES.map((name) => [name, getTokenType(name)!.defaultFingerprintExpression])))
+    expect(() => validateExpression(EMPTY_EXPRESSION, 'fingerprint_expression')).toThrow()
+
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261206000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    const token = (id: string, type: string, expression: string) => ({
+      tenant_key: 1, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: expression, containers: '[]', metadata: '{}', created_at: 7
+    })
+    const given = [token('a', 'token', '{{ data | stringify }}'), token('b', 'card', '{{ data | stringify }}'), token('c', 'card', '{{ data.number }}'), token('d', 'bank', '')]
+    await db('tokens').insert(given)
+
+    await db.migrate.latest()
+    expect(await db('tokens').orderBy('id').pluck('fingerprint_expression')).toEqual(['', '{{ data | stringify }}', '', '{{'])
+    await loadTenantKeys(db)
+    for (const { id, fingerprint_expression } of given) expect(await findToken(readerOf(db), 't', id, 0)).toMatchObject({ fingerprint_expression })
+
+    await db.migrate.down()
+    expect(await db('tokens').orderBy('id').pluck('fingerprint_expression')).toEqual(given.map((row) => row.fingerprint_expression))
   })
 })

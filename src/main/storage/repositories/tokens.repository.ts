@@ -12,6 +12,7 @@ import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261207000000_default_fingerprint_expression'
 
 
 /**
@@ -52,13 +53,29 @@ const TOKEN_COLUMNS: (keyof TokenRow)[] = [
 /** A keyed hash (hex above storage) as the bytes the tables hold. */
 const hashBytes = (hex: string) => Buffer.from(hex, 'hex')
 
+/**
+ * A fingerprint expression as stored: '' for the default of the token's type as the migration that
+ * introduced it lists them (what most tokens keep), and '{{' (which no expression that passed
+ * validation can be) for an expression that is ''.
+ */
+function storedExpression(type: string, expression: string): string {
+  if (expression === DEFAULT_FINGERPRINT_EXPRESSIONS[type]) return ''
+  return expression === '' ? EMPTY_EXPRESSION : expression
+}
+
+function expressionOf(type: string, stored: string): string {
+  if (stored === '') return DEFAULT_FINGERPRINT_EXPRESSIONS[type]
+  return stored === EMPTY_EXPRESSION ? '' : stored
+}
+
 const nullableJson = (value: unknown) => (value === null ? null : JSON.stringify(value))
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value))
 
-/** The columns of (some of) a token's fields. */
-function toColumns(keys: TenantKeys, token: Partial<StoredToken>): Partial<TokenRow> {
-  const { tenant_id, fingerprint, created_by, modified_by, mask, containers, metadata, search_indexes, ...plain } = token
+/** The columns of (some of) a token's fields; `type` is the token's (given when `token` has no type but an expression). */
+function toColumns(keys: TenantKeys, token: Partial<StoredToken>, type = token.type): Partial<TokenRow> {
+  const { tenant_id, fingerprint, fingerprint_expression, created_by, modified_by, mask, containers, metadata, search_indexes, ...plain } = token
   const columns: Partial<TokenRow> = plain
+  if (fingerprint_expression !== undefined) columns.fingerprint_expression = storedExpression(type!, fingerprint_expression)
   if (tenant_id !== undefined) columns.tenant_key = keys.keyOf(tenant_id)
   if (fingerprint !== undefined) columns.fingerprint = hashBytes(fingerprint)
   if (created_by !== undefined) columns.created_by = uuidBytes(created_by)
@@ -75,6 +92,7 @@ function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modifi
     tenant_id: keys.idOf(tenant_key),
     ...row,
     fingerprint: fingerprint.toString('hex'),
+    fingerprint_expression: expressionOf(row.type, row.fingerprint_expression),
     created_by: uuidText(created_by),
     modified_by: uuidText(modified_by),
     key_version: Number(row.key_version),
@@ -165,6 +183,10 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
   return toToken(db, await query.orderBy('created_at').first())
 }
 
+async function typeOf(db: Db, tenantKey: number, id: string): Promise<string | undefined> {
+  return (await sql(db)('tokens').select('type').where({ tenant_key: tenantKey, id }).first())?.type
+}
+
 /** What finds a token's `token_metadata` rows: its stored metadata and creation time. */
 async function metadataKeyOf(db: Db, tenantKey: number, id: string): Promise<{ metadata: Record<string, string>; created_at: number } | undefined> {
   const row = await sql(db)('tokens').select('metadata', 'created_at').where({ tenant_key: tenantKey, id }).first()
@@ -183,7 +205,9 @@ export async function updateToken(db: Db, tenantId: string, id: string, changes:
   const keys = tenantKeys(db)
   const tenantKey = keys.keyOf(tenantId)
   const before = changes.metadata === undefined ? undefined : await metadataKeyOf(db, tenantKey, id)
-  const updated = await sql(db)('tokens').where({ tenant_key: tenantKey, id }).update(toColumns(keys, changes))
+  const type = changes.type ?? (changes.fingerprint_expression === undefined ? undefined : await typeOf(db, tenantKey, id))
+  if (changes.fingerprint_expression !== undefined && type === undefined) return 0
+  const updated = await sql(db)('tokens').where({ tenant_key: tenantKey, id }).update(toColumns(keys, changes, type))
   if (updated && before && changes.metadata !== undefined) {
     await deleteMetadataRows(db, tenantKey, id, before)
     await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows(keys, { tenant_id: tenantId, id, metadata: changes.metadata, created_at: before.created_at }))
