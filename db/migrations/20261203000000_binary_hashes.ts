@@ -6,41 +6,37 @@ import type { Knex } from 'knex'
  * The API still shows them in hex; storage converts (tokens.repository.ts).
  *
  * Each column is replaced: a binary column is added (NOT NULL, with an empty
- * default only so that it can be added to existing rows) and filled, the text
- * column's indexes and the column itself dropped, the new one renamed.
+ * default only so that it can be added to existing rows) and filled in one
+ * statement, the text column's indexes and the column itself dropped, the new
+ * one renamed. A value that is not lowercase hex stops the migration before it changes anything.
  */
 interface HashColumn {
   table: string
   column: string
-  /** The columns that find a row. */
-  key: readonly string[]
   indexes: readonly (readonly string[])[]
 }
 
 const COLUMNS: readonly HashColumn[] = [
-  { table: 'tokens', column: 'fingerprint', key: ['tenant_key', 'id'], indexes: [['fingerprint']] },
-  { table: 'token_search_indexes', column: 'index_hash', key: ['tenant_key', 'token_id', 'index_hash'], indexes: [['tenant_key', 'index_hash']] }
+  { table: 'tokens', column: 'fingerprint', indexes: [['fingerprint']] },
+  { table: 'token_search_indexes', column: 'index_hash', indexes: [['tenant_key', 'index_hash']] }
 ]
 
-/** Rows converted per statement. */
-const CHUNK = 500
+const isPostgres = (knex: Knex) => ['pg', 'postgres', 'postgresql'].includes(String(knex.client.config.client))
 
-async function convert(knex: Knex, { table, column, key, indexes }: HashColumn, toBinary: boolean): Promise<void> {
+const bytesOfHex = (knex: Knex, column: string) => (isPostgres(knex) ? `decode(${column}, 'hex')` : `unhex(${column})`)
+const hexOfBytes = (knex: Knex, column: string) => (isPostgres(knex) ? `encode(${column}, 'hex')` : `lower(hex(${column}))`)
+
+/** Whether every value of a text column is lowercase hex that converts to bytes and back unchanged. */
+async function allHex(knex: Knex, table: string, column: string): Promise<boolean> {
+  const bytes = bytesOfHex(knex, column)
+  const [{ count }] = await knex(table).count({ count: '*' }).whereRaw(`${bytes} IS NULL OR length(${bytes}) * 2 <> length(${column}) OR ${column} <> lower(${column})`)
+  return Number(count) === 0
+}
+
+async function convert(knex: Knex, { table, column, indexes }: HashColumn, toBinary: boolean): Promise<void> {
   const next = `${column}_next`
   await knex.schema.alterTable(table, (t) => (toBinary ? t.binary(next) : t.string(next, 100)).notNullable().defaultTo(''))
-  for (;;) {
-    const rows: Record<string, unknown>[] = await knex(table).select(...key, column).where(next, '').limit(CHUNK)
-    if (rows.length === 0) break
-    for (const row of rows) {
-      const value = row[column] as string | Buffer
-      // Only what Tessera wrote is here: hex of a hash going in, its bytes coming back.
-      if (toBinary && !/^([0-9a-f]{2})+$/.test(value as string)) throw new Error(`${table}.${column} holds something other than hex`)
-      if (!toBinary && value.length === 0) throw new Error(`${table}.${column} holds no bytes`)
-      await knex(table)
-        .where(Object.fromEntries(key.map((name) => [name, row[name]])))
-        .update({ [next]: toBinary ? Buffer.from(value as string, 'hex') : Buffer.from(value as Buffer).toString('hex') })
-    }
-  }
+  await knex.raw(`UPDATE ${table} SET ${next} = ${toBinary ? bytesOfHex(knex, column) : hexOfBytes(knex, column)}`)
   await knex.schema.alterTable(table, (t) => indexes.forEach((columns) => t.dropIndex([...columns])))
   await knex.raw(`ALTER TABLE ${table} DROP COLUMN ${column}`)
   await knex.raw(`ALTER TABLE ${table} RENAME COLUMN ${next} TO ${column}`)
@@ -48,6 +44,9 @@ async function convert(knex: Knex, { table, column, key, indexes }: HashColumn, 
 }
 
 export async function up(knex: Knex): Promise<void> {
+  for (const { table, column } of COLUMNS) {
+    if (!(await allHex(knex, table, column))) throw new Error(`${table}.${column} holds something other than lowercase hex; nothing was changed`)
+  }
   for (const column of COLUMNS) await convert(knex, column, true)
 }
 

@@ -186,6 +186,9 @@ describe('migrations', () => {
       tenant_key: 1, id: 'a', type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint, fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{}', created_at: 7
     })
     await db('token_search_indexes').insert({ tenant_key: 1, token_id: 'a', index_hash: hash })
+    await db('token_search_indexes').insert({ tenant_key: 1, token_id: 'a', index_hash: 'not hex' })
+    await expect(db.migrate.up()).rejects.toThrow('token_search_indexes.index_hash holds something other than lowercase hex')
+    await db('token_search_indexes').where('index_hash', 'not hex').delete()
 
     await db.migrate.latest()
     expect(await db('tokens').select('fingerprint')).toEqual([{ fingerprint: Buffer.alloc(32, 0xab) }])
