@@ -14,6 +14,12 @@ export default defineConfig({
         test: { name: 'node', include: ['test/**/*.test.ts'], exclude: ['test/renderer/**', 'test/e2e/**'], environment: 'node' }
       },
       {
+        // The API suite again on a team vault: each test service on a fresh PostgreSQL database
+        // (TESSERA_TEST_POSTGRES, default postgres://postgres@127.0.0.1:5432/test; see test/helpers/postgres.ts).
+        extends: true,
+        test: { name: 'api-postgres', include: ['test/api/**/*.test.ts'], environment: 'node', env: { TESSERA_TEST_ENGINE: 'postgres' } }
+      },
+      {
         extends: true,
         plugins: [vue()],
         resolve: { alias: { '@renderer': resolve(__dirname, 'src/renderer/src'), '@shared': resolve(__dirname, 'src/shared') } },

@@ -46,7 +46,7 @@ async function fill(dataDir: string): Promise<MasterKey> {
 async function exportBytes(dataDir: string, masterKey: MasterKey): Promise<{ bytes: number; entries: number }> {
   const file = join(dataDir, 'export.jsonl')
   const out = createWriteStream(file)
-  const { entries } = await withOfflineVault(dataDir, masterKey, (vault) => vault.exportAuditLog(out, { now: Date.now() }))
+  const { entries } = await withOfflineVault({ dataDir }, masterKey, (vault) => vault.exportAuditLog(out, { now: Date.now() }))
   out.end()
   await finished(out)
   return { bytes: (await stat(file)).size, entries }

@@ -1,19 +1,21 @@
 /**
- * Ceiling for bulk tokenize: seal tokens and insert them with `sqlite3`
- * directly — the same work as the service's, done the best way the driver
- * allows: multi-row INSERT statements prepared once and reused, 1,000 rows per
- * transaction, into the real schema with the service's pragmas and id scheme.
+ * Ceiling for bulk tokenize: seal tokens and insert them with `sqlite3` (or,
+ * for a team vault, `pg`) directly — the same work as the service's, done the
+ * best way the driver allows: multi-row INSERT statements prepared once and
+ * reused, 1,000 rows per transaction, into the real schema with the service's
+ * pragmas and id scheme.
  * No HTTP, no validation, no audit rows. The table is first filled to the
  * size of the service's, because inserts slow down as indexes grow: both
  * sides are then measured at the same table size.
  *
  * Run as a child of bench/run.ts (so it can be pinned to the server's core):
- * `node bin/run-ts.cjs bench/raw-insert.ts <database file>`, driven over the
+ * `node bin/run-ts.cjs bench/raw-insert.ts <database file or PostgreSQL URL>`, driven over the
  * IPC channel with `RawInsertRequest` messages, each answered with a
  * `RawInsertReply`.
  */
 import type { ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { Client } from 'pg'
 import sqlite3 from 'sqlite3'
 import { sealJson } from '../src/main/crypto/aead'
 import { keyedHash } from '../src/main/crypto/hashing'
@@ -24,6 +26,7 @@ import { getTokenType } from '../src/main/domain/token-types'
 import { openDatabase } from '../src/main/storage/database'
 import { insertTenant } from '../src/main/storage/repositories/tenants.repository'
 import { tenantKeys } from '../src/main/storage/tenant-keys'
+import { isPostgresUrl } from '../src/main/storage/dialect'
 import { spawnServer, stopChild } from './children'
 
 /** What the ceiling tokenizes: plain 100-byte-ish strings, or cards as POST /tokenize stores them. */
@@ -65,13 +68,13 @@ export function benchCard(n: number): { number: string; expiration_month: number
   return { number: cardNumber(n), expiration_month: 12, expiration_year: 2035 + (n % 10) }
 }
 
-/** The columns of one token of `kind`, in COLUMNS order. */
 /** The tenant's public id (in the sealing's associated data) and its key (in the row). */
 interface Tenant {
   id: string
   key: number
 }
 
+/** The columns of one token of `kind`, in COLUMNS order. */
 function tokenRow(kind: RawKind, key: DataKey, tenant: Tenant, n: number): unknown[] {
   const id = newTimeOrderedId()
   const type = kind === 'card' ? CARD : PLAIN
@@ -82,27 +85,27 @@ function tokenRow(kind: RawKind, key: DataKey, tenant: Tenant, n: number): unkno
   return [tenant.key, id, type.name, 1, sealed, fingerprint, '', mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
 }
 
-export class RawInsertCeiling {
-  private constructor(
-    private readonly db: sqlite3.Database,
-    private readonly insert: sqlite3.Statement,
-    private readonly tenant: Tenant,
-    private rows: number
-  ) {}
+/** A ceiling: fills its table untimed, then measures tokens per second. */
+interface Ceiling {
+  fillTo(rows: number): Promise<void>
+  measure(transactions: number, kind: RawKind): Promise<number>
+  close(): Promise<void>
+}
 
-  static async open(file: string): Promise<RawInsertCeiling> {
-    await readySodium()
-    const schema = await openDatabase(file)
-    const tenantId = randomUUID()
-    await insertTenant(schema.writer, { id: tenantId, name: 'bench', owner_user_id: null, created_at: Date.now() })
-    const tenant = { id: tenantId, key: tenantKeys(schema.writer).keyOf(tenantId) }
-    await schema.close()
-    const db = new sqlite3.Database(file)
-    for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'secure_delete = ON', 'busy_timeout = 5000']) await run(db, `PRAGMA ${pragma}`)
-    const tuple = `(${COLUMNS.map(() => '?').join(',')})`
-    const insert = db.prepare(`insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`)
-    return new RawInsertCeiling(db, insert, tenant, 0)
-  }
+/** A tenant in a fresh vault schema at `location` (migrations run), to insert tokens for. */
+async function benchTenant(location: string): Promise<Tenant> {
+  await readySodium()
+  const schema = await openDatabase(location)
+  const tenantId = randomUUID()
+  await insertTenant(schema.writer, { id: tenantId, name: 'bench', owner_user_id: null, created_at: Date.now() })
+  const tenant = { id: tenantId, key: tenantKeys(schema.writer).keyOf(tenantId) }
+  await schema.close()
+  return tenant
+}
+
+/** Timing and filling, the same for both drivers: `insertBatch` seals and inserts BATCH rows in one transaction. */
+abstract class BatchCeiling implements Ceiling {
+  protected rows = 0
 
   /** Inserts (untimed) until the table holds `rows` tokens. */
   async fillTo(rows: number): Promise<void> {
@@ -116,12 +119,70 @@ export class RawInsertCeiling {
     return (transactions * BATCH) / ((performance.now() - started) / 1000)
   }
 
+  abstract close(): Promise<void>
+  protected abstract insertBatch(kind: RawKind): Promise<void>
+}
+
+/** PostgreSQL through `pg`: one named (server-side prepared) multi-row INSERT. */
+class RawPgInsertCeiling extends BatchCeiling {
+  private constructor(
+    private readonly client: Client,
+    private readonly tenant: Tenant
+  ) {
+    super()
+  }
+
+  static async open(url: string): Promise<RawPgInsertCeiling> {
+    const tenant = await benchTenant(url)
+    const client = new Client({ connectionString: url })
+    await client.connect()
+    return new RawPgInsertCeiling(client, tenant)
+  }
+
+  async close(): Promise<void> {
+    await this.client.end()
+  }
+
+  protected async insertBatch(kind: RawKind): Promise<void> {
+    const key = randomBytes(32) as DataKey
+    const tuples = Array.from({ length: ROWS_PER_STATEMENT }, (_, row) => `(${COLUMNS.map((_, column) => `$${row * COLUMNS.length + column + 1}`).join(',')})`)
+    const text = `insert into tokens (${COLUMNS.join(',')}) values ${tuples.join(',')}`
+    await this.client.query('BEGIN')
+    for (let offset = 0; offset < BATCH; offset += ROWS_PER_STATEMENT) {
+      const values: unknown[] = []
+      for (let i = 0; i < ROWS_PER_STATEMENT; i++) values.push(...tokenRow(kind, key, this.tenant, this.rows + offset + i))
+      await this.client.query({ name: 'insert-tokens', text, values })
+    }
+    await this.client.query('COMMIT')
+    this.rows += BATCH
+  }
+}
+
+/** SQLite through `sqlite3`, with the service's pragmas. */
+export class RawInsertCeiling extends BatchCeiling {
+  private constructor(
+    private readonly db: sqlite3.Database,
+    private readonly insert: sqlite3.Statement,
+    private readonly tenant: Tenant
+  ) {
+    super()
+  }
+
+  static async open(file: string): Promise<RawInsertCeiling> {
+    const tenant = await benchTenant(file)
+    const db = new sqlite3.Database(file)
+    for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'secure_delete = ON', 'busy_timeout = 5000']) await run(db, `PRAGMA ${pragma}`)
+    const tuple = `(${COLUMNS.map(() => '?').join(',')})`
+    const insert = db.prepare(`insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`)
+    return new RawInsertCeiling(db, insert, tenant)
+  }
+
   async close(): Promise<void> {
     await new Promise((resolve) => this.insert.finalize(() => resolve(undefined)))
     await new Promise((resolve) => this.db.close(() => resolve(undefined)))
   }
 
-  private async insertBatch(kind: RawKind): Promise<void> {
+  protected async insertBatch(kind: RawKind): Promise<void> {
     const key = randomBytes(32) as DataKey
     await run(this.db, 'BEGIN')
     for (let offset = 0; offset < BATCH; offset += ROWS_PER_STATEMENT) {
@@ -135,7 +196,7 @@ export class RawInsertCeiling {
 }
 
 /** What the child answers to one request. */
-async function answer(ceiling: RawInsertCeiling, request: RawInsertRequest): Promise<RawInsertReply> {
+async function answer(ceiling: Ceiling, request: RawInsertRequest): Promise<RawInsertReply> {
   if ('fillTo' in request) await ceiling.fillTo(request.fillTo)
   else if ('measure' in request) return { ok: true, tokensPerSecond: await ceiling.measure(request.measure, request.kind) }
   else await ceiling.close()
@@ -143,8 +204,8 @@ async function answer(ceiling: RawInsertCeiling, request: RawInsertRequest): Pro
 }
 
 /** The child's side of the IPC channel: one request at a time, in order; exits after `close`. */
-async function serve(file: string): Promise<void> {
-  const ceiling = await RawInsertCeiling.open(file)
+async function serve(location: string): Promise<void> {
+  const ceiling: Ceiling = isPostgresUrl(location) ? await RawPgInsertCeiling.open(location) : await RawInsertCeiling.open(location)
   let queue = Promise.resolve()
   process.on('message', (request: RawInsertRequest) => {
     queue = queue.then(async () => {

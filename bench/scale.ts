@@ -232,4 +232,5 @@ function reportGui(gui: GuiTimes): void {
   console.log(`- tokens view opened, first rows shown: ${format(median(gui.tokensPage))} ms`)
   console.log(`- tokens filtered by metadata.group=${FILTER_GROUP}, Search clicked until the rows and their count show: ${format(median(gui.tokensFiltered))} ms`)
   console.log(`- audit log view opened, first entries shown: ${format(median(gui.logsPage))} ms`)
+  console.log(`- audit log view reached from the sidebar of the open app, first entries shown: ${format(median(gui.logsFromSidebar))} ms`)
 }

@@ -132,7 +132,7 @@ export async function up(knex: Knex): Promise<void> {
   })
 
   await knex.schema.createTable('token_tombstones', (t) => {
-    t.increments('seq').primary()
+    t.bigIncrements('seq').primary()
     t.uuid('tenant_id').notNullable().references('tenants.id').onDelete('CASCADE')
     t.string('token_id', 400).notNullable()
     t.string('type', 50).notNullable()
@@ -144,7 +144,7 @@ export async function up(knex: Knex): Promise<void> {
   })
 
   await knex.schema.createTable('logs', (t) => {
-    t.increments('seq').primary()
+    t.bigIncrements('seq').primary()
     t.uuid('tenant_id').notNullable().references('tenants.id').onDelete('CASCADE')
     t.uuid('actor_id')
     t.string('actor_type', 20)

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bigintType, uuidType, withoutRowid } from './dialect'
 
 /**
  * The audit log's entity index moves out of the write path. Reads of a few hot
@@ -10,14 +11,14 @@ import type { Knex } from 'knex'
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('logs', (t) => t.dropIndex(['tenant_id', 'entity_type', 'entity_id']))
   await knex.raw(`CREATE TABLE log_entities (
-    tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    tenant_id ${uuidType(knex)} NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     entity_type TEXT NOT NULL,
     entity_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
+    seq ${bigintType(knex)} NOT NULL,
     PRIMARY KEY (tenant_id, entity_type, entity_id, seq)
-  ) WITHOUT ROWID`)
+  )${withoutRowid(knex)}`)
   await knex.schema.createTable('log_entity_index', (t) => {
-    t.integer('folded_through').notNullable()
+    t.bigInteger('folded_through').notNullable()
   })
   await knex.raw('INSERT INTO log_entities SELECT tenant_id, entity_type, entity_id, seq FROM logs ORDER BY 1, 2, 3, 4')
   const [{ last }] = await knex('logs').max({ last: 'seq' })

@@ -24,7 +24,7 @@ export async function up(knex: Knex): Promise<void> {
     t.binary('mac')
   })
   await knex.schema.createTable('log_chain', (t) => {
-    t.integer('checkpoint_seq').notNullable()
+    t.bigInteger('checkpoint_seq').notNullable()
     t.binary('checkpoint_mac').notNullable()
     t.binary('checkpoint_tag').notNullable()
   })

@@ -8,7 +8,7 @@ import type { Knex } from 'knex'
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('log_chain', (t) => {
-    t.integer('anchor_seq').notNullable().defaultTo(0)
+    t.bigInteger('anchor_seq').notNullable().defaultTo(0)
     t.binary('anchor_mac')
   })
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bigintType, uuidType, withoutRowid } from './dialect'
 
 /**
  * Lists that answer in time proportional to the page (docs/performance.md, "Lists at scale").
@@ -17,14 +18,14 @@ import type { Knex } from 'knex'
 export async function up(knex: Knex): Promise<void> {
   // WITHOUT ROWID: a further key of a filter is checked in the primary key's b-tree alone, which holds the value.
   await knex.raw(`CREATE TABLE token_metadata (
-    tenant_id TEXT NOT NULL,
+    tenant_id ${uuidType(knex)} NOT NULL,
     token_id TEXT NOT NULL,
     key TEXT NOT NULL,
     value_folded TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
+    created_at ${bigintType(knex)} NOT NULL,
     PRIMARY KEY (tenant_id, token_id, key),
     FOREIGN KEY (tenant_id, token_id) REFERENCES tokens (tenant_id, id) ON DELETE CASCADE
-  ) WITHOUT ROWID`)
+  )${withoutRowid(knex)}`)
   await knex.raw('CREATE INDEX token_metadata_tenant_id_key_value_folded_created_at_index ON token_metadata (tenant_id, key, value_folded, created_at)')
   await backfillMetadata(knex)
 

@@ -6,12 +6,14 @@ import * as keyRotation from './20261128000000_key_rotation'
 import * as auditChain from './20261129000000_audit_chain'
 import * as auditAnchor from './20261130000000_audit_anchor'
 import * as listIndexes from './20261201000000_list_indexes'
-import * as compactTenantKey from './20261202000000_compact_tenant_key'
-import * as binaryHashes from './20261203000000_binary_hashes'
-import * as metadataOneTree from './20261204000000_metadata_one_tree'
-import * as binaryActorIds from './20261205000000_binary_actor_ids'
-import * as actorTypeCode from './20261206000000_actor_type_code'
-import * as defaultFingerprintExpression from './20261207000000_default_fingerprint_expression'
+import * as logEntityOrderAndHourCounts from './20261203000000_log_entity_order_and_hour_counts'
+import * as postgresInsertionOrder from './20261205000000_postgres_insertion_order'
+import * as compactTenantKey from './20261206000000_compact_tenant_key'
+import * as binaryHashes from './20261207000000_binary_hashes'
+import * as metadataOneTree from './20261208000000_metadata_one_tree'
+import * as binaryActorIds from './20261209000000_binary_actor_ids'
+import * as actorTypeCode from './20261210000000_actor_type_code'
+import * as defaultFingerprintExpression from './20261211000000_default_fingerprint_expression'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -25,10 +27,12 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261129000000_audit_chain': auditChain,
   '20261130000000_audit_anchor': auditAnchor,
   '20261201000000_list_indexes': listIndexes,
-  '20261202000000_compact_tenant_key': compactTenantKey,
-  '20261203000000_binary_hashes': binaryHashes,
-  '20261204000000_metadata_one_tree': metadataOneTree,
-  '20261205000000_binary_actor_ids': binaryActorIds,
-  '20261206000000_actor_type_code': actorTypeCode,
-  '20261207000000_default_fingerprint_expression': defaultFingerprintExpression
+  '20261203000000_log_entity_order_and_hour_counts': logEntityOrderAndHourCounts,
+  '20261205000000_postgres_insertion_order': postgresInsertionOrder,
+  '20261206000000_compact_tenant_key': compactTenantKey,
+  '20261207000000_binary_hashes': binaryHashes,
+  '20261208000000_metadata_one_tree': metadataOneTree,
+  '20261209000000_binary_actor_ids': binaryActorIds,
+  '20261210000000_actor_type_code': actorTypeCode,
+  '20261211000000_default_fingerprint_expression': defaultFingerprintExpression
 }

@@ -1,5 +1,6 @@
 /**
- * Paging by keyboard alone in the Audit logs and Applications tables: Next
+ * Paging by keyboard alone in the Audit logs, Applications, Sessions and
+ * Members tables: Next
  * page by Enter changes the page shown, and focus stays on the pager.
  */
 import { describe, expect, it } from 'vitest'
@@ -8,11 +9,26 @@ import { useDesktopApp } from './support/desktop-app'
 import type { DesktopHarness } from './support/desktop-harness'
 import { expectFocus, tabTo } from './support/keyboard'
 
-/** More applications than one page of 20; creating them also writes more audit entries than one page. */
+/** More than one page of 20 rows in each table paged here. */
+const ROWS = 22
+
+/**
+ * More applications than one page (creating them also writes more audit
+ * entries than one page), more sessions of a public application, and more
+ * members, each invited and signed up through the link in their mail.
+ */
 async function prepare(harness: DesktopHarness): Promise<void> {
-  const { applications } = harness.desktop.requireVault().services
-  for (let i = 0; i < 22; i++) {
-    await applications.create(harness.desktop.actor(), { name: `App ${i}`, type: 'management', permissions: ['log:read'] })
+  const { applications, sessions, invitations, mail } = harness.desktop.requireVault().services
+  const owner = harness.desktop.actor()
+  for (let i = 0; i < ROWS; i++) {
+    await applications.create(owner, { name: `App ${i}`, type: 'management', permissions: ['log:read'] })
+  }
+  const storefront = await applications.create(owner, { name: 'Storefront', type: 'public', permissions: ['token:create'] })
+  const asStorefront = await applications.actingAs(owner, storefront.id, 'public')
+  for (let i = 0; i < ROWS; i++) await sessions.create(asStorefront, owner)
+  for (let i = 0; i < ROWS; i++) await invitations.create(owner, { email: `member${i}@example.com` })
+  for (const [index, invitation] of (await mail.listOutbox({ page: 1, size: 100 })).data.entries()) {
+    await invitations.accept({ token: new URL(invitation.link!).searchParams.get('token')!, first_name: 'Member', last_name: `No. ${index + 1}` })
   }
 }
 
@@ -52,6 +68,18 @@ describe.skipIf(!chromiumAvailable)('Paging by keyboard', () => {
     await page().keyboard.press('Alt+4')
     await expectFocus(page(), 'main h1')
     await pageForwardAndBack('applications-table')
+  })
+
+  it('pages through the sessions with the pager', async () => {
+    await page().keyboard.press('Alt+5')
+    await expectFocus(page(), 'main h1')
+    await pageForwardAndBack('sessions-table')
+  })
+
+  it('pages through the members with the pager', async () => {
+    await page().keyboard.press('Alt+6')
+    await expectFocus(page(), 'main h1')
+    await pageForwardAndBack('members-table')
     expect(errorsOf(page())).toEqual([])
   })
 })

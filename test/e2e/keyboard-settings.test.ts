@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, errorsOf } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
-import { describeFocus, DIALOG_CONFIRM, expectFocus, tabTo } from './support/keyboard'
+import { describeFocus, DIALOG_CONFIRM, expectFocus, tabTo, typeOver } from './support/keyboard'
 import { seedVault } from './support/seed'
 import { freePort } from '../helpers/desktop'
 
@@ -30,16 +30,25 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     await expectFocus(page(), 'main h1')
   }
 
-  /** Empties the focused number field and types `value`; waits for the field to be empty, as a number field may reformat its text on focus. */
-  async function replaceFocusedValue(selector: string, value: string): Promise<void> {
-    await expect
-      .poll(async () => {
-        await page().keyboard.press('Control+A')
-        await page().keyboard.press('Backspace')
-        return page().locator(selector).inputValue()
-      })
-      .toBe('')
-    await page().keyboard.type(value)
+  /**
+   * Holds the next settings read (the one Settings makes on opening) until
+   * `release`: `requested` settles once the window has asked for it.
+   */
+  async function holdNextSettingsRead(): Promise<{ requested: Promise<void>; release: () => void }> {
+    let release!: () => void
+    let requested!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const asked = new Promise<void>((resolve) => (requested = resolve))
+    await page().route(
+      '**/__ipc/app:settings.get',
+      async (route) => {
+        requested()
+        await released
+        await route.continue()
+      },
+      { times: 1 }
+    )
+    return { requested: asked, release }
   }
 
   it('saves the public base URL; focus stays on the save button', async () => {
@@ -74,6 +83,20 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     expect(await page().getByTestId('smtp-card').textContent()).not.toContain('Not configured')
   })
 
+  it('shows and hides the SMTP password with its eye, a button pressed with Enter', async () => {
+    const password = page().locator('[data-test=smtp-password] input')
+    await tabTo(page(), '[data-test=smtp-password] input', { backwards: true })
+    await page().keyboard.type('s3cret')
+    await page().keyboard.press('Tab')
+    await expectFocus(page(), '[data-test=smtp-password] [role=button][aria-label="Show password"][aria-pressed=false]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => password.getAttribute('type')).toBe('text')
+    await expectFocus(page(), '[data-test=smtp-password] [role=button][aria-label="Hide password"][aria-pressed=true]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => password.getAttribute('type')).toBe('password')
+    await expectFocus(page(), '[data-test=smtp-password] [aria-label="Show password"]')
+  })
+
   it('switches the theme with the arrow keys in its radio group; focus follows the choice', async () => {
     await tabTo(page(), '[data-test=theme-preference] input:checked')
     expect(await describeFocus(page())).toContain('[data-test=theme-preference]')
@@ -91,11 +114,11 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
 
   it('saves the idle lock minutes; a value out of range is refused beside the field', async () => {
     await tabTo(page(), IDLE_LOCK_MINUTES)
-    await replaceFocusedValue(IDLE_LOCK_MINUTES, '0')
+    await typeOver(page(), '0')
     await expect.poll(() => page().getByTestId('idle-lock-form').textContent()).toContain('Enter whole minutes from 1 to 480.')
     expect(await page().getByTestId('save-idle-lock').isDisabled()).toBe(true)
 
-    await replaceFocusedValue(IDLE_LOCK_MINUTES, '25')
+    await typeOver(page(), '25')
     await expect.poll(() => page().getByTestId('idle-lock-form').textContent()).not.toContain('Enter whole minutes')
     await tabTo(page(), '[data-test=save-idle-lock]')
     await page().keyboard.press('Enter')
@@ -106,10 +129,30 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     expect(await page().locator(IDLE_LOCK_MINUTES).inputValue()).toBe('25')
   })
 
+  it('keeps what is typed while the settings are read again: Ctrl+A and typing replace the value', async () => {
+    const read = await holdNextSettingsRead()
+    await page().keyboard.press('Alt+1')
+    await expectFocus(page(), 'main h1')
+    await page().keyboard.press('Alt+7')
+    await expectFocus(page(), 'main h1')
+    await read.requested
+    await tabTo(page(), IDLE_LOCK_MINUTES)
+    await typeOver(page(), '4')
+    // The read lands between two key presses, bringing a setting changed meanwhile: the untouched field shows it.
+    await app.harness.desktop.updateSettings({ publicBaseUrl: 'https://other.example.com' })
+    read.release()
+    await expect.poll(() => page().locator(PUBLIC_BASE_URL).inputValue()).toBe('https://other.example.com')
+    await page().keyboard.type('5')
+    expect(await page().locator(IDLE_LOCK_MINUTES).inputValue()).toBe('45')
+    await expectFocus(page(), IDLE_LOCK_MINUTES)
+    await reopenSettings()
+    expect(await page().locator(IDLE_LOCK_MINUTES).inputValue()).toBe('25')
+  })
+
   it('moves the REST service to another port; the service answers there', async () => {
     const port = await freePort()
     await tabTo(page(), PORT)
-    await replaceFocusedValue(PORT, String(port))
+    await typeOver(page(), String(port))
     await tabTo(page(), '[data-test=save-service]')
     await page().keyboard.press('Enter')
     await expect.poll(() => page().getByTestId('settings-service-url').textContent()).toBe(`http://127.0.0.1:${port}`)

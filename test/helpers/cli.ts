@@ -6,7 +6,8 @@ import { spawn, type ChildProcessWithoutNullStreams, type SpawnOptionsWithoutStd
 import { join } from 'node:path'
 
 export const CLI = join(__dirname, '..', '..', 'bin', 'tessera.cjs')
-export const LISTENING = /^Tessera listening on (http:\/\/127\.0\.0\.1:(\d+))\n$/
+/** The line `serve` prints once it listens: its URL (http, or https with TLS) and port. */
+export const LISTENING = /^Tessera listening on (https?:\/\/(?:[\d.]+|\[[\da-f:]+\]):(\d+))\n$/
 
 /** Variables that would leak in from the developer's shell, cleared for every run (an empty variable counts as unset). */
 const CLEAN_ENV = {
@@ -14,6 +15,10 @@ const CLEAN_ENV = {
   TESSERA_DATA_DIR: '',
   TESSERA_HOST: '',
   TESSERA_PORT: '',
+  TESSERA_ALLOWED_HOSTS: '',
+  TESSERA_TLS_CERT: '',
+  TESSERA_TLS_KEY: '',
+  TESSERA_TRUSTED_PROXIES: '',
   TESSERA_CVC_RETENTION: '',
   TESSERA_LOG_LEVEL: 'silent',
   npm_command: '',
@@ -106,9 +111,9 @@ export async function listening(running: Running): Promise<Served> {
   return { ...running, url: match[1], port: Number(match[2]) }
 }
 
-/** Starts `serve` on a free port and waits for its "listening" line. */
-export function serve(dataDir: string, env: Record<string, string> = {}): Promise<Served> {
-  return listening(start(['serve', '--data-dir', dataDir, '--port', '0'], env))
+/** Starts `serve` on a free port (with `args` after) and waits for its "listening" line. */
+export function serve(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<Served> {
+  return listening(start(['serve', '--data-dir', dataDir, '--port', '0', ...args], env))
 }
 
 /** Stops a server with SIGTERM and returns how it ended. */

@@ -1,11 +1,13 @@
 /** A database with the whole schema in a temporary folder, for the storage tests. */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex, { type Knex } from 'knex'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
 import { openDatabase, type Database } from '../../src/main/storage/database'
+import { postgresConnection } from '../../src/main/storage/dialect'
 
 export interface TemporaryDatabase {
   db: Database
@@ -42,8 +44,13 @@ export function useTemporaryDatabase(prefix: string, { each = false } = {}): { r
   }
 }
 
-/** A vault's database file opened directly, for tests that read or tamper with what is stored. */
+/** The PostgreSQL database of each test service's data directory that has one (TESSERA_TEST_ENGINE=postgres). */
+export const teamDatabases = new Map<string, string>()
+
+/** A vault's database opened directly, for tests that read or tamper with what is stored: its file, or its PostgreSQL database. */
 export function openVaultFile(dataDir: string): Knex {
+  const url = teamDatabases.get(dataDir)
+  if (url) return knex({ client: 'pg', connection: postgresConnection(url), pool: { min: 0, max: 1 } })
   return knex({ client: 'sqlite3', connection: { filename: join(dataDir, DATABASE_FILE) }, useNullAsDefault: true })
 }
 
@@ -55,4 +62,15 @@ export async function withVaultFile<T>(dataDir: string, work: (db: Knex) => Prom
   } finally {
     await db.destroy()
   }
+}
+
+/**
+ * Every byte a vault stores, to search for what must never be there: its
+ * SQLite file and WAL, or a dump of its PostgreSQL database's data.
+ */
+export async function storedBytes(dataDir: string): Promise<Buffer> {
+  const url = teamDatabases.get(dataDir)
+  if (url) return execFileSync('pg_dump', ['--data-only', '--dbname', url], { maxBuffer: 1 << 28 })
+  const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`]
+  return Buffer.concat(await Promise.all(files.map((file) => readFile(join(dataDir, file)).catch(() => Buffer.alloc(0)))))
 }

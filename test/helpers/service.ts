@@ -15,6 +15,8 @@ import type { MailConfig } from '../../src/main/infra/mail-transport'
 import { initVault } from '../../src/main/bootstrap/vault'
 import { TestClock } from './clock'
 import { undocumentedResponse } from './openapi'
+import { teamDatabases } from './database'
+import { createTestDatabase, testEngine } from './postgres'
 
 export interface ApiResponse<T = any> {
   status: number
@@ -58,10 +60,14 @@ export async function startTestService(
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
   const masterKey = generateMasterKey()
   const clock = options.clock ?? new TestClock()
-  const init = await initVault({ dataDir, masterKey, tenantName: 'Test tenant', ownerEmail: 'owner@example.com', clock })
+  const database = testEngine === 'postgres' ? await createTestDatabase() : undefined
+  const databaseUrl = database?.url
+  if (databaseUrl) teamDatabases.set(dataDir, databaseUrl)
+  const init = await initVault({ dataDir, databaseUrl, masterKey, tenantName: 'Test tenant', ownerEmail: 'owner@example.com', clock })
   const start = () =>
     startServiceHost({
       dataDir,
+      databaseUrl,
       masterKey,
       host: '127.0.0.1',
       port: 0,
@@ -124,6 +130,7 @@ export async function startTestService(
     async stop() {
       await host.stop()
       await rm(dataDir, { recursive: true, force: true })
+      await database?.drop()
     }
   }
 }

@@ -9,7 +9,7 @@ import { migrationSource as source } from '../../src/main/storage/migrations'
 import { countLogs, foldLogEntities, listLogs } from '../../src/main/storage/repositories/logs.repository'
 import { findByFingerprint, findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
-import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261207000000_default_fingerprint_expression'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261211000000_default_fingerprint_expression'
 import { getTokenType } from '../../src/main/domain/token-types'
 import { validateExpression } from '../../src/main/domain/expressions'
 import { TOKEN_TYPE_NAMES } from '../../src/shared/token-rules'
@@ -119,14 +119,53 @@ describe('migrations', () => {
       { tenant_id: 'u', entity_type: 'token', count: 1 }
     ])
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261201000000) await db.migrate.down()
     for (const table of ['token_metadata', 'token_counts', 'log_counts']) expect(await db.schema.hasTable(table)).toBe(false)
     expect(await db('tokens').count({ count: '*' })).toEqual([{ count: 3 }])
   })
 
+  it('keys the entity index by time, keeping every folded entry, counts entries per hour, and rolls back', async () => {
+    await db.migrate.up({ name: '20261125000000_initial_schema' })
+    while (Number(await db.migrate.currentVersion()) < 20261201000000) await db.migrate.up()
+    await db('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
+    const HOUR = 3_600_000
+    // Chain order is not time order: an aggregated entry dates from its first event.
+    const entry = (tenant: string, entityId: string, createdAt: number) => ({ tenant_id: tenant, entity_type: 'token', entity_id: entityId, operation: 'read', message: 'm', created_at: createdAt })
+    await db('logs').insert([entry('t', 'a', 2 * HOUR + 5), entry('t', 'a', HOUR + 7), entry('t', 'b', 2 * HOUR), entry('u', 'a', 3)])
+    // Folded before the migration, as the sweep leaves them.
+    await db('log_entities').insert(await db('logs').select('tenant_id', 'entity_type', 'entity_id', 'seq'))
+    await db('log_entity_index').update({ folded_through: 4 })
+
+    await db.migrate.up({ name: '20261203000000_log_entity_order_and_hour_counts' })
+    expect(await db('log_entities').select('entity_id', 'created_at', 'seq').where('tenant_id', 't').orderBy(['entity_id', 'created_at'])).toEqual([
+      { entity_id: 'a', created_at: HOUR + 7, seq: 2 },
+      { entity_id: 'a', created_at: 2 * HOUR + 5, seq: 1 },
+      { entity_id: 'b', created_at: 2 * HOUR, seq: 3 }
+    ])
+    expect(await db('log_hour_counts').select('tenant_id', 'hour', 'entity_type', 'count').orderBy(['tenant_id', 'hour'])).toEqual([
+      { tenant_id: 't', hour: 1, entity_type: 'token', count: 1 },
+      { tenant_id: 't', hour: 2, entity_type: 'token', count: 2 },
+      { tenant_id: 'u', hour: 0, entity_type: 'token', count: 1 }
+    ])
+    // Through the repositories, which read the latest schema.
+    await db.migrate.latest()
+    await loadTenantKeys(db)
+    const filter = { tenantId: 't', entityType: 'token', entityId: 'a' }
+    expect((await listLogs(readerOf(db), filter, 10, 0)).map((row) => Number(row.created_at))).toEqual([2 * HOUR + 5, HOUR + 7])
+    expect(await countLogs(readerOf(db), filter)).toBe(2)
+
+    while (Number(await db.migrate.currentVersion()) >= 20261203000000) await db.migrate.down()
+    expect(await db.schema.hasTable('log_hour_counts')).toBe(false)
+    expect(await db('log_entities').select('entity_id', 'seq').where('tenant_id', 't').orderBy('seq')).toEqual([
+      { entity_id: 'a', seq: 1 },
+      { entity_id: 'a', seq: 2 },
+      { entity_id: 'b', seq: 3 }
+    ])
+  })
+
   it('gives each tenant a compact key in the tables that grow with the vault, keeping every row, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261201000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261205000000) await db.migrate.up()
     await db('tenants').insert([{ id: 'u', name: 'Later', created_at: 5 }, { id: 't', name: 'First', created_at: 1 }])
     const token = (tenant: string, id: string, createdAt: number) => ({
       tenant_id: tenant, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.from(id).toString('hex'), fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify({ k: id }), created_at: createdAt
@@ -141,8 +180,17 @@ describe('migrations', () => {
     const entry = (tenant: string, seq: number) => ({ seq, tenant_id: tenant, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq, mac: Buffer.alloc(32, seq) })
     await db('logs').insert([entry('t', 1), entry('u', 2), entry('t', 3)])
     await db('log_counts').insert([{ tenant_id: 't', entity_type: 'token', count: 2 }, { tenant_id: 'u', entity_type: 'token', count: 1 }])
+    await db('log_hour_counts').insert([{ tenant_id: 't', hour: 0, entity_type: 'token', count: 2 }, { tenant_id: 'u', hour: 0, entity_type: 'token', count: 1 }])
+    // The first entry folded into the entity index before the migration, the others in the tail.
+    await db('log_entities').insert({ tenant_id: 't', entity_type: 'token', entity_id: 'a', created_at: 1, seq: 1 })
+    await db('log_entity_index').update({ folded_through: 1 })
 
     await db.migrate.latest()
+    expect(await db('log_entities').select('*')).toEqual([{ tenant_key: 1, entity_type: 'token', entity_id: 'a', created_at: 1, seq: 1 }])
+    expect(await db('log_hour_counts').select('*').orderBy('tenant_key')).toEqual([
+      { tenant_key: 1, hour: 0, entity_type: 'token', count: 2 },
+      { tenant_key: 2, hour: 0, entity_type: 'token', count: 1 }
+    ])
     expect(await db('tenants').select('id', 'tenant_key').orderBy('tenant_key')).toEqual([{ id: 't', tenant_key: 1 }, { id: 'u', tenant_key: 2 }])
     expect(await db('tokens').select('tenant_key', 'id').orderBy('rowid')).toEqual([{ tenant_key: 1, id: 'b' }, { tenant_key: 2, id: 'c' }, { tenant_key: 1, id: 'a' }])
     const reader = readerOf(db)
@@ -160,7 +208,7 @@ describe('migrations', () => {
     expect(await countLogs(reader, { tenantId: 'u' })).toBe(1)
     expect(await db('logs').select('seq', 'mac').orderBy('seq')).toEqual([1, 2, 3].map((seq) => ({ seq, mac: Buffer.alloc(32, seq) })))
 
-    while (Number(await db.migrate.currentVersion()) >= 20261202000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261206000000) await db.migrate.down()
     expect(await db('tenants').columnInfo()).not.toHaveProperty('tenant_key')
     expect(await db('tokens').select('tenant_id', 'id').orderBy('rowid')).toEqual([{ tenant_id: 't', id: 'b' }, { tenant_id: 'u', id: 'c' }, { tenant_id: 't', id: 'a' }])
     expect(await db('token_metadata').select('tenant_id', 'token_id').orderBy(['tenant_id', 'token_id'])).toEqual([
@@ -170,6 +218,7 @@ describe('migrations', () => {
     ])
     expect(await db('log_entities').select('tenant_id', 'seq').orderBy('seq')).toEqual([{ tenant_id: 't', seq: 1 }, { tenant_id: 'u', seq: 2 }, { tenant_id: 't', seq: 3 }])
     expect(await db('log_counts').select('tenant_id', 'count').orderBy('tenant_id')).toEqual([{ tenant_id: 't', count: 2 }, { tenant_id: 'u', count: 1 }])
+    expect(await db('log_hour_counts').select('tenant_id', 'count').orderBy('tenant_id')).toEqual([{ tenant_id: 't', count: 2 }, { tenant_id: 'u', count: 1 }])
     // Deleting a token still takes its metadata with it.
     await db.raw('PRAGMA foreign_keys = ON')
     await db('tokens').where({ tenant_id: 't', id: 'a' }).delete()
@@ -178,7 +227,7 @@ describe('migrations', () => {
 
   it('keeps fingerprints and search index hashes as bytes, finds a token by its fingerprint, and rolls back to hex', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261202000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261206000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     const fingerprint = 'ab'.repeat(32)
     const hash = '0f'.repeat(32)
@@ -196,7 +245,7 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect(await findByFingerprint(readerOf(db), 't', 'token', fingerprint, 0)).toMatchObject({ id: 'a', fingerprint })
 
-    while (Number(await db.migrate.currentVersion()) >= 20261203000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261207000000) await db.migrate.down()
     expect(await db('tokens').select('fingerprint')).toEqual([{ fingerprint }])
     expect(await db('token_search_indexes').select('index_hash')).toEqual([{ index_hash: hash }])
     expect(await db.raw("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('tokens_fingerprint_index', 'token_search_indexes_tenant_key_index_hash_index')")).toHaveLength(2)
@@ -204,7 +253,7 @@ describe('migrations', () => {
 
   it('keeps token_metadata in the order of the filters, one b-tree, and rolls back to two', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261203000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261207000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     await db('tokens').insert({
       tenant_key: 1, id: 'a', type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{"k":"V"}', created_at: 7
@@ -216,14 +265,14 @@ describe('migrations', () => {
     expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, key: 'k', value_folded: 'v', created_at: 7, token_id: 'a' }])
     expect(await indexes()).toEqual([])
 
-    while (Number(await db.migrate.currentVersion()) >= 20261204000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261208000000) await db.migrate.down()
     expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, token_id: 'a', key: 'k', value_folded: 'v', created_at: 7 }])
     expect(await indexes()).toEqual(['token_metadata_tenant_key_key_value_folded_created_at_index'])
   })
 
   it('keeps actor ids as their bytes, gives back the same text, refuses ids that would not come back the same, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261204000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261208000000) await db.migrate.up()
     const actor = randomUUID()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     await db('tokens').insert({
@@ -244,14 +293,14 @@ describe('migrations', () => {
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_id)).toEqual([null, actor])
     expect(await findToken(readerOf(db), 't', 'a', 0)).toMatchObject({ created_by: actor, modified_by: null })
 
-    while (Number(await db.migrate.currentVersion()) >= 20261205000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261209000000) await db.migrate.down()
     expect(await db('tokens').select('created_by', 'modified_by')).toEqual([{ created_by: actor, modified_by: null }])
     expect(await db('logs').select('actor_id').orderBy('seq')).toEqual([{ actor_id: actor }, { actor_id: null }])
   })
 
   it('keeps actor types as one-byte codes, gives back the same names, refuses an unknown type, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261205000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261209000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     const entry = (seq: number, actorType: string | null) => ({ seq, tenant_key: 1, actor_type: actorType, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq })
     await db('logs').insert([entry(1, 'application'), entry(2, 'session'), entry(3, 'user'), entry(4, null), entry(5, 'robot')])
@@ -263,7 +312,7 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_type)).toEqual([null, 'user', 'session', 'application'])
 
-    while (Number(await db.migrate.currentVersion()) >= 20261206000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261210000000) await db.migrate.down()
     expect(await db('logs').orderBy('seq').pluck('actor_type')).toEqual(['application', 'session', 'user', null])
     expect(await db('logs').columnInfo()).not.toHaveProperty('actor_type_code')
   })
@@ -274,7 +323,7 @@ describe('migrations', () => {
     expect(() => validateExpression(EMPTY_EXPRESSION, 'fingerprint_expression')).toThrow()
 
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261206000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261210000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     const token = (id: string, type: string, expression: string) => ({
       tenant_key: 1, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: expression, containers: '[]', metadata: '{}', created_at: 7

@@ -14,7 +14,7 @@ import { visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
-import { appendLogEntries, countLogs, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
+import { appendLogEntries, countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
 import { appendTokens, findByFingerprint, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { tenantKeys } from '../../src/main/storage/tenant-keys'
@@ -25,22 +25,31 @@ import { useTemporaryDatabase } from '../helpers/database'
 const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
 
 const METADATA_INDEX = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?)'
-const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?)'
+const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?'
+/** The entries past the entity index's folded mark: a seq range the sweep keeps short. */
+const LOG_TAIL = 'SEARCH logs USING INTEGER PRIMARY KEY (rowid>?)'
 
 interface Plan {
   sql: string
   steps: string[]
+  /** Each step's parent step, by index in `steps` (-1 for a top-level step). */
+  parents: number[]
 }
 
 /** The steps of a plan that make it grow with the vault. */
-function unboundedSteps({ steps }: Plan, { sortsBoundedSet = false } = {}): string[] {
-  return steps.filter((step) => {
+function unboundedSteps(plan: Plan, { sortsBoundedSet = false } = {}): string[] {
+  return plan.steps.filter((step, index) => {
     const scan = /^SCAN (\w+)( USING (COVERING )?INDEX)?/.exec(step)
     if (scan && !COUNTER_TABLES.has(scan[1]) && isTable(scan[1])) return true
     // Sorting ties of one created_at (the rowid tie-break) is bounded; sorting everything that matches is not.
-    if (step === 'USE TEMP B-TREE FOR ORDER BY' && !sortsBoundedSet) return true
+    if (step === 'USE TEMP B-TREE FOR ORDER BY' && !sortsBoundedSet && !sortsLogTail(plan, index)) return true
     return false
   })
+}
+
+/** Whether the sort at `index` is the log tail's own, in its arm of a merge (a short seq range, not the entity's entries). */
+function sortsLogTail({ steps, parents }: Plan, index: number): boolean {
+  return steps.some((step, sibling) => step === LOG_TAIL && parents[sibling] === parents[index])
 }
 
 /** A counter query, or the count of tokens due for the expiry sweep (through the expiry index, their metadata by key). */
@@ -75,8 +84,9 @@ describe('query plans of the lists', () => {
     }
     const plans: Plan[] = []
     for (const query of queries) {
-      const rows: { detail: string }[] = await reader.raw(`EXPLAIN QUERY PLAN ${query.sql}`, query.bindings)
-      plans.push({ sql: query.sql, steps: rows.map((row) => row.detail) })
+      const rows: { id: number; parent: number; detail: string }[] = await reader.raw(`EXPLAIN QUERY PLAN ${query.sql}`, query.bindings)
+      const ids = rows.map((row) => row.id)
+      plans.push({ sql: query.sql, steps: rows.map((row) => row.detail), parents: rows.map((row) => ids.indexOf(row.parent)) })
     }
     return plans
   }
@@ -176,11 +186,27 @@ describe('query plans of the lists', () => {
     it('by entity type', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card' })), { uses: 'logs_tenant_key_entity_type_created_at_index' }))
     it('by date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ startDate: 100, endDate: 400 }))))
     it('by entity type and date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', startDate: 100, endDate: 400 })), { uses: 'logs_tenant_key_entity_type_created_at_index' }))
-    // An entity's own entries are what is sorted: bounded by the entity, not the vault.
-    it('by entity type and id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
-    it('by entity id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityId: 'token-3' })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
+    // An entity's folded entries come out of the index newest first, merged with the sorted tail: none of them is sorted.
+    it('by entity type and id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3' })), { uses: ENTITY_INDEX }))
+    it('by entity id (each entity type, merged)', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityId: 'token-3' })), { uses: ENTITY_INDEX }))
     it('by entity and date range', () =>
-      expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3', startDate: 0, endDate: 500 })), { sortsBoundedSet: true, uses: ENTITY_INDEX }))
+      expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3', startDate: 0, endDate: 500 })), {
+        uses: `${ENTITY_INDEX} AND created_at>? AND created_at<?)`
+      }))
+    // The activity chart: whole hours from the hourly counters (a range of hours), parts of an hour through the time indexes.
+    const HOUR = 3_600_000
+    const chartPeriods: [number, number][] = [
+      [0, HOUR],
+      [HOUR + 100, 3 * HOUR - 100]
+    ]
+    it('activity chart', () => expectProportionalToPage(() => countLogsByPeriod(temporary.db.reader, logFilter(), chartPeriods)))
+    it('activity chart by entity type', () => expectProportionalToPage(() => countLogsByPeriod(temporary.db.reader, logFilter({ entityType: 'card' }), chartPeriods)))
+    it('activity chart by entity', () =>
+      expectProportionalToPage(() => countLogsByPeriod(temporary.db.reader, logFilter({ entityType: 'card', entityId: 'token-3' }), chartPeriods), { uses: ENTITY_INDEX }))
+    it("flags an entity page that sorts all of the entity's entries", async () => {
+      const sortedInFull = () => sql(temporary.db.reader)('log_entities').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), entity_type: 'card', entity_id: 'token-3' }).orderBy('seq', 'desc').limit(100)
+      expect((await plansOf(sortedInFull)).flatMap((plan) => unboundedSteps(plan))).toEqual(['USE TEMP B-TREE FOR ORDER BY'])
+    })
   })
 
   it('deduplication finds a fingerprint through its index', async () => {

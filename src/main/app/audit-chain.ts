@@ -20,6 +20,7 @@ import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypt
 import { CannotUnlockError } from '../domain/errors'
 import type { RowSealer } from '../storage/write-queue'
 import {
+  awaitAuditChainTurn,
   findChainCheckpoint,
   hasChainedLogs,
   lastChainedLog,
@@ -45,12 +46,21 @@ export const GENESIS: ChainLink = { seq: 0, mac: GENESIS_MAC }
 /** Entries read per query while verifying or upgrading. */
 const PAGE = 1000
 
-/** Seals log rows for the write queue: explicit, gapless `seq` and the chained MAC. */
+/**
+ * Seals log rows for the write queue: explicit, gapless `seq` and the chained MAC.
+ * On a team vault (`shared`) several processes append to one chain: each batch
+ * first takes the chain's turn and continues from the head as committed.
+ */
 export class AuditChain implements RowSealer<ChainLink> {
+  readonly resume?: (tx: Tx) => Promise<ChainLink>
+
   constructor(
     private readonly key: AuditMacKey,
-    public head: ChainLink
-  ) {}
+    public head: ChainLink,
+    shared = false
+  ) {
+    if (shared) this.resume = resumeSharedChain
+  }
 
   seal(rows: readonly object[], link: ChainLink): ChainLink {
     let { seq, mac } = link
@@ -100,6 +110,12 @@ function checkpointIntact(key: AuditMacKey, checkpoint: ChainCheckpoint): boolea
   return checkpointMac(key, Number(checkpoint.checkpoint_seq), checkpoint.checkpoint_mac, anchorOf(checkpoint)).equals(checkpoint.checkpoint_tag)
 }
 
+/** Waits for the chain's turn (until the transaction ends), then its committed head. */
+async function resumeSharedChain(tx: Tx): Promise<ChainLink> {
+  await awaitAuditChainTurn(tx)
+  return committedHead(tx, await chainAnchor(tx))
+}
+
 /** The newest entry, or the anchor when every entry was archived. */
 async function committedHead(db: Db, anchor: ChainLink): Promise<ChainLink> {
   const last = await lastChainedLog(db)
@@ -122,9 +138,9 @@ function writeCheckpoint(trx: Tx, key: AuditMacKey, link: ChainLink, anchor: Cha
  * audit keys here, at its first opening, and its entries are chained as they
  * stand then: from that moment on, any change to them shows.
  */
-export async function openAuditChain(writer: Writer, keyring: Keyring): Promise<AuditChain> {
+export async function openAuditChain(writer: Writer, keyring: Keyring, { shared = false } = {}): Promise<AuditChain> {
   if (!keyring.hasAuditKeys) await inTransaction(writer, (trx) => upgrade(trx, keyring))
-  return new AuditChain(keyring.auditKeys.mac, await committedHead(writer, await chainAnchor(writer)))
+  return new AuditChain(keyring.auditKeys.mac, await committedHead(writer, await chainAnchor(writer)), shared)
 }
 
 async function upgrade(trx: Tx, keyring: Keyring): Promise<void> {

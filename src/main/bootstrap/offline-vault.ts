@@ -3,7 +3,6 @@
  * so the commands that only read (`tessera outbox`, `keys status`, `logs`) work
  * while `tessera serve` or the desktop app holds the vault.
  */
-import { join } from 'node:path'
 import type { Writable } from 'node:stream'
 import type { OutboxMail } from '../../shared/contracts'
 import type { KeyStatus } from '../../shared/types'
@@ -15,7 +14,7 @@ import { readOutbox } from '../app/mail.service'
 import { readySodium } from '../crypto/sodium'
 import { openDatabase } from '../storage/database'
 import type { MasterKey } from './master-key'
-import { DATABASE_FILE } from './vault'
+import { databaseLocation } from './vault'
 
 /** What the read-only commands ask of a vault. */
 export interface OfflineVault {
@@ -28,10 +27,10 @@ export interface OfflineVault {
   exportAuditLog(out: Writable, options: ExportOptions): Promise<ExportSummary>
 }
 
-/** Opens `dataDir`'s vault without its lock for `work`, and closes it again. */
-export async function withOfflineVault<T>(dataDir: string, masterKey: MasterKey, work: (vault: OfflineVault) => Promise<T>): Promise<T> {
+/** Opens the vault without its lock for `work`, and closes it again. */
+export async function withOfflineVault<T>(place: { dataDir: string; databaseUrl?: string }, masterKey: MasterKey, work: (vault: OfflineVault) => Promise<T>): Promise<T> {
   await readySodium()
-  const db = await openDatabase(join(dataDir, DATABASE_FILE), { readers: 1 })
+  const db = await openDatabase(databaseLocation(place), { readers: 1 })
   try {
     const keyring = await unlockKeyring(db.reader, masterKey)
     // A vault made before the audit chain gets its keys, and its entries are chained, here as at any first opening.

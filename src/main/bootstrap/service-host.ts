@@ -1,22 +1,28 @@
 /**
- * Runs the whole local service: opens the vault, serves REST on loopback and
- * (later) runs the background jobs. Shared by `tessera serve`, the desktop
+ * Runs the whole local service: opens the vault, serves REST (on loopback, or
+ * beyond it only with TLS or trusted proxies and a Host allow-list) and runs
+ * the background jobs. Shared by `tessera serve`, the desktop
  * app and the API tests, so all three exercise the same start and stop path.
  */
 import type { MasterKey } from '../crypto/types'
 import type { Logger } from '../infra/logger'
-import { listen } from '../infra/listen'
+import { listen, resolveListenAddress, type TlsMaterial } from '../infra/listen'
 import { createServer, type ServerOptions } from '../server/app'
 import type { Clock } from '../app/service-context'
+import { requireSafeExposure } from './exposure'
 import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   dataDir: string
+  /** A team vault's PostgreSQL URL; the file in `dataDir` when absent. */
+  databaseUrl?: string
   masterKey: MasterKey
   /** Who serves the vault (`tessera status` shows it); `serve` by default. */
   kind?: OpenOptions['kind']
   host: string
   port: number
+  /** Serve HTTPS with this certificate and key. */
+  tls?: TlsMaterial
   logger: Logger
   clock?: Clock
   /** SMTP and link settings (or how to build them from sealed settings); links default to this service's own URL. */
@@ -38,12 +44,15 @@ export interface ServiceHost {
   stop(): Promise<void>
 }
 
-/** @throws CannotUnlockError, VaultInUseError, ListenError */
+/** @throws ExposureRefusedError (before the vault is opened), CannotUnlockError, VaultInUseError, ListenError */
 export async function startServiceHost(options: ServiceHostOptions): Promise<ServiceHost> {
+  // The address checked is the address bound: a name is resolved once.
+  const listenOn = await resolveListenAddress(options.host, options.port)
+  requireSafeExposure(listenOn, options)
   const vault = await openVault(options)
   try {
     const app = createServer(vault.services, options)
-    const running = await listen(app.callback(), options.host, options.port)
+    const running = await listen(app.callback(), listenOn.address, options.port, options.tls)
     await vault.recordUrl(running.url).catch(async (error) => {
       await running.close()
       throw error

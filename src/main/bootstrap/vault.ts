@@ -14,7 +14,7 @@ import { openDatabase, type Database } from '../storage/database'
 import type { Logger } from '../infra/logger'
 import { insertApplication } from '../storage/repositories/applications.repository'
 import { listTenants, insertMember, insertTenant, insertUser } from '../storage/repositories/tenants.repository'
-import { findVault } from '../storage/repositories/vault.repository'
+import { awaitVaultCreationTurn, findVault } from '../storage/repositories/vault.repository'
 import type { Actor } from '../domain/actor'
 import { systemClock, type Clock } from '../app/service-context'
 import { createServices, type Services } from './services'
@@ -34,8 +34,24 @@ export const DATABASE_FILE = 'tessera.db'
 /** Where the retention sweep and the desktop app write audit archives, inside the data directory. */
 export const AUDIT_ARCHIVE_DIR = 'audit-archive'
 
+/**
+ * Where a vault's database is: the file in its data directory, or for a team
+ * vault the PostgreSQL database its URL names (the data directory then keeps
+ * only local things: archives, the master key file).
+ */
+export function databaseLocation(options: { dataDir: string; databaseUrl?: string }): string {
+  return options.databaseUrl ?? join(options.dataDir, DATABASE_FILE)
+}
+
+/** A team vault is shared by several processes: no file lock, the database arbitrates. */
+function isTeamVault(options: { databaseUrl?: string }): boolean {
+  return options.databaseUrl !== undefined
+}
+
 export interface InitOptions {
   dataDir: string
+  /** A team vault's PostgreSQL URL; the file in `dataDir` when absent. */
+  databaseUrl?: string
   /**
    * The vault's master key, or a function making it: that one runs under the
    * vault's lock once no vault was found, so a key is created only for a vault
@@ -53,11 +69,10 @@ export interface InitResult {
   application: Required<Pick<Application, 'id' | 'name' | 'type' | 'key' | 'permissions'>>
 }
 
-/** Whether `dataDir` already holds a vault. */
-export async function vaultExists(dataDir: string): Promise<boolean> {
-  const file = join(dataDir, DATABASE_FILE)
-  if (!existsSync(file)) return false
-  const db = await openDatabase(file, { readers: 1 })
+/** Whether the data directory (or the team vault's database) already holds a vault. */
+export async function vaultExists(options: { dataDir: string; databaseUrl?: string }): Promise<boolean> {
+  if (!isTeamVault(options) && !existsSync(databaseLocation(options))) return false
+  const db = await openDatabase(databaseLocation(options), { readers: 1 })
   try {
     return (await findVault(db.reader)) !== undefined
   } finally {
@@ -75,10 +90,10 @@ export async function vaultExists(dataDir: string): Promise<boolean> {
 export async function initVault(options: InitOptions): Promise<InitResult> {
   await readySodium()
   // Checked before taking the lock too, so an existing vault in use is reported as existing.
-  if (await vaultExists(options.dataDir)) throw new VaultAlreadyInitialisedError(options.dataDir)
-  const lock = await acquireVaultLock(options.dataDir, 'init')
+  if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
+  const lock = isTeamVault(options) ? sharedVault : await acquireVaultLock(options.dataDir, 'init')
   try {
-    if (await vaultExists(options.dataDir)) throw new VaultAlreadyInitialisedError(options.dataDir)
+    if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
     const masterKey = typeof options.masterKey === 'function' ? await options.masterKey() : options.masterKey
     return await createVault({ ...options, masterKey })
   } finally {
@@ -88,13 +103,16 @@ export async function initVault(options: InitOptions): Promise<InitResult> {
 
 async function createVault(options: InitOptions & { masterKey: MasterKey }): Promise<InitResult> {
   const clock = options.clock ?? systemClock
-  const db = await openDatabase(join(options.dataDir, DATABASE_FILE), { readers: 1 })
+  const db = await openDatabase(databaseLocation(options), { readers: 1 })
   try {
     const now = clock.now()
     const tenantId = newId()
     const userId = newId()
     const permissions = [...MANAGEMENT_PERMISSIONS]
     const application = await inTransaction(db.writer, async (trx) => {
+      // Two inits racing on one team database: the second finds the first's vault here and changes nothing.
+      await awaitVaultCreationTurn(trx)
+      if (await findVault(trx)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
       const keyring = await createKeyring(trx, options.masterKey, now)
       await insertTenant(trx, { id: tenantId, name: options.tenantName, owner_user_id: userId, created_at: now })
       await keyring.createTenantKeys(trx, tenantId, now)
@@ -126,6 +144,8 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
 
 export interface OpenOptions {
   dataDir: string
+  /** A team vault's PostgreSQL URL; the file in `dataDir` when absent. */
+  databaseUrl?: string
   masterKey: MasterKey
   clock?: Clock
   logger: Logger
@@ -169,9 +189,9 @@ export interface Vault {
 export async function openVault(options: OpenOptions): Promise<Vault> {
   await readySodium()
   const cvcRetentionMs = options.cvcRetentionMs ?? cvcRetentionFromEnv()
-  const file = join(options.dataDir, DATABASE_FILE)
-  if (!existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir}.`, `create one with \`tessera init --data-dir ${options.dataDir}\`.`)
-  const lock = await acquireVaultLock(options.dataDir, options.kind ?? 'serve')
+  const file = databaseLocation(options)
+  if (!isTeamVault(options) && !existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir}.`, `create one with \`tessera init --data-dir ${options.dataDir}\`.`)
+  const lock = isTeamVault(options) ? sharedVault : await acquireVaultLock(options.dataDir, options.kind ?? 'serve')
   const db = await openDatabase(file).catch(async (error) => {
     await lock.release()
     throw error
@@ -181,7 +201,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     const keyring = await unlockKeyring(db.reader, options.masterKey)
     const [tenant] = await listTenants(db.reader)
     if (!tenant) throw new CannotUnlockError('the vault has no tenant.')
-    const chain = await openAuditChain(db.writer, keyring)
+    const chain = await openAuditChain(db.writer, keyring, { shared: isTeamVault(options) })
     const mail = typeof options.mail === 'function' ? await options.mail((name) => readSealedSetting(db.reader, keyring, tenant.id, name)) : options.mail
     const retention = options.auditRetentionDays ?? 0
     const services = createServices({
@@ -223,6 +243,9 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     throw error
   }
 }
+
+/** A team vault's instances share it: nothing to lock or record locally. */
+const sharedVault = { recordUrl: async () => undefined, release: async () => undefined }
 
 /** A vault never opens under a CVC retention it cannot read: it would keep CVCs longer than meant. */
 function cvcRetentionFromEnv(): number {

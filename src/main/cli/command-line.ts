@@ -39,7 +39,8 @@ function parseOption(command: CommandSpec, option: OptionSpec, value: string): u
   if (!option.schema) return value
   const result = option.schema.safeParse(value)
   if (result.success) return result.data
-  throw new CliError('USAGE', `--${option.name} ${result.error.issues[0].message} (got ${JSON.stringify(value)}).`, `see \`tessera ${command.name} --help\`.`)
+  const got = option.secret ? '' : ` (got ${JSON.stringify(value)})`
+  throw new CliError('USAGE', `--${option.name} ${result.error.issues[0].message}${got}.`, `see \`tessera ${command.name} --help\`.`)
 }
 
 /** The variables a command reads: its own and those of its options. */

@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
 import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
-import { hostSchema, listenPortSchema, type EnvName, type Environment } from './environment'
+import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
 
 export interface OptionSpec {
@@ -22,6 +22,8 @@ export interface OptionSpec {
   default?: string
   /** Validates and converts a value typed on the command line; its messages complete "--name …". */
   schema?: z.ZodType
+  /** A value never repeated in messages (it may hold a password). */
+  secret?: boolean
 }
 
 /** What a command receives, all validated. */
@@ -70,6 +72,17 @@ const dataDir: OptionSpec = {
   schema: z.string().min(1, 'must not be empty')
 }
 
+const databaseUrl: OptionSpec = {
+  name: 'database-url',
+  value: 'URL',
+  description: 'a team vault in this PostgreSQL database instead of the data directory\'s SQLite file',
+  env: 'TESSERA_DATABASE_URL',
+  schema: databaseUrlSchema,
+  secret: true
+}
+
+const nonEmpty = z.string().min(1, 'must not be empty')
+
 const json: OptionSpec = { name: 'json', description: 'print one JSON object instead of text' }
 
 /** An ISO 8601 date or time, as epoch milliseconds. */
@@ -101,7 +114,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'Create a vault, its tenant and a management application (prints its key once)',
     details: 'The management application holds every management permission. Its key is printed once: store it.',
     options: [
-      dataDir,
+      dataDir, databaseUrl,
       { name: 'tenant-name', value: 'NAME', description: 'name of the tenant', default: 'My tenant', schema: tenantNameSchema },
       { name: 'owner-email', value: 'EMAIL', description: "e-mail address of the tenant's OWNER", schema: emailSchema },
       json
@@ -113,15 +126,26 @@ export const COMMANDS: CommandSpec[] = [
     name: 'serve',
     summary: 'Serve the REST interface until SIGTERM or SIGINT',
     details:
-      'Prints "Tessera listening on http://HOST:PORT" once ready. SIGTERM or SIGINT stops accepting connections,\n' +
-      'lets requests in flight finish, closes the vault and exits 0. Started through npm (npx, npm run), it also\n' +
-      'stops when that npm process goes away.',
+      'Prints "Tessera listening on http://HOST:PORT" (https with TLS) once ready. SIGTERM or SIGINT stops accepting\n' +
+      'connections, lets requests in flight finish, closes the vault and exits 0. Started through npm (npx, npm run),\n' +
+      'it also stops when that npm process goes away. A --host that is not loopback needs TLS (--tls-cert, --tls-key)\n' +
+      'or a trusted reverse proxy (--trust-proxy), and --allowed-hosts; without them serve refuses to start (exit 13).',
     options: [
-      dataDir,
+      dataDir, databaseUrl,
       { name: 'host', value: 'HOST', description: 'address to listen on', env: 'TESSERA_HOST', default: '127.0.0.1', schema: hostSchema },
-      { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema }
+      { name: 'port', value: 'PORT', description: 'port to listen on (0 picks a free one)', env: 'TESSERA_PORT', default: '4390', schema: listenPortSchema },
+      { name: 'allowed-hosts', value: 'HOSTS', description: 'Host header names to accept besides loopback ones, comma-separated', env: 'TESSERA_ALLOWED_HOSTS', schema: allowedHostsSchema },
+      { name: 'tls-cert', value: 'FILE', description: 'serve HTTPS with this PEM certificate chain (with --tls-key)', env: 'TESSERA_TLS_CERT', schema: nonEmpty },
+      { name: 'tls-key', value: 'FILE', description: 'the PEM private key of --tls-cert', env: 'TESSERA_TLS_KEY', schema: nonEmpty },
+      {
+        name: 'trust-proxy',
+        value: 'ADDRS',
+        description: 'reverse proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-* headers are believed',
+        env: 'TESSERA_TRUSTED_PROXIES',
+        schema: trustedProxiesSchema
+      }
     ],
-    env: ['TESSERA_MASTER_KEY', 'TESSERA_ALLOWED_HOSTS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
     run: (input) => (load('serve') as typeof import('./serve.command')).serve(input)
   },
   {
@@ -144,7 +168,7 @@ export const COMMANDS: CommandSpec[] = [
     name: 'outbox',
     summary: 'List mail waiting in and sent from the outbox, invitation links included',
     details: 'Reads only, so it works while a server runs on the same data directory.',
-    options: [dataDir, json],
+    options: [dataDir, databaseUrl, json],
     env: ['TESSERA_MASTER_KEY'],
     run: (input) => (load('outbox') as typeof import('./outbox.command')).outbox(input)
   },
@@ -156,7 +180,7 @@ export const COMMANDS: CommandSpec[] = [
       'and signature (no vault or master key needed). Exits 0 when intact, 11 naming the first broken link otherwise.\n' +
       'Reads only, so it works while a server runs on the same data directory.',
     options: [
-      dataDir,
+      dataDir, databaseUrl,
       { name: 'file', value: 'FILE', description: 'verify this export instead of the vault', schema: z.string().min(1, 'must not be empty') },
       { name: 'public-key', value: 'KEY', description: "the vault's export signing key (base64) the export must be signed with", schema: publicKeySchema }
     ],
@@ -170,7 +194,7 @@ export const COMMANDS: CommandSpec[] = [
       'Writes the entries from the first at or after --since to the last before --until as JSON Lines, with a hash chain\n' +
       "and a head signed by the vault's audit signing key. Refuses (exit 12) when the vault's chain does not verify.",
     options: [
-      dataDir,
+      dataDir, databaseUrl,
       { name: 'out', value: 'FILE', description: 'file to write (required)', schema: z.string().min(1, 'must not be empty') },
       { name: 'since', value: 'DATE', description: 'first entry at or after this ISO 8601 date', schema: dateSchema },
       { name: 'until', value: 'DATE', description: 'last entry before this ISO 8601 date', schema: dateSchema }
@@ -187,7 +211,7 @@ export const COMMANDS: CommandSpec[] = [
       'Rerun after an interruption: it archives what is left. Needs the vault to itself: stop `tessera serve` or the desktop\n' +
       'app first, or set a retention (TESSERA_AUDIT_RETENTION_DAYS, or Settings in the desktop app) to archive on a schedule.',
     options: [
-      dataDir,
+      dataDir, databaseUrl,
       { name: 'before', value: 'DATE', description: 'archive the entries created before this ISO 8601 date (required, not in the future)', schema: dateSchema },
       { name: 'out', value: 'FILE', description: 'new file to write the archive to (required)', schema: z.string().min(1, 'must not be empty') }
     ],
@@ -210,7 +234,7 @@ COMMANDS.push(
     name: 'keys status',
     summary: 'Show the data-key versions, what each one seals, and any rotation in progress',
     details: 'Reads only, so it works while a server runs on the same data directory.',
-    options: [dataDir, json],
+    options: [dataDir, databaseUrl, json],
     env: ['TESSERA_MASTER_KEY'],
     run: (input) => keysCommand().keysStatus(input)
   },
@@ -218,7 +242,7 @@ COMMANDS.push(
     name: 'keys rotate',
     summary: 'Create a new data-key version and re-encrypt every sealed object onto it',
     details: `New writes use the new version at once. An interrupted pass resumes here or in the server that opens the vault next.\n${EXCLUSIVE}`,
-    options: [dataDir, { name: 'batch-size', value: 'N', description: 'objects re-encrypted per transaction', default: '500', schema: countSchema(5000) }],
+    options: [dataDir, databaseUrl, { name: 'batch-size', value: 'N', description: 'objects re-encrypted per transaction', default: '500', schema: countSchema(5000) }],
     env: ['TESSERA_MASTER_KEY', 'TESSERA_CVC_RETENTION'],
     run: (input) => keysCommand().keysRotate(input)
   },
@@ -227,7 +251,7 @@ COMMANDS.push(
     summary: 'Delete an old data-key version once nothing uses it, and write a JSON report that proves it',
     details: EXCLUSIVE,
     options: [
-      dataDir,
+      dataDir, databaseUrl,
       { name: 'version', value: 'N', description: 'the data-key version to retire (required)', schema: countSchema(2 ** 31 - 1) },
       { name: 'report', value: 'FILE', description: 'where to write the report (default: <data-dir>/key-retirement-v<N>-<time>.json)' },
       json
@@ -239,7 +263,7 @@ COMMANDS.push(
     name: 'keys rotate-master',
     summary: 'Re-wrap every key under a new master key, crash-safe',
     details: `Replaces master.key atomically; with TESSERA_MASTER_KEY, the new key goes to --new-key-file.\n${EXCLUSIVE}`,
-    options: [dataDir, { name: 'new-key-file', value: 'FILE', description: 'new file for the new key (only with TESSERA_MASTER_KEY)' }],
+    options: [dataDir, databaseUrl, { name: 'new-key-file', value: 'FILE', description: 'new file for the new key (only with TESSERA_MASTER_KEY)' }],
     env: ['TESSERA_MASTER_KEY', 'TESSERA_CVC_RETENTION'],
     run: (input) => keysCommand().keysRotateMaster(input)
   }

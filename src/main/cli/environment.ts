@@ -11,6 +11,7 @@ import { z } from 'zod'
 import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
 import { parseCvcRetention } from '../app'
 import { MAX_AUDIT_RETENTION_DAYS } from '../app/audit-archive'
+import { parseAddressEntry } from '../infra/address-list'
 import type { MailConfig } from '../infra/mail-transport'
 import { CliError } from './exit-codes'
 
@@ -72,6 +73,15 @@ const isOrigin = (value: string) => isHttpUrl(value) && new URL(value).origin ==
 const isHostHeaderName = (value: string) =>
   hostname.safeParse(value).success || isIP(value) === 4 || (value.startsWith('[') && value.endsWith(']') && isIP(value.slice(1, -1)) === 6)
 
+/** `--allowed-hosts` and `TESSERA_ALLOWED_HOSTS`: the Host names accepted besides loopback ones. */
+export const allowedHostsSchema = listSchema(isHostHeaderName, 'must be host names separated by commas, such as vault.example.com,10.0.0.5')
+
+/** `--trust-proxy` and `TESSERA_TRUSTED_PROXIES`: the reverse proxies whose forwarding headers are believed. */
+export const trustedProxiesSchema = listSchema(
+  (item) => parseAddressEntry(item) !== undefined,
+  'must be IP addresses or CIDR ranges separated by commas, such as 10.0.0.5,10.1.0.0/16'
+).refine((items) => items.length > 0, 'must name at least one proxy address')
+
 const isMailbox = (value: string) => parseOneAddress(value)?.type === 'mailbox'
 
 const masterKeySchema = z
@@ -81,14 +91,23 @@ const masterKeySchema = z
     `must be the base64 encoding of ${MASTER_KEY_BYTES} bytes (make one with \`openssl rand -base64 ${MASTER_KEY_BYTES}\`)`
   )
 
+/** A PostgreSQL URL; it may hold a password, so it is never echoed. */
+export const databaseUrlSchema = z
+  .string()
+  .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol) && new URL(value).pathname.length > 1, 'must be a PostgreSQL URL naming a database, such as postgres://tessera@db.example:5432/tessera')
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 const variables = {
   TESSERA_DATA_DIR: z.string(),
   TESSERA_MASTER_KEY: masterKeySchema,
+  TESSERA_DATABASE_URL: databaseUrlSchema,
   TESSERA_HOST: hostSchema,
   TESSERA_PORT: listenPortSchema,
-  TESSERA_ALLOWED_HOSTS: listSchema(isHostHeaderName, 'must be host names separated by commas, such as vault.example.com,10.0.0.5'),
+  TESSERA_ALLOWED_HOSTS: allowedHostsSchema,
+  TESSERA_TLS_CERT: z.string(),
+  TESSERA_TLS_KEY: z.string(),
+  TESSERA_TRUSTED_PROXIES: trustedProxiesSchema,
   TESSERA_CORS_ORIGINS: listSchema(isOrigin, 'must be origins separated by commas, each scheme://host[:port] without a path, such as https://shop.example.com'),
   TESSERA_BODY_LIMIT: z
     .string()
@@ -122,15 +141,31 @@ export type Environment = z.infer<typeof environmentSchema>
 export type EnvName = keyof typeof variables
 
 /** Variables whose values are never echoed in a message. */
-const SECRET: ReadonlySet<EnvName> = new Set(['TESSERA_MASTER_KEY', 'TESSERA_SMTP_PASSWORD'])
+const SECRET: ReadonlySet<EnvName> = new Set(['TESSERA_MASTER_KEY', 'TESSERA_SMTP_PASSWORD', 'TESSERA_DATABASE_URL'])
 
 /** What `--help` and docs/cli.md say about each variable. */
 export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string; default: string }> = {
   TESSERA_DATA_DIR: { values: 'a directory path', meaning: 'the data directory, when --data-dir is not given', default: 'the OS app-data folder' },
   TESSERA_MASTER_KEY: { values: `base64 of ${MASTER_KEY_BYTES} bytes`, meaning: 'the master key; wins over master.key', default: '<data-dir>/master.key' },
+  TESSERA_DATABASE_URL: {
+    values: 'postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE',
+    meaning: 'a team vault in PostgreSQL, when --database-url is not given',
+    default: 'none: the SQLite file in the data directory'
+  },
   TESSERA_HOST: { values: 'an IP address or host name', meaning: 'address to listen on, when --host is not given', default: '127.0.0.1' },
   TESSERA_PORT: { values: '0-65535 (0: a free port)', meaning: 'port to listen on, when --port is not given', default: '4390' },
-  TESSERA_ALLOWED_HOSTS: { values: 'host names, comma-separated', meaning: 'extra Host header names to accept', default: 'loopback names only' },
+  TESSERA_ALLOWED_HOSTS: {
+    values: 'host names, comma-separated',
+    meaning: 'extra Host header names to accept, when --allowed-hosts is not given (required beyond loopback)',
+    default: 'loopback names only'
+  },
+  TESSERA_TLS_CERT: { values: 'a PEM file', meaning: 'TLS certificate chain, when --tls-cert is not given', default: 'none (plain HTTP)' },
+  TESSERA_TLS_KEY: { values: 'a PEM file', meaning: 'TLS private key, when --tls-key is not given', default: 'none' },
+  TESSERA_TRUSTED_PROXIES: {
+    values: 'IP addresses or CIDR ranges, comma-separated',
+    meaning: 'reverse proxies whose X-Forwarded-* headers are believed, when --trust-proxy is not given',
+    default: 'none'
+  },
   TESSERA_CORS_ORIGINS: { values: 'origins, comma-separated', meaning: 'browser origins allowed by CORS', default: 'none (CORS off)' },
   TESSERA_BODY_LIMIT: { values: 'bytes, at least 1', meaning: 'largest accepted request body', default: '5242880 (5 MB)' },
   TESSERA_LOG_LEVEL: { values: LOG_LEVELS.join(', '), meaning: 'log level (logs go to stderr as JSON lines)', default: 'info' },

@@ -6,8 +6,8 @@ export const EXIT_CODES = {
   OK: { code: 0, meaning: 'success (`status`: a server is running)' },
   UNEXPECTED: { code: 1, meaning: 'unexpected error' },
   USAGE: { code: 2, meaning: 'bad command, option or environment variable' },
-  NOT_INITIALISED: { code: 3, meaning: 'no vault in the data directory, or it cannot be unlocked (master key missing or wrong)' },
-  ALREADY_INITIALISED: { code: 4, meaning: 'a vault already exists in the data directory (`init`)' },
+  NOT_INITIALISED: { code: 3, meaning: 'no vault in the data directory (or the team vault\'s database), or it cannot be unlocked (master key missing or wrong)' },
+  ALREADY_INITIALISED: { code: 4, meaning: 'a vault already exists in the data directory or the team vault\'s database (`init`)' },
   IN_USE: { code: 5, meaning: 'the vault is in use by another running Tessera process' },
   ADDRESS_IN_USE: { code: 6, meaning: 'the host and port to listen on are taken' },
   PERMISSION_DENIED: { code: 7, meaning: 'permission denied (a privileged port, a file or directory Tessera may not read or write, a process owned by another user)' },
@@ -15,7 +15,8 @@ export const EXIT_CODES = {
   NOT_RUNNING: { code: 9, meaning: 'no Tessera server is running on the data directory (`status`, `stop`)' },
   STOP_TIMEOUT: { code: 10, meaning: 'the server did not stop within the timeout (`stop`)' },
   REFUSED: { code: 11, meaning: 'the vault refused the operation (`keys retire`: the version still seals data)' },
-  AUDIT_BROKEN: { code: 12, meaning: 'the audit log, or an export of it, does not verify (`logs verify`, `logs export`, `logs archive`)' }
+  AUDIT_BROKEN: { code: 12, meaning: 'the audit log, or an export of it, does not verify (`logs verify`, `logs export`, `logs archive`)' },
+  UNPROTECTED: { code: 13, meaning: '`serve`: refused to listen on a non-loopback address without TLS or a trusted proxy, or without allowed hosts' }
 } as const
 
 export type ExitName = keyof typeof EXIT_CODES

@@ -47,7 +47,8 @@ function systemError(error: NodeJS.ErrnoException): CliError | undefined {
 export function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error
   if (error instanceof VaultAlreadyInitialisedError) {
-    return new CliError('ALREADY_INITIALISED', error.message, `choose another --data-dir, or serve this vault with \`tessera serve --data-dir ${error.dataDir}\`.`)
+    const hint = error.teamVault ? 'serve it with `tessera serve --database-url …`, or name another database.' : `choose another --data-dir, or serve this vault with \`tessera serve --data-dir ${error.dataDir}\`.`
+    return new CliError('ALREADY_INITIALISED', error.message, hint)
   }
   if (error instanceof VaultInUseError) return new CliError('IN_USE', error.message, inUseHint(error))
   if (error instanceof CannotUnlockError) return new CliError('NOT_INITIALISED', error.message, error.hint)

@@ -5,24 +5,25 @@
 import { initVault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
 import { prepareDataDir } from './data-dir'
-import { loadOrCreateMasterKey } from './vault-access'
+import { loadOrCreateMasterKey, placeOf } from './vault-access'
 
 export async function init({ options }: CommandInput): Promise<void> {
-  const dataDir = options['data-dir'] as string
+  const place = placeOf(options)
+  const dataDir = place.dataDir
   await prepareDataDir(dataDir)
   const result = await initVault({
-    dataDir,
+    ...place,
     masterKey: () => loadOrCreateMasterKey(dataDir),
     tenantName: options['tenant-name'] as string,
     ownerEmail: options['owner-email'] as string | undefined
   })
   if (options.json) {
-    process.stdout.write(JSON.stringify({ tenant_id: result.tenant_id, data_dir: dataDir, application: result.application }) + '\n')
+    process.stdout.write(JSON.stringify({ tenant_id: result.tenant_id, data_dir: dataDir, ...(place.databaseUrl ? { team_vault: true } : {}), application: result.application }) + '\n')
     return
   }
   process.stdout.write(
     [
-      `Vault created in ${dataDir}`,
+      place.databaseUrl ? `Team vault created in its PostgreSQL database; its master key is in ${dataDir}` : `Vault created in ${dataDir}`,
       `Tenant: ${result.tenant_id}`,
       `Management application: ${result.application.id}`,
       `API key (shown once, store it now): ${result.application.key}`,

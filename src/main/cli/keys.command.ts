@@ -20,7 +20,7 @@ import { describeCounts, type CeremonyActor } from '../app/keys.service'
 import type { Vault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
 import { CliError } from './exit-codes'
-import { withOpenVault, withUnlockedVault } from './vault-access'
+import { placeOf, withOpenVault, withUnlockedVault } from './vault-access'
 
 
 /** The person at the terminal acts as the tenant OWNER; the audit message names the OS account too. */
@@ -64,7 +64,7 @@ function statusText(status: KeyStatus): string {
 
 /** `tessera keys status`: reads without taking the vault's lock, so it works beside a running server. */
 export async function keysStatus({ options }: CommandInput): Promise<void> {
-  await withUnlockedVault(options['data-dir'] as string, async (vault) => {
+  await withUnlockedVault(placeOf(options), async (vault) => {
     const result = await vault.keyStatus()
     process.stdout.write(options.json ? JSON.stringify(result) + '\n' : statusText(result))
   })
@@ -72,9 +72,8 @@ export async function keysStatus({ options }: CommandInput): Promise<void> {
 
 /** `tessera keys rotate`: a new data-key version, then the re-encryption pass with progress (or the unfinished pass, resumed). */
 export async function keysRotate({ options }: CommandInput): Promise<void> {
-  const dataDir = options['data-dir'] as string
   const batch = options['batch-size'] as number
-  await withOpenVault(dataDir, async (vault) => {
+  await withOpenVault(placeOf(options), async (vault) => {
     const { keys } = vault.services
     let tenant = tenantOf(await keys.status(), vault.tenantId)
     if (tenant.rotation && !tenant.rotation.finished_at) {
@@ -107,7 +106,7 @@ export async function keysRetire({ options }: CommandInput): Promise<void> {
   const version = options.version as number | undefined
   if (version === undefined) throw new CliError('USAGE', '--version N is required: the data-key version to retire.', 'see `tessera keys status` for the versions.', true)
   const reportFile = options.report as string | undefined
-  await withOpenVault(dataDir, async (vault) => {
+  await withOpenVault(placeOf(options), async (vault) => {
     const report = await vault.services.keys.retire(cliActor(vault), vault.tenantId, version)
     const path = resolve(reportFile ?? join(dataDir, `key-retirement-v${version}-${report.retired_at.replace(/[:.]/g, '-')}.json`))
     await mkdir(dirname(path), { recursive: true })
@@ -128,7 +127,7 @@ export async function keysRotateMaster({ options }: CommandInput): Promise<void>
   if (!fromEnvironment && newKeyFile) throw new CliError('USAGE', '--new-key-file is only for a master key in TESSERA_MASTER_KEY.', 'leave it out: master.key is replaced in place.')
   const target = newKeyFile && resolve(newKeyFile)
   if (target && existsSync(target)) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
-  await withOpenVault(dataDir, async (vault) => {
+  await withOpenVault(placeOf(options), async (vault) => {
     const store = (key: MasterKey) => (target ? createKeyFile(target, key) : replaceMasterKeyFile(dataDir, key))
     const result = await vault.services.keys.rotateMaster(cliActor(vault), generateMasterKey(), store)
     const lines = [`Master key rotated; new key check value ${result.key_check_value}.`]

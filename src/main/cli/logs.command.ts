@@ -15,7 +15,7 @@ import { BrokenChainError } from '../app/audit-export'
 import { verifyAuditExportLines } from '../bootstrap/offline-vault'
 import type { CommandInput } from './commands'
 import { CliError, exitCode, type ExitCode } from './exit-codes'
-import { withOpenVault, withUnlockedVault } from './vault-access'
+import { placeOf, withOpenVault, withUnlockedVault, type VaultPlace } from './vault-access'
 import { VaultInUseError } from '../infra/vault-lock'
 
 function print(text: string): void {
@@ -24,11 +24,11 @@ function print(text: string): void {
 
 export async function verify({ options }: CommandInput): Promise<ExitCode> {
   const file = options.file as string | undefined
-  return file === undefined ? verifyVault(options['data-dir'] as string) : verifyFile(file, options['public-key'] as Buffer | undefined)
+  return file === undefined ? verifyVault(placeOf(options)) : verifyFile(file, options['public-key'] as Buffer | undefined)
 }
 
-function verifyVault(dataDir: string): Promise<ExitCode> {
-  return withUnlockedVault(dataDir, async (vault) => {
+function verifyVault(place: VaultPlace): Promise<ExitCode> {
+  return withUnlockedVault(place, async (vault) => {
     const { report, signingKey } = await vault.verifyAuditLog()
     if (!report.intact) {
       print(`Audit log BROKEN at seq ${report.seq}: ${report.problem}.`)
@@ -64,7 +64,7 @@ export async function exportLogs({ options }: CommandInput): Promise<ExitCode> {
   const out = options.out as string | undefined
   if (!out) throw new CliError('USAGE', 'Missing --out FILE.', 'see `tessera logs export --help`.', true)
   const range = { since: options.since as number | undefined, until: options.until as number | undefined }
-  return withUnlockedVault(options['data-dir'] as string, async (vault) => {
+  return withUnlockedVault(placeOf(options), async (vault) => {
     const handle = await open(out, 'w', 0o600).catch((error: NodeJS.ErrnoException) => {
       throw error.code === 'ENOENT' ? new CliError('USAGE', `Cannot write ${out}: its folder does not exist.`, 'choose a file in an existing folder for --out.') : error
     })
@@ -112,7 +112,7 @@ export async function archiveLogs({ options }: CommandInput): Promise<ExitCode> 
   const before = options.before as number | undefined
   const file = archiveTarget(options.out as string | undefined, before)
   const dataDir = options['data-dir'] as string
-  const opened = withOpenVault(dataDir, async (vault) => {
+  const opened = withOpenVault(placeOf(options), async (vault) => {
     try {
       const result = await vault.services.auditArchive.archive(vault.owner, { before: before!, file, onProgress: progressPrinter() })
       if (!result) {

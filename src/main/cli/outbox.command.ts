@@ -6,7 +6,7 @@
  */
 import type { OutboxMail } from '../../shared/contracts'
 import type { CommandInput } from './commands'
-import { withUnlockedVault } from './vault-access'
+import { placeOf, withUnlockedVault } from './vault-access'
 
 /** The newest mails shown. */
 const SHOWN = 200
@@ -43,7 +43,7 @@ function toText(entries: OutboxMail[]): string {
 }
 
 export async function outbox({ options }: CommandInput): Promise<void> {
-  await withUnlockedVault(options['data-dir'] as string, async (vault) => {
+  await withUnlockedVault(placeOf(options), async (vault) => {
     const entries = await vault.outbox(SHOWN)
     process.stdout.write(options.json ? JSON.stringify({ mails: entries.map(toJson) }) + '\n' : toText(entries))
   })

@@ -4,18 +4,21 @@
  */
 import { createLogger, type Logger } from '../infra/logger'
 import { ListenError } from '../infra/listen'
+import { ExposureRefusedError } from '../bootstrap/exposure'
 import { startServiceHost, type ServiceHost } from '../bootstrap/service-host'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { mailConfig } from './environment'
 import { CliError } from './exit-codes'
 import { npmAncestor, startedThroughNpm, watchProcess } from './parent-watch'
-import { requireMasterKey, requireVault } from './vault-access'
+import { readTlsFiles } from './tls-files'
+import { placeOf, requireMasterKey, requireVault } from './vault-access'
 
 /** A listen failure in the user's terms: which address, and what to change. */
 function listenFailure(error: ListenError, input: CommandInput): CliError {
   const { address } = error
-  const host = input.sourceOf('host')
+  // As the user typed it: a name is resolved before it is bound.
+  const host = `${input.sourceOf('host')} ${input.options.host as string}`
   switch (error.code) {
     case 'EADDRINUSE':
       return new CliError(
@@ -26,13 +29,28 @@ function listenFailure(error: ListenError, input: CommandInput): CliError {
     case 'EACCES':
       return new CliError('PERMISSION_DENIED', `Not allowed to listen on ${address}.`, 'ports below 1024 need privileges: use a port from 1024 up with --port (the default is 4390).')
     case 'EADDRNOTAVAIL':
-      return new CliError('USAGE', `${host} ${error.host} is not an address of this machine.`, 'listen on 127.0.0.1 (the default) or on an address this machine has.')
+      return new CliError('USAGE', `${host} is not an address of this machine.`, 'listen on 127.0.0.1 (the default) or on an address this machine has.')
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new CliError('USAGE', `${host} ${error.host} does not resolve to an address.`, 'use an IP address or a host name this machine can resolve.')
+      return new CliError('USAGE', `${host} does not resolve to an address.`, 'use an IP address or a host name this machine can resolve.')
     default:
       return new CliError('UNEXPECTED', `Cannot listen on ${address} (${error.code ?? 'unknown error'}).`)
   }
+}
+
+/** Why a non-loopback address is refused, and the options that would make it safe. */
+function exposureFailure({ gaps }: ExposureRefusedError, input: CommandInput): CliError {
+  const needs = gaps.map((gap) => (gap === 'transport' ? 'TLS (--tls-cert and --tls-key) or a trusted reverse proxy (--trust-proxy)' : 'a Host allow-list (--allowed-hosts)'))
+  const fixes = gaps.map((gap) =>
+    gap === 'transport'
+      ? 'pass --tls-cert FILE --tls-key FILE, or put Tessera behind a TLS-terminating reverse proxy and name it with --trust-proxy ADDR'
+      : 'name the host names clients use with --allowed-hosts (such as vault.example.com)'
+  )
+  return new CliError(
+    'UNPROTECTED',
+    `${input.sourceOf('host')} ${input.options.host as string} is not a loopback address: serving there needs ${needs.join(', and ')}.`,
+    `${fixes.join('; and ')}. Or listen on 127.0.0.1 (the default). See docs/cli.md, "Serving beyond loopback".`
+  )
 }
 
 /**
@@ -60,18 +78,22 @@ function stopOnRequest(host: ServiceHost, logger: Logger): void {
 
 export async function serve(input: CommandInput): Promise<void> {
   const { options, env } = input
-  const dataDir = options['data-dir'] as string
+  const tls = await readTlsFiles(input)
+  const place = placeOf(options)
+  const dataDir = place.dataDir
   await requireDataDir(dataDir, 'write')
-  requireVault(dataDir)
+  await requireVault(place)
   const masterKey = await requireMasterKey(dataDir)
   const logger = createLogger({ level: env.TESSERA_LOG_LEVEL ?? 'info' })
   const host = await startServiceHost({
-    dataDir,
+    ...place,
     masterKey,
     host: options.host as string,
     port: options.port as number,
+    tls,
     logger,
-    allowedHosts: env.TESSERA_ALLOWED_HOSTS,
+    allowedHosts: options['allowed-hosts'] as string[] | undefined,
+    trustedProxies: options['trust-proxy'] as string[] | undefined,
     corsOrigins: env.TESSERA_CORS_ORIGINS,
     bodyLimitBytes: env.TESSERA_BODY_LIMIT,
     mail: mailConfig(env),
@@ -79,7 +101,8 @@ export async function serve(input: CommandInput): Promise<void> {
     cvcRetentionMs: env.TESSERA_CVC_RETENTION,
     auditRetentionDays: env.TESSERA_AUDIT_RETENTION_DAYS ?? 0
   }).catch((error) => {
-    throw error instanceof ListenError ? listenFailure(error, input) : error
+    if (error instanceof ListenError) throw listenFailure(error, input)
+    throw error instanceof ExposureRefusedError ? exposureFailure(error, input) : error
   })
   // Handlers first: whoever reads the line may signal at once.
   stopOnRequest(host, logger)

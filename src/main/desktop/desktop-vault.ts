@@ -134,7 +134,7 @@ export class DesktopVault {
   }
 
   private async currentStatus(): Promise<VaultStatus> {
-    this.initialised ??= await vaultExists(this.options.dataDir)
+    this.initialised ??= await vaultExists({ dataDir: this.options.dataDir })
     this.keyStorage ??= await this.options.keyStore.locate()
     const vault = this.host?.vault
     return {
@@ -159,7 +159,7 @@ export class DesktopVault {
   create(request: CreateVaultRequest): Promise<VaultCreated> {
     return this.exclusive(async () => {
       const { dataDir, keyStore } = this.options
-      if (await vaultExists(dataDir)) throw new ConflictError('A vault already exists in this data folder.')
+      if (await vaultExists({ dataDir })) throw new ConflictError('A vault already exists in this data folder.')
       if (request.keyStorage === 'keychain' && !keyStore.keychainAvailable) {
         throw ValidationError.field('keyStorage', 'the OS keychain is not available on this machine; use a key file')
       }

@@ -163,10 +163,13 @@ export class CannotUnlockError extends Error {
   }
 }
 
-/** `init` on a data directory that already holds a vault. */
+/** `init` on a data directory (or a team vault's database) that already holds a vault. A database URL may hold a password: never in the message. */
 export class VaultAlreadyInitialisedError extends Error {
-  constructor(readonly dataDir: string) {
-    super(`A vault already exists in ${dataDir}; refusing to overwrite it.`)
+  constructor(
+    readonly dataDir: string,
+    readonly teamVault = false
+  ) {
+    super(teamVault ? 'A vault already exists in that database; refusing to overwrite it.' : `A vault already exists in ${dataDir}; refusing to overwrite it.`)
     this.name = 'VaultAlreadyInitialisedError'
   }
 }

@@ -4,6 +4,8 @@
  */
 import { NotFoundError } from './errors'
 
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
+
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** The id of an entity with a UUID (application, session, member, invitation) as stored: lower case. */
@@ -12,8 +14,8 @@ export function uuidPathId(id: string, entity: string): string {
   return id.toLowerCase()
 }
 
-/** A token id: ids are at most 400 characters long, so a longer one names no token. */
+/** A token id: ids are at most 400 characters long, without control characters, so any other names no token. */
 export function tokenPathId(id: string): string {
-  if (id.length > 400) throw new NotFoundError('Token')
+  if (id.length > 400 || CONTROL_CHARACTER.test(id)) throw new NotFoundError('Token')
   return id
 }

@@ -17,7 +17,7 @@ import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
 
 /** Characters a token id may not contain: they break URLs and paths. */
-const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^]/
+const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^\u0000-\u001f\u007f]/
 const EXPRESSION_MARKER = /\{\{|\{%/
 
 /** What the services need to prepare tokens. */
@@ -66,7 +66,7 @@ export async function searchIndexEntries(
 /** Validates a token id after any expression has been rendered. */
 export function checkTokenId(id: string, field: string): void {
   if (id.length < 3 || id.length > 400) throw ValidationError.field(field, 'must be 3 to 400 characters long')
-  if (FORBIDDEN_ID_CHARACTERS.test(id)) throw ValidationError.field(field, 'must not contain # / \\ + ? [ ] | & = % < > { } ^')
+  if (FORBIDDEN_ID_CHARACTERS.test(id)) throw ValidationError.field(field, 'must not contain # / \\ + ? [ ] | & = % < > { } ^ or control characters')
 }
 
 /**

@@ -1,12 +1,21 @@
-/** Listening for HTTP on an address: the REST service's socket, with the failures a user can act on. */
+/** Listening for HTTP or HTTPS on an address: the REST service's socket, with the failures a user can act on. */
+import { lookup } from 'node:dns/promises'
 import { createServer, type RequestListener, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer as createHttpsServer } from 'node:https'
+import { isIP, type AddressInfo } from 'node:net'
+import { addressMatcher } from './address-list'
 
 export interface RunningServer {
   server: Server
   url: string
   /** Stops accepting connections and waits for in-flight requests. */
   close(): Promise<void>
+}
+
+/** A certificate chain and its private key, PEM. */
+export interface TlsMaterial {
+  cert: Buffer
+  key: Buffer
 }
 
 /** The server could not listen; `code` is the system error (EADDRINUSE, EACCES, EADDRNOTAVAIL, ENOTFOUND…). */
@@ -26,12 +35,35 @@ export class ListenError extends Error {
   }
 }
 
+/** Whether `address` (an IP literal) is a loopback address: 127.0.0.0/8 or ::1, also as IPv4 mapped into IPv6. */
+export const isLoopbackAddress = addressMatcher(['127.0.0.0/8', '::1'])
+
+/** The address a host name or IP literal listens on, and whether every address it names is loopback. */
+export interface ListenAddress {
+  address: string
+  loopback: boolean
+}
+
 /**
- * Listens on host:port (port 0 picks a free one).
+ * Resolves `host` once, as `server.listen` would (its first address), so that
+ * what is checked is what is bound; a name is loopback only if all its addresses are.
+ * @throws ListenError (ENOTFOUND, EAI_AGAIN) when it does not resolve
+ */
+export async function resolveListenAddress(host: string, port: number): Promise<ListenAddress> {
+  if (isIP(host)) return { address: host, loopback: isLoopbackAddress(host) }
+  const addresses = await lookup(host, { all: true }).catch((error: NodeJS.ErrnoException) => {
+    throw new ListenError(error.code, host, port)
+  })
+  return { address: addresses[0].address, loopback: addresses.every(({ address }) => isLoopbackAddress(address)) }
+}
+
+/**
+ * Listens on host:port (port 0 picks a free one), with HTTPS when `tls` is
+ * given (TLS 1.2 at least, whatever Node's defaults say).
  * @throws ListenError
  */
-export async function listen(handler: RequestListener, host: string, port: number): Promise<RunningServer> {
-  const server = createServer(handler)
+export async function listen(handler: RequestListener, host: string, port: number, tls?: TlsMaterial): Promise<RunningServer> {
+  const server: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler)
   server.keepAliveTimeout = 5_000
   await new Promise<void>((resolve, reject) => {
     const fail = (error: NodeJS.ErrnoException) => reject(new ListenError(error.code, host, port))
@@ -45,7 +77,7 @@ export async function listen(handler: RequestListener, host: string, port: numbe
   const printableHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   return {
     server,
-    url: `http://${printableHost}:${address.port}`,
+    url: `${tls ? 'https' : 'http'}://${printableHost}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve())

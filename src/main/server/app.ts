@@ -5,14 +5,15 @@
 import cors from '@koa/cors'
 import Router from '@koa/router'
 import Koa from 'koa'
-import compose from 'koa-compose'
 import type { Logger } from '../infra/logger'
 import type { Services } from '../bootstrap/services'
 import { UnauthenticatedError } from '../app'
 import { authenticate } from './middleware/auth'
 import { bodyParser } from './middleware/body'
 import { errorHandler, type RefusalListener } from './middleware/errors'
+import { trustForwardingFrom } from './middleware/forwarded'
 import { hostCheck } from './middleware/host-check'
+import { dispatchBySegment } from './route-dispatch'
 import { mountRoutes } from './routes'
 import { invitationAcceptRoutes } from './routes/invitation-accept.routes'
 import { publicRoutes } from './routes/public.routes'
@@ -22,6 +23,8 @@ export interface ServerOptions {
   logger: Logger
   /** Extra Host header values to accept besides loopback names. */
   allowedHosts?: string[]
+  /** Reverse proxies (addresses or CIDR ranges) whose forwarding headers are believed; none by default. */
+  trustedProxies?: string[]
   /** Origins allowed by CORS (for public applications collecting in a browser); none by default. */
   corsOrigins?: string[]
   /** Largest accepted request body; 5 MB by default. */
@@ -33,11 +36,14 @@ export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024
 export function createServer(services: Services, options: ServerOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false })
   app.silent = true
+  readHostDirectly(app)
   app.on('error', (error: Error & { code?: string }) => {
     // Only the name and code: a database error's message can contain statement values.
     options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
   })
   app.use(noStore)
+  // Before the refusal log, which records the client address this sets.
+  if (options.trustedProxies?.length) app.use(trustForwardingFrom(options.trustedProxies))
   const routers: Router<AppState>[] = []
   app.use(errorHandler(auditRefusals(services, routers)))
   app.use(hostCheck(options.allowedHosts))
@@ -47,10 +53,26 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   }
   const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
   const keyless = [publicRoutes(deps), invitationAcceptRoutes(deps)]
-  app.use(onlyWhenRouted(keyless))
+  app.use(dispatchBySegment(keyless))
   app.use(authenticate(services.auth))
   routers.push(...keyless, ...mountRoutes(app, deps))
   return app
+}
+
+/**
+ * `ctx.host` as Koa computes it, without its header lookup and comma split in
+ * the common case: a single plain Host header. @koa/router reads `ctx.host` on
+ * every dispatch (for host-bound routers, which Tessera has none of).
+ */
+function readHostDirectly(app: Koa<AppState>): void {
+  const koaHost = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'host')!.get!
+  Object.defineProperty(app.request, 'host', {
+    get(this: Koa.Request) {
+      const header = this.req.headers.host
+      const plain = !this.app.proxy && this.req.httpVersionMajor < 2 && header !== undefined && !header.includes(',') && !header.includes('@')
+      return plain ? header : koaHost.call(this)
+    }
+  })
 }
 
 /**
@@ -83,19 +105,4 @@ function auditRefusals(services: Services, routers: Router<AppState>[]): Refusal
       operation: routeOf(ctx.method.slice(0, 20), ctx.path),
       actor: error.status === 403 ? (ctx.state as AppState).actor : undefined
     })
-}
-
-/**
- * The routes that take no API key, mounted before authentication. Nearly every
- * request is for another route, so they are dispatched only when one of them
- * matches the path: a router's dispatch and method check cost each request
- * several microseconds, which shows in throughput (docs/performance.md).
- */
-function onlyWhenRouted(routers: Router<AppState>[]): Koa.Middleware<AppState> {
-  const dispatch = compose(routers.flatMap((router) => [router.routes(), router.allowedMethods({ throw: false })])) as Koa.Middleware<AppState>
-  // `match(…).path` lists the layers matching the path whatever the method; a wrong method still reaches allowedMethods (405).
-  const routes = (path: string) => routers.some((router) => router.match(path, 'GET').path.length > 0)
-  const middleware: Koa.Middleware<AppState> = (ctx, next) => (routes(ctx.path) ? dispatch(ctx, next) : next())
-  // Like a router's own middleware (`.router`), it names what it dispatches to: a test lists every mounted route.
-  return Object.assign(middleware, { routers })
 }

@@ -1,9 +1,12 @@
 /**
- * SQLite through knex: one writer connection (all writes go through the
- * WriteQueue) and a small pool of readers, which WAL lets run alongside it.
+ * The database through knex: one writer connection (all writes go through the
+ * WriteQueue) and a small pool of readers. SQLite is the embedded default (WAL
+ * lets the readers run alongside the writer); a team vault is a PostgreSQL
+ * database named by its URL (see dialect.ts for what differs).
  */
 import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
+import { isPostgresUrl, MIGRATION_LOCK, postgresConnection } from './dialect'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 import { migrationSource } from './migrations'
 import { loadTenantKeys } from './tenant-keys'
@@ -44,8 +47,12 @@ function connect(filename: string, poolSize: number): Knex {
   })
 }
 
-/** Opens (creating if needed) the database file and brings its schema up to date. */
-export async function openDatabase(filename: string, options: { readers?: number } = {}): Promise<Database> {
+/** Opens the database (a file, created if needed, or a PostgreSQL URL) and brings its schema up to date. */
+export async function openDatabase(location: string, options: { readers?: number } = {}): Promise<Database> {
+  return isPostgresUrl(location) ? openPostgres(location, options.readers ?? 2) : openSqlite(location, options.readers ?? 2)
+}
+
+async function openSqlite(filename: string, readers: number): Promise<Database> {
   // Create the file owner-only before SQLite does; its -wal and -shm files inherit the mode.
   closeSync(openSync(filename, 'a', 0o600))
   const writer = connect(filename, 1)
@@ -56,7 +63,7 @@ export async function openDatabase(filename: string, options: { readers?: number
     await writer.destroy()
     throw error
   }
-  const reader = connect(filename, options.readers ?? 2)
+  const reader = connect(filename, readers)
   await loadTenantKeys(writer, reader)
   return {
     writer: writerOf(writer),
@@ -67,5 +74,45 @@ export async function openDatabase(filename: string, options: { readers?: number
       await writer.raw('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined)
       await writer.destroy()
     }
+  }
+}
+
+function connectPostgres(url: string, poolSize: number): Knex {
+  return knex({ client: 'pg', connection: postgresConnection(url), pool: { min: 1, max: poolSize }, migrations: { migrationSource } })
+}
+
+async function openPostgres(url: string, readers: number): Promise<Database> {
+  const writer = connectPostgres(url, 1)
+  try {
+    await migrateAlone(url, writer)
+  } catch (error) {
+    await writer.destroy()
+    throw error
+  }
+  const reader = connectPostgres(url, readers)
+  await loadTenantKeys(writer, reader)
+  return {
+    writer: writerOf(writer),
+    reader: readerOf(reader),
+    async close() {
+      await reader.destroy()
+      await writer.destroy()
+    }
+  }
+}
+
+/**
+ * Instances starting together would run the migrations together, and knex
+ * refuses the second run outright: each waits for an advisory lock instead.
+ */
+async function migrateAlone(url: string, writer: Knex): Promise<void> {
+  const lock = connectPostgres(url, 1)
+  try {
+    await lock.transaction(async (trx) => {
+      await trx.raw('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK])
+      await writer.migrate.latest()
+    })
+  } finally {
+    await lock.destroy()
   }
 }

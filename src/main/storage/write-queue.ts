@@ -54,6 +54,12 @@ export interface RowSealer<Link = unknown> {
   seal(rows: readonly object[], link: Link): Link
   /** Adopts the last link of a batch that committed. */
   advance(link: Link): void
+  /**
+   * For a table other processes append to as well (a team vault's audit log):
+   * waits for the table's turn, held until the transaction ends, and returns the
+   * link after the last row anyone committed. Absent when this process is the only writer.
+   */
+  resume?(tx: Tx): Promise<Link>
 }
 
 export type WriteWork<T> = (tx: Tx) => Promise<T>
@@ -112,6 +118,11 @@ class BatchRows implements RowBuffer {
     readonly tenantKeys: TenantKeys
   ) {
     this.link = sealer?.head
+  }
+
+  /** Continues from the table's committed head when other processes append to it too (see RowSealer.resume). */
+  async resume(tx: Tx): Promise<void> {
+    if (this.sealer?.resume) this.link = await this.sealer.resume(tx)
   }
 
   /** Hands the sealer this batch's last link, once the batch has committed. */
@@ -279,6 +290,7 @@ export class WriteQueue {
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)
+      await rows.resume(tx)
       const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod'
 import { MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS, TRANSFORMS, isPermission, type ApplicationType, type Permission } from '../permissions'
+import { withoutNul } from './fields'
 
 const CONTAINER_PATTERN = /^\/([A-Za-z0-9_-]+\/)*$/
 
@@ -32,13 +33,13 @@ export const condition = z
   .strictObject({
     attribute: z.enum(['id', 'container']),
     operator: z.enum(['starts_with', 'equals']),
-    value: z.string().min(1).max(400).meta({ description: 'Compared with the token’s id or each of its containers' })
+    value: withoutNul(z.string().min(1).max(400)).meta({ description: 'Compared with the token’s id or each of its containers' })
   })
   .meta({ id: 'Condition' })
 
 function accessRuleFields<P extends z.ZodType, C extends z.ZodArray<typeof condition>>(permissions: P, conditions: C) {
   return {
-    description: z.string().max(500).optional(),
+    description: withoutNul(z.string().max(500)).optional(),
     priority: z.number().int().min(1, 'must be 1 or more').meta({ description: 'Rules are tried in ascending priority; the first match decides the transform' }),
     container: containerPath.optional().meta({ description: 'Tokens in this container (or below it) match' }),
     conditions: conditions.optional().meta({ description: 'Session rules only: tokens match when every condition holds' }),

@@ -16,6 +16,14 @@ export function isEmailAddress(value: string): boolean {
   return parsed.local.length <= 64 && parsed.domain.length <= 255 && value.length <= 254
 }
 
+/**
+ * Text kept or looked up as text: no NUL character. PostgreSQL's text cannot
+ * hold one (SQLite's can), so both engines refuse it alike, as a 400.
+ */
+export function withoutNul<T extends z.ZodType<string>>(schema: T) {
+  return schema.refine((value) => !value.includes('\u0000'), 'must not contain NUL characters')
+}
+
 /** An e-mail address. */
 export const emailSchema = z
   .string()
@@ -23,4 +31,4 @@ export const emailSchema = z
   .refine(isEmailAddress, 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com')
 
 /** The name of a tenant. */
-export const tenantNameSchema = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')
+export const tenantNameSchema = withoutNul(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))

@@ -1,6 +1,7 @@
 /** The audit log: listing entries and the entity types they name. */
 import { z } from 'zod'
 import { pageOf, pageQuery, timestamp } from './common'
+import { withoutNul } from './fields'
 
 const isoDate = (field: string) =>
   z
@@ -11,8 +12,8 @@ const isoDate = (field: string) =>
 
 /** `GET /logs`: newest first, within a half-open date range. */
 export const listLogsQuery = z.strictObject({
-  entity_type: z.string().max(50).optional().meta({ description: 'Only entries about this entity type (see `GET /logs/entity-types`)' }),
-  entity_id: z.string().max(400).optional().meta({ description: 'Only entries about this entity' }),
+  entity_type: withoutNul(z.string().max(50)).optional().meta({ description: 'Only entries about this entity type (see `GET /logs/entity-types`)' }),
+  entity_id: withoutNul(z.string().max(400)).optional().meta({ description: 'Only entries about this entity' }),
   start_date: isoDate('start_date').meta({ description: 'ISO 8601; keeps entries created at or after it' }),
   end_date: isoDate('end_date').meta({ description: 'ISO 8601; keeps entries created before it' }),
   ...pageQuery()

@@ -3,12 +3,13 @@ import { z } from 'zod'
 import { containerPath } from './access'
 import { isTokenTypeName, TOKEN_TYPE_NAMES } from '../token-rules'
 import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
+import { withoutNul } from './fields'
 
 /** Metadata: non-sensitive text values. */
 export const tokenMetadata = z
   .record(
     z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters'),
-    z.string().max(500, 'must be at most 500 characters')
+    withoutNul(z.string().max(500, 'must be at most 500 characters'))
   )
   .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
   .meta({ description: 'Non-sensitive text values (at most 50 keys); a value holding the token data is refused' })
@@ -60,7 +61,7 @@ export const updateTokenBody = z
   .strictObject({
     data: tokenData.optional(),
     mask: z.unknown().optional(),
-    metadata: z.record(z.string(), z.string().max(500).nullable()).nullable().optional(),
+    metadata: z.record(z.string(), withoutNul(z.string().max(500)).nullable()).nullable().optional(),
     containers: z.array(containerPath).min(1).max(20).optional(),
     search_indexes: z.array(expression).max(20).optional(),
     fingerprint_expression: expression.optional(),
@@ -85,8 +86,8 @@ const metadataFilters = z
 
 /** `GET /tokens` as the service takes it (the REST query string: `listTokensSearch`). */
 export const listTokensQuery = z.strictObject({
-  id: queryList(z.string().max(400)).meta({ description: 'Only these token ids (repeatable)' }),
-  type: queryList(z.string().max(50)).meta({ description: 'Only these token types (repeatable)' }),
+  id: queryList(withoutNul(z.string().max(400))).meta({ description: 'Only these token ids (repeatable)' }),
+  type: queryList(withoutNul(z.string().max(50))).meta({ description: 'Only these token types (repeatable)' }),
   metadata: metadataFilters.optional().transform((filters) => filters ?? {}),
   ...pageQuery()
 })
@@ -110,7 +111,7 @@ export const listTokensSearch = z.preprocess(gatherMetadataParameters, listToken
 export type ListTokensQuery = z.infer<typeof listTokensQuery>
 
 /** Desktop only: why a member reveals a token's plaintext (logged). */
-export const revealReason = z.string().trim().min(3, 'give a reason of at least 3 characters').max(200)
+export const revealReason = withoutNul(z.string().trim().min(3, 'give a reason of at least 3 characters').max(200))
 
 /** The token object, shaped by the caller's transform. */
 export const token = z

@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MANAGEMENT_PERMISSIONS, TOKEN_PERMISSIONS } from '../../../src/shared/permissions'
 import { startTestService, type TestService } from '../../helpers/service'
 import { sql } from '../../../src/main/storage/connections'
+import { storedBytes } from '../../helpers/database'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
@@ -503,8 +502,7 @@ describe('applications', () => {
       const created = await service.createApplication(privateApp({ name: 'Secret keeper' }))
       const regenerated = (await service.request('POST', `/applications/${created.id}/regenerate`)).body.key as string
       await service.host.vault.services.context.writes.idle()
-      const files = ['tessera.db', 'tessera.db-wal']
-      const bytes = Buffer.concat(await Promise.all(files.map((file) => readFile(join(service.dataDir, file)).catch(() => Buffer.alloc(0)))))
+      const bytes = await storedBytes(service.dataDir)
       expect(bytes.length).toBeGreaterThan(0)
       expect(bytes.includes('Secret keeper')).toBe(true) // the scan does see what is stored
       for (const key of [created.key, regenerated, service.adminKey]) {

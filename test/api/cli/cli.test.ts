@@ -229,7 +229,8 @@ describe('tessera CLI', { timeout: 60_000 }, () => {
       const host = await run(['serve', '--data-dir', dataDir, '--host', 'not a host!', '--port', '0'])
       expect(host.code).toBe(2)
       expect(host.stderr).toMatch(/^tessera serve: --host must be an IP address or a host name/)
-      const foreign = await run(['serve', '--data-dir', dataDir, '--port', '0'], { TESSERA_HOST: '192.0.2.1' })
+      // Safe to expose (behind a proxy, with allowed hosts), but not an address of this machine.
+      const foreign = await run(['serve', '--data-dir', dataDir, '--port', '0', '--trust-proxy', '127.0.0.1', '--allowed-hosts', 'vault.example.com'], { TESSERA_HOST: '192.0.2.1' })
       expect(foreign.code).toBe(2)
       expect(foreign.stderr).toMatch(/^tessera serve: TESSERA_HOST 192\.0\.2\.1 is not an address of this machine\./)
       const missingValue = await run(['serve', '--data-dir', dataDir, '--port'])

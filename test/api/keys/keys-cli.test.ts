@@ -189,7 +189,7 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     expect(help.stdout).toMatch(/rotate-master/)
     const rotateHelp = await runCli(['keys', 'rotate', '--help'])
     expect(rotateHelp.code).toBe(0)
-    expect(rotateHelp.stdout).toMatch(/^Usage: tessera keys rotate \[--data-dir DIR\] \[--batch-size N\]/)
+    expect(rotateHelp.stdout).toMatch(/^Usage: tessera keys rotate \[--data-dir DIR\] \[--database-url URL\] \[--batch-size N\]/)
     expect(await runCli(['keys'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^Usage: tessera keys <command>/) })
   })
 })

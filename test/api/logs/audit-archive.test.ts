@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, start } from '../../helpers/cli'
 import { withVaultFile } from '../../helpers/database'
 import { startTestService, type TestService } from '../../helpers/service'
+import { onPostgres } from '../../helpers/postgres'
 
 /** The AUDIT_BROKEN and IN_USE exit codes. */
 const BROKEN = 12
@@ -22,7 +23,7 @@ const IN_USE = 5
 
 const seqs = (dir: string) => withVaultFile(dir, async (db) => (await db('logs').select('seq').orderBy('seq')).map((row) => Number(row.seq)))
 
-describe('tessera logs archive', { timeout: 180_000 }, () => {
+describe.skipIf(onPostgres)('tessera logs archive', { timeout: 180_000 }, () => {
   const CUT = '2026-11-25T15:00:00.000Z'
   let service: TestService
   let root: string
@@ -184,7 +185,7 @@ describe('tessera logs archive', { timeout: 180_000 }, () => {
   })
 })
 
-describe('tessera logs archive killed while pruning', { timeout: 300_000 }, () => {
+describe.skipIf(onPostgres)('tessera logs archive killed while pruning', { timeout: 300_000 }, () => {
   let service: TestService
   let root: string
   let env: Record<string, string>

@@ -185,6 +185,49 @@ describe('logs', () => {
     })
   })
 
+  describe('an entity with more entries than a page', () => {
+    type Entry = { entity_id: string; created_at: string; operation: string }
+
+    it('pages through all of them newest first, in the order of the whole log, across the index mark and a clock set back', async () => {
+      const tokenKey = (await service.createApplication({ name: 'Busy reader', type: 'private', permissions: ['token:create', 'token:read'] })).key
+      const id = (await service.request('POST', '/tokens', { key: tokenKey, body: { type: 'token', data: 'busy' } })).body.id
+      const read = async (count: number) => {
+        for (let i = 0; i < count; i++) {
+          service.clock.advance(1_000)
+          expect((await service.request('GET', `/tokens/${id}`, { key: tokenKey })).status).toBe(200)
+        }
+      }
+      await read(120)
+      // The clock goes back an hour: these entries come later in the chain but are older.
+      service.clock.advance(-3_600_000)
+      await read(15)
+      service.clock.advance(5_000)
+      const folded = (await service.host.vault.services.jobs.runDueJobs()).find((result) => result.name === 'index-logs')
+      expect(folded?.processed).toBeGreaterThan(0)
+      service.clock.advance(-1_800_000)
+      await read(10) // past the index's mark, older still
+
+      const pageOf = async (query: string) => (await service.request('GET', `/logs?entity_type=token&entity_id=${id}&${query}`)).body
+      const first = await pageOf('size=100&page=1')
+      const second = await pageOf('size=100&page=2')
+      expect(first.pagination).toMatchObject({ total_items: 146, total_pages: 2 })
+      const byEntity: Entry[] = [...first.data, ...second.data]
+      expect(byEntity).toHaveLength(146)
+      // The same entries, in the same order, as the whole log shows them.
+      const wholeLog: Entry[] = []
+      for (let page = 1; page === 1 || wholeLog.length === (page - 1) * 100; page++) wholeLog.push(...(await service.request('GET', `/logs?entity_type=token&size=100&page=${page}`)).body.data)
+      expect(byEntity).toEqual(wholeLog.filter((entry) => entry.entity_id === id))
+      const stamps = byEntity.map((entry) => entry.created_at)
+      expect(stamps).toEqual([...stamps].sort().reverse())
+      // Without the type, and with a date range cutting through them.
+      expect((await service.request('GET', `/logs?entity_id=${id}&size=100&page=2`)).body.data).toEqual(second.data)
+      const since = stamps[59]
+      const recent = (await service.request('GET', `/logs?entity_type=token&entity_id=${id}&size=100&start_date=${since}`)).body
+      expect(recent.data).toEqual(byEntity.filter((entry) => entry.created_at >= since))
+      expect(recent.pagination.total_items).toBe(recent.data.length)
+    })
+  })
+
   describe('total_items', () => {
     const totalOf = async (query = '') => (await service.request('GET', `/logs?size=1&${query}`)).body.pagination.total_items as number
     const everDates = 'start_date=2000-01-01T00:00:00Z&end_date=2100-01-01T00:00:00Z'

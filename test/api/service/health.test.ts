@@ -181,4 +181,15 @@ describe('HTTP conventions', () => {
     expect(response.status).toBe(404)
     expect(response.headers.get('content-type')).toContain('application/problem+json')
   })
+
+  it('answers a wrong method on a resource route with a 405, and under the same first segment an unknown path with a 404', async () => {
+    expect((await service.request('PUT', '/logs')).status).toBe(405)
+    expect((await service.request('GET', '/logs/nope/deeper')).status).toBe(404)
+    expect((await service.request('GET', '/tenants/self/nope')).status).toBe(404)
+  })
+
+  it('matches paths exactly as the API document states them: /LOGS is not /logs', async () => {
+    expect((await service.request('GET', '/LOGS?size=1')).status).toBe(404)
+    expect((await service.request('GET', '/logs?size=1')).status).toBe(200)
+  })
 })

@@ -67,6 +67,12 @@ export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 3
   }
 }
 
+/** Replaces the focused field's text as a user does: Ctrl+A, then typing. */
+export async function typeOver(page: Page, text: string): Promise<void> {
+  await page.keyboard.press('Control+A')
+  await page.keyboard.type(text)
+}
+
 /** The text of the focused element, e.g. the heading a view switch put focus on. */
 export function focusedText(page: Page): Promise<string | null> {
   return page.evaluate(() => document.activeElement?.textContent ?? null)

@@ -81,6 +81,29 @@ describe('useLogsStore', () => {
     expect(store.pagination.prefix()).toBe('300 entries')
   })
 
+  it('asks for the chart only once the rows have answered, so that they show first', async () => {
+    const calls: string[] = []
+    let answerList: () => void = () => undefined
+    const list = vi.fn(
+      (_query: LogListQuery) =>
+        new Promise<ReturnType<typeof pageOf<LogEntry>>>((resolve) => {
+          calls.push('list')
+          answerList = () => resolve(pageOf<LogEntry>([], 3))
+        })
+    )
+    const activity = vi.fn(async (_query: LogFilterQuery, periods: [number, number][]) => (calls.push('activity'), periods.map(() => 1)))
+    setApi(fakeApi({ logs: { list, activity } }))
+    const store = useLogsStore()
+    const searched = store.search()
+    await vi.waitFor(() => expect(calls).toEqual(['list']))
+    expect(activity).not.toHaveBeenCalled()
+    answerList()
+    expect(await searched).toBe(true)
+    expect(store.total).toBe(3)
+    expect(calls).toEqual(['list', 'activity'])
+    await vi.waitFor(() => expect(store.activity.map((bucket) => bucket.count)).toEqual(Array(14).fill(1)))
+  })
+
   it('exports the entries matching the filters as a CSV download and says how many', async () => {
     const entry = { id: 'l1', tenant_id: 't', entity_type: 'token', entity_id: 'tok_1', operation: 'reveal', message: 'Token revealed: ticket 7', actor_type: 'user', actor_id: 'u1', created_at: '2026-11-25T10:00:00.000Z' } as LogEntry
     const exported = vi.fn(async (_query: LogFilterQuery) => [entry, entry])

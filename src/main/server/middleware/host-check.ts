@@ -7,9 +7,13 @@
  * not through Koa's `ctx.host`, which strips userinfo and so would read
  * `evil.example:4390@127.0.0.1` as 127.0.0.1. Anything that is not exactly an
  * allowed name, optionally followed by a port of 1 to 5 digits up to 65535, is refused.
+ *
+ * Behind a trusted reverse proxy the name checked is the one the proxy
+ * forwarded (X-Forwarded-Host), when it sends one: that is what the browser asked for.
  */
 import type { Middleware } from 'koa'
 import { AppError } from '../../app'
+import { forwardedHost } from './forwarded'
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]']
 
@@ -31,7 +35,7 @@ export function hostCheck(allowedHosts: readonly string[] = []): Middleware {
   // Nearly every request repeats one of a few Host values: an accepted one is not parsed again.
   const accepted = new Set<string>()
   return (ctx, next) => {
-    const value = ctx.req.headers.host ?? ''
+    const value = forwardedHost(ctx) ?? ctx.req.headers.host ?? ''
     if (!accepted.has(value)) {
       const host = hostOfHeader(value)
       if (host === undefined || !allowed.has(host)) {

@@ -1,5 +1,6 @@
 /** Mounts every resource router; each file owns one REST resource. */
 import type Koa from 'koa'
+import { dispatchBySegment } from '../route-dispatch'
 import type { AppRouter, AppState, RouteDeps } from '../types'
 import { applicationsRoutes } from './applications.routes'
 import { invitationsRoutes } from './invitations.routes'
@@ -14,9 +15,7 @@ const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsR
 
 /** Mounts the resource routers and returns them. */
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {
-  return RESOURCE_ROUTES.map((build) => {
-    const router = build(deps)
-    app.use(router.routes()).use(router.allowedMethods({ throw: false }))
-    return router
-  })
+  const routers = RESOURCE_ROUTES.map((build) => build(deps))
+  app.use(dispatchBySegment(routers))
+  return routers
 }

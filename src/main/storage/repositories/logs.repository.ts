@@ -1,7 +1,9 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
+import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
+import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import type { ActorType } from '../../domain/actor'
@@ -86,37 +88,48 @@ function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor
 const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
 const LOG_COUNTER: AddOnConflict = { key: ['tenant_key', 'entity_type'], column: 'count' }
 
+/** The hour an entry is counted in by `log_hour_counts`: its `created_at` divided by this, rounded down. */
+export const HOUR = 3_600_000
+const hourOf = (createdAt: number) => Math.floor(createdAt / HOUR)
+
+const LOG_HOUR_COUNT_COLUMNS = ['tenant_key', 'hour', 'entity_type', 'count'] as const
+const LOG_HOUR_COUNTER: AddOnConflict = { key: ['tenant_key', 'hour', 'entity_type'], column: 'count' }
+
 /** One `log_counts` row per entry, added up per tenant and entity type as they are written. */
 const countRows = (entries: readonly StoredLogRow[]) => entries.map((entry) => ({ tenant_key: entry.tenant_key, entity_type: entry.entity_type, count: 1 }))
+
+/** One `log_hour_counts` row per entry, added up per tenant, hour and entity type as they are written. */
+const hourCountRows = (entries: readonly StoredLogRow[]) =>
+  entries.map((entry) => ({ tenant_key: entry.tenant_key, hour: hourOf(entry.created_at), entity_type: entry.entity_type, count: 1 }))
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
   const stored = toStored(tenantKeys(db), rows)
   await insertRows(sql(db), 'logs', LOG_COLUMNS, stored)
   await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(stored), LOG_COUNTER)
+  await insertRows(sql(db), 'log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(stored), LOG_HOUR_COUNTER)
 }
 
 /**
  * Queues entries for the batch's multi-row insert; the write queue's sealer stamps them (seq and MAC) in commit order.
- * The tenant's entry counts move in the same commit.
+ * The tenant's entry counters move in the same commit.
  */
 export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
   const stored = toStored(rows.tenantKeys, entries)
   rows.insert('logs', LOG_COLUMNS, stored, { sealed: true })
   rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(stored), { addTo: LOG_COUNTER })
+  rows.insert('log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(stored), { addTo: LOG_HOUR_COUNTER })
 }
 
+const hasDates = (filter: LogFilter) => filter.startDate !== undefined || filter.endDate !== undefined
+
+/**
+ * The entries of a filter without an entity id, through (tenant_key, entity_type, created_at)
+ * or (tenant_key, created_at), which give them in list order.
+ */
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
-  const byEntityId = filter.entityId !== undefined
-  // By entity id: the entries up to the folded mark come from log_entities, the rest from the tail of `logs`
-  // (rowid lookups and a rowid range). The unary + keeps SQLite from scanning the tenant's whole log
-  // through the (tenant_key, created_at) index instead, which it would prefer without statistics.
-  // Otherwise (tenant_key, entity_type, created_at) or (tenant_key, created_at) give the entries in list order.
-  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
-  const query = byEntityId ? sql(db)('logs').whereRaw('+tenant_key = ?', [tenantKey]) : sql(db)('logs').where('tenant_key', tenantKey)
-  if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
-  if (byEntityId) query.andWhere((q) => q.whereIn('seq', entitySeqs(db, filter)).orWhere('seq', '>', foldedThrough(db)))
-  if (filter.entityType !== undefined && !byEntityId && hasDates(filter)) {
+  const query = sql(db)('logs').where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
+  if (filter.entityType !== undefined && hasDates(filter)) {
     // One range of (entity_type, created_at): with the type and the dates apart, SQLite would rather range over the time index alone.
     query.andWhereRaw('(entity_type, created_at) >= (?, ?) and (entity_type, created_at) < (?, ?)', [
       filter.entityType,
@@ -127,28 +140,66 @@ function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
     return query
   }
   if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
-  if (filter.startDate !== undefined) query.andWhere('created_at', '>=', filter.startDate)
-  if (filter.endDate !== undefined) query.andWhere('created_at', '<', filter.endDate)
+  return withinDates(query, filter, 'created_at')
+}
+
+function withinDates(query: Knex.QueryBuilder, filter: LogFilter, column: string): Knex.QueryBuilder {
+  if (filter.startDate !== undefined) query.andWhere(column, '>=', filter.startDate)
+  if (filter.endDate !== undefined) query.andWhere(column, '<', filter.endDate)
   return query
 }
 
-const hasDates = (filter: LogFilter) => filter.startDate !== undefined || filter.endDate !== undefined
+const descending = (columns: string[]) => columns.map((column) => ({ column, order: 'desc' as const }))
+
+/** The list's order: newest first, `seq` breaking ties between entries of the same millisecond. */
+const NEWEST_FIRST = descending(['created_at', 'seq'])
 
 /** Newest first, as the index the filter searches delivers them (the type leads the type-and-dates range). */
 function listOrder(filter: LogFilter): { column: string; order: 'desc' }[] {
-  const columns = filter.entityType !== undefined && filter.entityId === undefined && hasDates(filter) ? ['entity_type', 'created_at', 'seq'] : ['created_at', 'seq']
-  return columns.map((column) => ({ column, order: 'desc' }))
+  return filter.entityType !== undefined && hasDates(filter) ? descending(['entity_type', 'created_at', 'seq']) : NEWEST_FIRST
 }
 
-/** The entries of an entity up to the folded mark, through `log_entities`. */
-function entitySeqs(db: Db, filter: LogFilter): Knex.QueryBuilder {
+/** The entity types whose `log_entities` ranges may hold an entity: the filter's, or each type the tenant's log holds (from its counters). */
+async function entityTypesOf(db: Db, filter: LogFilter): Promise<string[]> {
+  if (filter.entityType !== undefined) return [filter.entityType]
+  return sql(db)('log_counts').where('tenant_key', tenantKeys(db).keyOf(filter.tenantId)).orderBy('entity_type').pluck('entity_type')
+}
+
+/** What an entity arm selects: the entries themselves, or their seq alone (to count them). */
+type EntityColumns = 'entries' | 'seq'
+
+/** The columns `log_entities` holds are taken from it, so the merge follows its key order; the rest from `logs`. */
+const FOLDED_ENTRY_COLUMNS = ENTRY_COLUMNS.map((column) => (['tenant_key', 'entity_type', 'entity_id', 'created_at'].includes(column) ? `log_entities.${column}` : `logs.${column}`))
+
+/**
+ * An entity's entries as one SELECT per source, to be combined by UNION ALL:
+ * - for each entity type, its entries up to the folded mark: one range of the
+ *   `log_entities` key (tenant_key, entity_type, entity_id, created_at, seq),
+ *   newest first, each joined to its row in `logs` by seq;
+ * - the entries past the folded mark, from the tail of `logs` (a seq range the sweep keeps short).
+ * Ordered by (created_at, seq), the union merges the sorted ranges and stops at the page.
+ */
+function entityArms(db: Db, filter: LogFilter, types: readonly string[], columns: EntityColumns): Knex.QueryBuilder[] {
   const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
-  const query = sql(db)('log_entities').select('seq').where('tenant_key', tenantKey)
-  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
-  // Without a type, each entity type the tenant's log holds (from its counters): the index leads with the type.
-  else query.whereIn('entity_type', sql(db)('log_counts').select('entity_type').where('tenant_key', tenantKey))
-  if (filter.entityId !== undefined) query.andWhere('entity_id', filter.entityId)
-  return query
+  const folded = types.map((type) => {
+    const arm = sql(db)('log_entities').where('log_entities.tenant_key', tenantKey).andWhere('log_entities.entity_type', type).andWhere('log_entities.entity_id', filter.entityId!)
+    if (columns === 'entries') arm.join('logs', 'logs.seq', 'log_entities.seq').select(...FOLDED_ENTRY_COLUMNS, 'log_entities.seq')
+    else arm.select('log_entities.seq')
+    return withinDates(arm, filter, 'log_entities.created_at')
+  })
+  const tail = sql(db)('logs')
+    .where('seq', '>', foldedThrough(db))
+    // The tenant through an expression: on the column itself SQLite would walk one of the tenant's
+    // (tenant_key, …) indexes, all of the tenant's entries, rather than the tail's seq range.
+    .andWhereRaw('tenant_key + 0 = ?', [tenantKey])
+    .andWhere('entity_id', filter.entityId!)
+  if (filter.entityType !== undefined) tail.andWhere('entity_type', filter.entityType)
+  tail.select(...(columns === 'entries' ? [...ENTRY_COLUMNS, 'seq'] : ['seq']))
+  return [...folded, withinDates(tail, filter, 'created_at')]
+}
+
+function unionAll([first, ...rest]: Knex.QueryBuilder[]): Knex.QueryBuilder {
+  return rest.length ? first.unionAll(rest) : first
 }
 
 function foldedThrough(db: Db): Knex.QueryBuilder {
@@ -162,20 +213,21 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
  */
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   const [{ folded_through: from }] = await foldedThrough(trx)
-  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
+  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
   const [{ last, count }] = await sql(trx).from(chunk.clone().as('chunk')).max({ last: 'seq' }).count({ count: '*' })
   if (Number(count) === 0) return 0
-  await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, seq) SELECT * FROM (?) ORDER BY 1, 2, 3, 4', [chunk])
+  await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5', [chunk])
   await sql(trx)('log_entity_index').update({ folded_through: Number(last) })
   return Number(count)
 }
 
 /**
  * How many entries match: from the tenant's counters without an entity id or dates,
- * else counted through the index up to `COUNTED_ITEMS_LIMIT + 1` (standing for more).
+ * else counted through the indexes up to `COUNTED_ITEMS_LIMIT + 1` (standing for more).
  */
 export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
-  if (filter.entityId === undefined && filter.startDate === undefined && filter.endDate === undefined) {
+  if (filter.entityId !== undefined) return countEntityEntries(db, filter, await entityTypesOf(db, filter), COUNTED_ITEMS_LIMIT + 1)
+  if (!hasDates(filter)) {
     const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
     if (filter.entityType !== undefined) counted.andWhere('entity_type', filter.entityType)
     const [{ count }] = await counted
@@ -184,32 +236,70 @@ export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
   return cappedCount(sql(db), filtered(db, filter))
 }
 
+/** An entity's entries, counted in its key ranges (no row of `logs` is read but the tail's), up to `cap`. */
+async function countEntityEntries(db: Db, filter: LogFilter, types: readonly string[], cap = Number.MAX_SAFE_INTEGER): Promise<number> {
+  const matching = unionAll(entityArms(db, filter, types, 'seq'))
+  if (cap < Number.MAX_SAFE_INTEGER) matching.limit(cap)
+  const [{ count }] = await sql(db).from(matching.as('matching')).count({ count: '*' })
+  return Number(count)
+}
+
 /**
- * How many entries match `filter` in each `[start, end)` period (epoch ms), in one
- * query grouped by period; the periods replace the filter's own date range.
+ * How many entries match `filter` in each `[start, end)` period (epoch ms); the
+ * periods replace the filter's own date range. Without an entity id, the whole
+ * hours of a period are added up from `log_hour_counts` and only its parts of an
+ * hour (none when periods start on the hour) are counted entry by entry; an
+ * entity's entries are counted in its key range, period by period.
  */
 export async function countLogsByPeriod(db: Db, filter: LogFilter, periods: readonly (readonly [number, number])[]): Promise<number[]> {
   if (periods.length === 0) return []
-  const entries = filtered(db, { ...filter, startDate: Math.min(...periods.map(([start]) => start)), endDate: Math.max(...periods.map(([, end]) => end)) }).select('created_at')
-  const result = await sql(db).raw(
-    `WITH periods (idx, period_start, period_end) AS (VALUES ${periods.map(() => '(?, ?, ?)').join(', ')})
-     SELECT periods.idx AS idx, count(entries.created_at) AS count
-     FROM periods LEFT JOIN (?) AS entries ON entries.created_at >= periods.period_start AND entries.created_at < periods.period_end
-     GROUP BY periods.idx ORDER BY periods.idx`,
-    [...periods.flatMap(([start, end], index) => [index, start, end]), entries]
-  )
-  // sqlite3 answers with the rows, pg with `{ rows }`.
-  const rows: { count: number | string }[] = Array.isArray(result) ? result : result.rows
-  return rows.map((row) => Number(row.count))
+  const { startDate: _start, endDate: _end, ...undated } = filter
+  if (undated.entityId !== undefined) {
+    const types = await entityTypesOf(db, undated)
+    return Promise.all(periods.map(([startDate, endDate]) => countEntityEntries(db, { ...undated, startDate, endDate }, types)))
+  }
+  const hourly = await hourlyCounts(db, undated, Math.min(...periods.map(([start]) => start)), Math.max(...periods.map(([, end]) => end)))
+  return Promise.all(periods.map((period) => countPeriod(db, undated, period, hourly)))
 }
 
-/** Newest first; `seq` breaks ties between entries of the same millisecond. */
+/** Entries per whole hour within [from, to), from the counters (absent: none). */
+async function hourlyCounts(db: Db, filter: LogFilter, from: number, to: number): Promise<Map<number, number>> {
+  const query = sql(db)('log_hour_counts')
+    .select('hour')
+    .sum({ count: 'count' })
+    .where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
+    .andWhere('hour', '>=', Math.ceil(from / HOUR))
+    .andWhere('hour', '<', Math.floor(to / HOUR))
+    .groupBy('hour')
+  if (filter.entityType !== undefined) query.andWhere('entity_type', filter.entityType)
+  const rows = (await query) as unknown as { hour: number | string; count: number | string }[]
+  return new Map(rows.map((row) => [Number(row.hour), Number(row.count)]))
+}
+
+async function countPeriod(db: Db, filter: LogFilter, [start, end]: readonly [number, number], hourly: Map<number, number>): Promise<number> {
+  const firstHour = Math.ceil(start / HOUR)
+  const endHour = Math.floor(end / HOUR)
+  if (firstHour >= endHour) return countEntries(db, { ...filter, startDate: start, endDate: end })
+  let count = 0
+  for (let hour = firstHour; hour < endHour; hour++) count += hourly.get(hour) ?? 0
+  if (start < firstHour * HOUR) count += await countEntries(db, { ...filter, startDate: start, endDate: firstHour * HOUR })
+  if (endHour * HOUR < end) count += await countEntries(db, { ...filter, startDate: endHour * HOUR, endDate: end })
+  return count
+}
+
+/** Every entry of a filter's date range, uncapped: for less than an hour's entries. */
+async function countEntries(db: Db, filter: LogFilter): Promise<number> {
+  const [{ count }] = await filtered(db, filter).count({ count: '*' })
+  return Number(count)
+}
+
+/** A page of the entries matching `filter`, newest first. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
-  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await filtered(db, filter)
-    .select(...ENTRY_COLUMNS)
-    .orderBy(listOrder(filter))
-    .limit(limit)
-    .offset(offset)
+  const page =
+    filter.entityId !== undefined
+      ? unionAll(entityArms(db, filter, await entityTypesOf(db, filter), 'entries')).orderBy(NEWEST_FIRST)
+      : filtered(db, filter).select(...ENTRY_COLUMNS).orderBy(listOrder(filter))
+  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await page.limit(limit).offset(offset)
   const keys = tenantKeys(db)
   return rows.map((row) => fromStored(keys, row))
 }
@@ -227,6 +317,14 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
 }
 
 /** The newest entry's seq and MAC, if any. */
+/**
+ * Makes the processes appending to one audit chain (a team vault's instances)
+ * take turns, until the end of the transaction `db`; SQLite has one writer.
+ */
+export async function awaitAuditChainTurn(db: Db): Promise<void> {
+  if (engineOf(sql(db)) === 'postgres') await sql(db).raw('SELECT pg_advisory_xact_lock(?)', [AUDIT_CHAIN_LOCK])
+}
+
 export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
   return sql(db)('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
 }

@@ -12,7 +12,8 @@ import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
-import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261207000000_default_fingerprint_expression'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261211000000_default_fingerprint_expression'
+import { insertionOrder, jsonArrayElements, unindexed } from '../dialect'
 
 
 /**
@@ -177,7 +178,7 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
   // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
   const query = sql(db)('tokens')
     .where({ fingerprint: hashBytes(fingerprint) })
-    .andWhereRaw('+tenant_key = ? and +type = ?', [tenantKeys(db).keyOf(tenantId), type])
+    .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ? and ${unindexed(sql(db), 'type')} = ?`, [tenantKeys(db).keyOf(tenantId), type])
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
   return toToken(db, await query.orderBy('created_at').first())
@@ -270,28 +271,28 @@ export interface TokenFilter {
   visibleBy?: readonly (readonly Condition[])[]
 }
 
-/** `substr` instead of LIKE: container paths may contain `_`, a LIKE wildcard. */
+/** `substr` instead of LIKE: container paths may contain `_`, a LIKE wildcard. The cast tells PostgreSQL which `length`. */
 function startsWithSql(column: string): string {
-  return `substr(${column}, 1, length(?)) = ?`
+  return `substr(${column}, 1, length(cast(? as text))) = ?`
 }
 
-const CONTAINER_STARTS_WITH = `exists (select 1 from json_each(tokens.containers) c where ${startsWithSql('c.value')})`
-const CONTAINER_EQUALS = 'exists (select 1 from json_each(tokens.containers) c where c.value = ?)'
-
 /** SQL for one condition on a token's id or (any of) its containers. */
-function applyCondition(query: Knex.QueryBuilder, { attribute, operator, value }: Condition): void {
+function applyCondition(db: Knex, query: Knex.QueryBuilder, { attribute, operator, value }: Condition): void {
   if (attribute === 'id') {
     if (operator === 'equals') query.andWhere('tokens.id', value)
     else query.andWhereRaw(startsWithSql('tokens.id'), [value, value])
-  } else if (operator === 'equals') query.andWhereRaw(CONTAINER_EQUALS, [value])
-  else query.andWhereRaw(CONTAINER_STARTS_WITH, [value, value])
+    return
+  }
+  const containers = `exists (select 1 from ${jsonArrayElements(db, 'tokens.containers', 'c')} where `
+  if (operator === 'equals') query.andWhereRaw(`${containers}c.value = ?)`, [value])
+  else query.andWhereRaw(`${containers}${startsWithSql('c.value')})`, [value, value])
 }
 
 /** SQL for "one of the clauses holds": each clause's conditions ANDed, the clauses ORed. */
-function applyClauses(query: Knex.QueryBuilder, clauses: readonly (readonly Condition[])[]): void {
+function applyClauses(db: Knex, query: Knex.QueryBuilder, clauses: readonly (readonly Condition[])[]): void {
   if (clauses.length === 0) query.andWhereRaw('1 = 0')
   else if (!clauses.some((clause) => clause.length === 0)) {
-    query.andWhere((any) => clauses.forEach((clause) => any.orWhere((all) => clause.forEach((condition) => applyCondition(all, condition)))))
+    query.andWhere((any) => clauses.forEach((clause) => any.orWhere((all) => clause.forEach((condition) => applyCondition(db, all, condition)))))
   }
 }
 
@@ -309,11 +310,11 @@ function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[
   if (filter.ids.length) query.whereIn('tokens.id', filter.ids)
   if (filter.types.length === 1) query.andWhere('tokens.type', filter.types[0])
   // Several types: walk by time and check each row's type, rather than sort every token of those types.
-  else if (filter.types.length) query.whereRaw(`+tokens.type in (${placeholders(filter.types)})`, filter.types)
+  else if (filter.types.length) query.whereRaw(`${unindexed(sql(db), 'tokens.type')} in (${placeholders(filter.types)})`, filter.types)
   for (const entry of others) query.whereExists(metadataEntry(db, entry, 'm'))
-  if (filter.visibleBy) applyClauses(query, filter.visibleBy)
+  if (filter.visibleBy) applyClauses(sql(db), query, filter.visibleBy)
   // Named ids: look each up by key and sort those; the unary + keeps SQLite from walking the tenant's tokens by time instead.
-  return { query, order: first ? 'm.created_at' : filter.ids.length ? '+tokens.created_at' : 'tokens.created_at' }
+  return { query, order: first ? 'm.created_at' : filter.ids.length ? unindexed(sql(db), 'tokens.created_at') : 'tokens.created_at' }
 }
 
 const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
@@ -370,7 +371,7 @@ async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
   const expired = dueTokens(db, filter)
   if (filter.types.length) {
     stored.whereIn('type', filter.types)
-    expired.whereRaw(`+type in (${placeholders(filter.types)})`, filter.types)
+    expired.whereRaw(`${unindexed(sql(db), 'type')} in (${placeholders(filter.types)})`, filter.types)
   }
   const [[total], [due]] = await Promise.all([stored, expired])
   return Number(total.count ?? 0) - Number(due.count)
@@ -391,10 +392,13 @@ async function countFromMetadata(db: Db, filter: TokenFilter, [first, ...others]
 
 /** A count of the tenant's tokens already past their expiry, through the expiry index: only those due, which the sweep keeps few. */
 function dueTokens(db: Db, filter: TokenFilter): Knex.QueryBuilder {
-  return sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw('+tokens.tenant_key = ?', [tenantKeys(db).keyOf(filter.tenantId)])
+  return sql(db)('tokens')
+    .count({ count: '*' })
+    .where('expires_at', '<=', filter.now)
+    .andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_key')} = ?`, [tenantKeys(db).keyOf(filter.tenantId)])
 }
 
-/** Newest first; insertion order (rowid) breaks ties between tokens of the same millisecond. */
+/** Newest first; insertion order breaks ties between tokens of the same millisecond. */
 export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<StoredToken[]> {
   return listOrdered(db, filter, await metadataBySelectivity(db, filter), limit, offset)
 }
@@ -405,7 +409,7 @@ async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly Metad
     db,
     await query
       .select('tokens.*')
-      .orderByRaw(`${order} desc, tokens.rowid desc`)
+      .orderByRaw(`${order} desc, ${insertionOrder(sql(db), 'tokens')} desc`)
       .limit(limit)
       .offset(offset)
   )

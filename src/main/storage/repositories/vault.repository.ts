@@ -1,6 +1,6 @@
 import type { KeyRetirementReport, SealedCountsByVersion } from '../../../shared/types'
 import { sql, type Db } from '../connections'
-
+import { engineOf, VAULT_CREATION_LOCK } from '../dialect'
 
 export interface VaultRow {
   format_version: number
@@ -27,6 +27,14 @@ export interface TenantKeyRow {
   /** The same key wrapped under a new master key, between the two commits of a master rotation. */
   wrapped_key_next?: Buffer | null
   created_at?: number
+}
+
+/**
+ * Makes concurrent vault creations in one database take turns, until the end
+ * of the transaction `db` (PostgreSQL's advisory lock; SQLite's writer is one).
+ */
+export async function awaitVaultCreationTurn(db: Db): Promise<void> {
+  if (engineOf(sql(db)) === 'postgres') await sql(db).raw('SELECT pg_advisory_xact_lock(?)', [VAULT_CREATION_LOCK])
 }
 
 export async function findVault(db: Db): Promise<VaultRow | undefined> {

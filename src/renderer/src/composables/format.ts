@@ -1,11 +1,14 @@
 /** Display helpers shared by the views. */
 
+/** Made once: `toLocaleString` with options builds a formatter on every call, about a millisecond each in a table. */
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium' })
+
 /** A short local date-time, or an em dash. */
 export function formatDateTime(iso: string | undefined | null): string {
   if (!iso) return '—'
   const date = new Date(iso)
   if (Number.isNaN(date.getTime())) return iso
-  return date.toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium' })
+  return DATE_TIME.format(date)
 }
 
 /** Token data (masked or revealed) as one line of text. */

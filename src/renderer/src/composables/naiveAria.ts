@@ -10,8 +10,11 @@
  * - a table body that scrolls cannot be reached from the keyboard.
  *
  * `watchNaiveAria` runs `repairNaiveAria` on the document whenever naive-ui
- * renders something new (a view, a modal, a menu), so components stay plain.
+ * renders something new (a view, a modal, a menu), so components stay plain;
+ * the same observer keeps the pagers and password eyes keyboard buttons
+ * (`labelKeyboardWidgets`).
  */
+import { labelKeyboardWidgets } from './useKeyboardWidgets'
 
 /** Where each kind of dialog keeps its title. */
 const DIALOG_TITLES = ['.n-card-header__main', '.n-dialog__title', '.n-drawer-header__main']
@@ -168,19 +171,37 @@ export function repairNaiveAria(root: ParentNode): void {
   repairScrollRegions(root)
 }
 
-/** Keeps `root` repaired as naive-ui renders into it (and into the body, where it teleports overlays). */
+/** Whether a change can call for a repair: new content, or a select opening or closing (of class changes, which are many: hover, progress, focus). */
+function needsRepair(mutation: MutationRecord): boolean {
+  return mutation.type === 'childList' || (mutation.attributeName === 'class' && (mutation.target as Element).classList.contains('n-base-selection'))
+}
+
+/**
+ * Keeps `root` repaired as naive-ui renders into it (and into the body, where
+ * it teleports overlays), and its keyboard widgets labelled: the window's one
+ * observer of the document.
+ */
 export function watchNaiveAria(root: HTMLElement = document.body): MutationObserver {
-  let queued = false
+  let repairQueued = false
+  let relabelQueued = false
   const observer = new MutationObserver((mutations) => {
-    // Of class changes (hover, progress, focus: many), only a select opening or closing matters.
-    if (queued || !mutations.some((mutation) => mutation.type === 'childList' || (mutation.target as Element).classList.contains('n-base-selection'))) return
-    queued = true
+    // Pagers change with their text and classes, password eyes with the input's type: relabelled once a frame at most (a running bulk job changes the page often).
+    if (!relabelQueued) {
+      relabelQueued = true
+      requestAnimationFrame(() => {
+        relabelQueued = false
+        labelKeyboardWidgets(root)
+      })
+    }
+    if (repairQueued || !mutations.some(needsRepair)) return
+    repairQueued = true
     queueMicrotask(() => {
-      queued = false
+      repairQueued = false
       repairNaiveAria(root)
     })
   })
   repairNaiveAria(root)
-  observer.observe(root, { childList: true, subtree: true, attributes: true, attributeFilter: ['class'] })
+  labelKeyboardWidgets(root)
+  observer.observe(root, { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ['class', 'type'] })
   return observer
 }

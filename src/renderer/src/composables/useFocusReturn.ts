@@ -21,3 +21,15 @@ export function useFocusReturn(fallback: () => HTMLElement | null | undefined) {
 
   return { remember, restore }
 }
+
+/**
+ * Focus on `target` if focus is nowhere once the current dialog has left the
+ * page: after a dialog whose opener the action disabled or removed, and only
+ * then, so that focus the user has moved meanwhile stays where they put it.
+ */
+export async function focusIfLost(target: () => HTMLElement | null | undefined): Promise<void> {
+  // Called as a dialog finishes leaving: it still holds focus until it is taken out of the page, a task later.
+  await new Promise((resolve) => setTimeout(resolve))
+  const active = document.activeElement
+  if (!active || active === document.body || !active.isConnected) target()?.focus()
+}

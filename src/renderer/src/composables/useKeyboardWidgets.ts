@@ -1,11 +1,13 @@
-import { useEventListener, useMutationObserver } from '@vueuse/core'
-import { nextTick, onMounted } from 'vue'
+import { useEventListener } from '@vueuse/core'
+import { nextTick } from 'vue'
 
 /**
  * naive-ui draws two controls as bare <div>s that a keyboard cannot reach: the
- * items of every table's pager and the eye of password fields. This makes
- * them buttons wherever they appear in the window (focusable, named, pressed
- * with Enter or Space), and keeps focus on the pager when a press redraws it.
+ * items of every table's pager and the eye of password fields.
+ * `labelKeyboardWidgets` makes them buttons wherever they appear in the window
+ * (focusable, named); the window's one observer (`watchNaiveAria`) runs it as
+ * naive-ui renders. `useKeyboardWidgets` presses them with Enter or Space, and
+ * keeps focus on the pager when a press redraws it.
  */
 const PAGER_ITEM = '.n-pagination-item'
 const PASSWORD_EYE = '.n-input__eye'
@@ -39,7 +41,7 @@ function labelEye(eye: Element): void {
   eye.setAttribute('aria-pressed', String(shown))
 }
 
-function labelAll(root: Element): void {
+export function labelKeyboardWidgets(root: Element): void {
   root.querySelectorAll('.n-pagination').forEach(labelPager)
   root.querySelectorAll(PASSWORD_EYE).forEach(labelEye)
 }
@@ -56,19 +58,6 @@ async function keepFocusOnPager(pager: Element, label: string): Promise<void> {
 
 export function useKeyboardWidgets(): void {
   const root = document.body
-  onMounted(() => labelAll(root))
-  // Once a frame at most, however many changes a frame brings (a running bulk job changes the page often).
-  let scheduled = false
-  const relabel = () => {
-    if (scheduled) return
-    scheduled = true
-    requestAnimationFrame(() => {
-      scheduled = false
-      labelAll(root)
-    })
-  }
-  useMutationObserver(root, relabel, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['class', 'type'] })
-
   useEventListener(root, 'keydown', (event: KeyboardEvent) => {
     if (event.key !== 'Enter' && event.key !== ' ') return
     const target = event.target instanceof HTMLElement ? event.target : undefined

@@ -110,10 +110,14 @@ export const useLogsStore = defineStore('logs', () => {
     })
   }
 
-  /** Applies the filters to the table, from its first page, and to the chart. */
-  function search(): Promise<boolean> {
+  /**
+   * Applies the filters to the table, from its first page, then to the chart:
+   * the rows are asked for first and shown without waiting for the chart to be counted and drawn.
+   */
+  async function search(): Promise<boolean> {
+    const listed = await list.search()
     void loadActivity()
-    return list.search()
+    return listed
   }
 
   function resetFilters(): Promise<boolean> {

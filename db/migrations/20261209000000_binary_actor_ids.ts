@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bytesOfHex, hexOfBytes, isPostgres } from './dialect'
 
 /**
  * Actor ids as their 16 bytes instead of 36 characters: who created and last
@@ -23,28 +24,30 @@ const COLUMNS: readonly ActorColumn[] = [
   { table: 'logs', text: 'actor_id', bytes: 'actor' }
 ]
 
-const isPostgres = (knex: Knex) => ['pg', 'postgres', 'postgresql'].includes(String(knex.client.config.client))
+/** A UUID column's text: PostgreSQL's `uuid` type gives it out as its lowercase canonical text. */
+const textOf = (knex: Knex, column: string) => (isPostgres(knex) ? `${column}::text` : column)
 
 /** SQL for a UUID's text to its 16 bytes. */
 function toBytesSql(knex: Knex, column: string): string {
-  const hex = `replace(${column}, '-', '')`
-  return isPostgres(knex) ? `decode(${hex}, 'hex')` : `unhex(${hex})`
+  return bytesOfHex(knex, `replace(${textOf(knex, column)}, '-', '')`)
 }
 
-/** SQL for 16 bytes to the UUID's lowercase text. */
+/** SQL for 16 bytes to the UUID's lowercase text (a `uuid` on PostgreSQL, the type of the column it goes back to). */
 function toTextSql(knex: Knex, column: string): string {
-  const hex = isPostgres(knex) ? `encode(${column}, 'hex')` : `lower(hex(${column}))`
+  const hex = hexOfBytes(knex, column)
   const part = (start: number, length: number) => `substr(${hex}, ${start}, ${length})`
-  return `${part(1, 8)} || '-' || ${part(9, 4)} || '-' || ${part(13, 4)} || '-' || ${part(17, 4)} || '-' || ${part(21, 12)}`
+  const text = `${part(1, 8)} || '-' || ${part(9, 4)} || '-' || ${part(13, 4)} || '-' || ${part(17, 4)} || '-' || ${part(21, 12)}`
+  return isPostgres(knex) ? `CAST(${text} AS uuid)` : text
 }
 
 /** Whether every non-null value of a text column is a lowercase UUID. */
-async function allCanonical(knex: Knex, table: string, column: string): Promise<boolean> {
+async function allCanonical(knex: Knex, table: string, uuidColumn: string): Promise<boolean> {
+  const column = textOf(knex, uuidColumn)
   const dashes = [9, 14, 19, 24].map((position) => `substr(${column}, ${position}, 1) <> '-'`).join(' OR ')
   const [{ count }] = await knex(table)
     .count({ count: '*' })
-    .whereNotNull(column)
-    .andWhereRaw(`(length(${column}) <> 36 OR ${column} <> lower(${column}) OR ${dashes} OR length(${toBytesSql(knex, column)}) <> 16 OR ${toBytesSql(knex, column)} IS NULL)`)
+    .whereNotNull(uuidColumn)
+    .andWhereRaw(`(length(${column}) <> 36 OR ${column} <> lower(${column}) OR ${dashes} OR length(${toBytesSql(knex, uuidColumn)}) <> 16 OR ${toBytesSql(knex, uuidColumn)} IS NULL)`)
   return Number(count) === 0
 }
 

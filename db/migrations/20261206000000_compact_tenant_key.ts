@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bigintType, continueSequence, isPostgres, renameRebuilt, uuidType, withoutRowid } from './dialect'
 
 /**
  * A compact tenant key in the tables that grow with the vault. Each tenant
@@ -11,13 +12,17 @@ import type { Knex } from 'knex'
  * Each table is rebuilt: created anew beside the old one, filled from it,
  * the old one dropped (children before parents) and the new one renamed,
  * then its indexes built. `down` rebuilds them the same way with `tenant_id`.
+ * On PostgreSQL, `tokens` keeps its insertion order (`seq`), and serial
+ * columns continue after the rows copied.
  */
 type TenantColumn = 'tenant_id' | 'tenant_key'
 
 interface Rebuilt {
   name: string
   /** The columns besides the tenant's, as both versions hold them. */
-  columns: readonly string[]
+  columns(knex: Knex): readonly string[]
+  /** A serial column, whose sequence must continue after the copied rows. */
+  serial?: string
   create(knex: Knex, name: string, tenant: TenantColumn): Promise<unknown>
   indexes(knex: Knex, tenant: TenantColumn): Promise<unknown>
 }
@@ -28,24 +33,25 @@ function tenantColumn(t: Knex.CreateTableBuilder, tenant: TenantColumn): void {
   else t.uuid('tenant_id').notNullable().references('tenants.id').onDelete('CASCADE')
 }
 
-const tenantColumnSql = (tenant: TenantColumn) =>
-  tenant === 'tenant_key' ? 'tenant_key INTEGER NOT NULL REFERENCES tenants (tenant_key) ON DELETE CASCADE' : 'tenant_id TEXT NOT NULL REFERENCES tenants (id) ON DELETE CASCADE'
+const tenantColumnSql = (knex: Knex, tenant: TenantColumn) =>
+  tenant === 'tenant_key' ? 'tenant_key INTEGER NOT NULL REFERENCES tenants (tenant_key) ON DELETE CASCADE' : `tenant_id ${uuidType(knex)} NOT NULL REFERENCES tenants (id) ON DELETE CASCADE`
 
 const TOKEN_COLUMNS = [
   'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'mask', 'containers', 'metadata',
   'search_indexes', 'expires_at', 'cvc_expires_at', 'created_by', 'created_at', 'modified_by', 'modified_at'
 ]
 
-function counters(name: string, kind: string): Rebuilt {
+/** A counter table: a count per tenant and `keys` (`hour` a number, the others names). */
+function counters(name: string, keys: readonly string[]): Rebuilt {
   return {
     name,
-    columns: [kind, 'count'],
+    columns: () => [...keys, 'count'],
     create: (knex, table, tenant) =>
       knex.schema.createTable(table, (t) => {
         tenantColumn(t, tenant)
-        t.string(kind, 50).notNullable()
+        for (const key of keys) (key === 'hour' ? t.bigInteger(key) : t.string(key, 50)).notNullable()
         t.bigInteger('count').notNullable()
-        t.primary([tenant, kind])
+        t.primary([tenant, ...keys])
       }),
     indexes: async () => undefined
   }
@@ -55,9 +61,12 @@ function counters(name: string, kind: string): Rebuilt {
 const TABLES: readonly Rebuilt[] = [
   {
     name: 'tokens',
-    columns: TOKEN_COLUMNS,
+    // PostgreSQL's insertion order for lists (SQLite's is the rowid, which the copy keeps in order).
+    columns: (knex) => (isPostgres(knex) ? [...TOKEN_COLUMNS, 'seq'] : TOKEN_COLUMNS),
+    serial: 'seq',
     create: (knex, table, tenant) =>
       knex.schema.createTable(table, (t) => {
+        if (isPostgres(knex)) t.bigIncrements('seq', { primaryKey: false })
         tenantColumn(t, tenant)
         t.string('id', 400).notNullable()
         t.string('type', 50).notNullable()
@@ -90,7 +99,7 @@ const TABLES: readonly Rebuilt[] = [
   },
   {
     name: 'token_search_indexes',
-    columns: ['token_id', 'index_hash'],
+    columns: () => ['token_id', 'index_hash'],
     create: (knex, table, tenant) =>
       knex.schema.createTable(table, (t) => {
         tenantColumn(t, tenant)
@@ -106,27 +115,28 @@ const TABLES: readonly Rebuilt[] = [
   },
   {
     name: 'token_metadata',
-    columns: ['token_id', 'key', 'value_folded', 'created_at'],
+    columns: () => ['token_id', 'key', 'value_folded', 'created_at'],
     // WITHOUT ROWID, as before: a further key of a filter is checked in the primary key's b-tree alone.
     create: (knex, table, tenant) =>
       knex.raw(`CREATE TABLE ${table} (
-        ${tenantColumnSql(tenant)},
+        ${tenantColumnSql(knex, tenant)},
         token_id TEXT NOT NULL,
         key TEXT NOT NULL,
         value_folded TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
+        created_at ${bigintType(knex)} NOT NULL,
         PRIMARY KEY (${tenant}, token_id, key),
         FOREIGN KEY (${tenant}, token_id) REFERENCES tokens_next (${tenant}, id) ON DELETE CASCADE
-      ) WITHOUT ROWID`),
+      )${withoutRowid(knex)}`),
     indexes: (knex, tenant) => knex.schema.alterTable('token_metadata', (t) => t.index([tenant, 'key', 'value_folded', 'created_at']))
   },
-  counters('token_counts', 'type'),
+  counters('token_counts', ['type']),
   {
     name: 'logs',
-    columns: ['seq', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count', 'mac'],
+    columns: () => ['seq', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count', 'mac'],
+    serial: 'seq',
     create: (knex, table, tenant) =>
       knex.schema.createTable(table, (t) => {
-        t.increments('seq').primary()
+        t.bigIncrements('seq').primary()
         tenantColumn(t, tenant)
         t.uuid('actor_id')
         t.string('actor_type', 20)
@@ -146,18 +156,20 @@ const TABLES: readonly Rebuilt[] = [
   },
   {
     name: 'log_entities',
-    columns: ['entity_type', 'entity_id', 'seq'],
+    columns: () => ['entity_type', 'entity_id', 'created_at', 'seq'],
     create: (knex, table, tenant) =>
       knex.raw(`CREATE TABLE ${table} (
-        ${tenantColumnSql(tenant)},
+        ${tenantColumnSql(knex, tenant)},
         entity_type TEXT NOT NULL,
         entity_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        PRIMARY KEY (${tenant}, entity_type, entity_id, seq)
-      ) WITHOUT ROWID`),
+        created_at BIGINT NOT NULL,
+        seq ${bigintType(knex)} NOT NULL,
+        PRIMARY KEY (${tenant}, entity_type, entity_id, created_at, seq)
+      )${withoutRowid(knex)}`),
     indexes: async () => undefined
   },
-  counters('log_counts', 'entity_type')
+  counters('log_counts', ['entity_type']),
+  counters('log_hour_counts', ['hour', 'entity_type'])
 ]
 
 /** Rebuilds every table of TABLES with the tenant held as `to` instead of `from`. */
@@ -166,15 +178,17 @@ async function rebuild(knex: Knex, from: TenantColumn, to: TenantColumn): Promis
     await table.create(knex, `${table.name}_next`, to)
     const [fromTenant, toTenant] = from === 'tenant_id' ? ['id', 'tenant_key'] : ['tenant_key', 'id']
     // A scan of the old table, each row's tenant looked up: the rows keep their order (the tokens' insertion order breaks ties in lists).
+    const columns = table.columns(knex)
     await knex.raw(
-      `INSERT INTO ${table.name}_next (${to}, ${table.columns.join(', ')})
-       SELECT (SELECT tenants.${toTenant} FROM tenants WHERE tenants.${fromTenant} = old.${from}), ${table.columns.map((column) => `old.${column}`).join(', ')}
+      `INSERT INTO ${table.name}_next (${to}, ${columns.join(', ')})
+       SELECT (SELECT tenants.${toTenant} FROM tenants WHERE tenants.${fromTenant} = old.${from}), ${columns.map((column) => `old.${column}`).join(', ')}
        FROM ${table.name} old`
     )
   }
   for (const table of [...TABLES].reverse()) await knex.schema.dropTable(table.name)
   for (const table of TABLES) {
-    await knex.schema.renameTable(`${table.name}_next`, table.name)
+    await renameRebuilt(knex, `${table.name}_next`, table.name)
+    if (table.serial) await continueSequence(knex, table.name, table.serial)
     await table.indexes(knex, to)
   }
 }

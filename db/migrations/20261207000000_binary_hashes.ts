@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bytesOfHex, hexOfBytes } from './dialect'
 
 /**
  * Keyed hashes as their 32 bytes instead of 64 hex characters: a token's
@@ -20,11 +21,6 @@ const COLUMNS: readonly HashColumn[] = [
   { table: 'tokens', column: 'fingerprint', indexes: [['fingerprint']] },
   { table: 'token_search_indexes', column: 'index_hash', indexes: [['tenant_key', 'index_hash']] }
 ]
-
-const isPostgres = (knex: Knex) => ['pg', 'postgres', 'postgresql'].includes(String(knex.client.config.client))
-
-const bytesOfHex = (knex: Knex, column: string) => (isPostgres(knex) ? `decode(${column}, 'hex')` : `unhex(${column})`)
-const hexOfBytes = (knex: Knex, column: string) => (isPostgres(knex) ? `encode(${column}, 'hex')` : `lower(hex(${column}))`)
 
 /** Whether every value of a text column is lowercase hex that converts to bytes and back unchanged. */
 async function allHex(knex: Knex, table: string, column: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex'
+import { bigintType, renameRebuilt, withoutRowid } from './dialect'
 
 /**
  * `token_metadata` in one b-tree instead of two: its primary key becomes the
@@ -16,7 +17,7 @@ async function replace(knex: Knex, createNext: string, columns: string): Promise
   await knex.raw(createNext)
   await knex.raw(`INSERT INTO token_metadata_next (${columns}) SELECT ${columns} FROM token_metadata ORDER BY ${columns}`)
   await knex.schema.dropTable('token_metadata')
-  await knex.schema.renameTable('token_metadata_next', 'token_metadata')
+  await renameRebuilt(knex, 'token_metadata_next', 'token_metadata')
 }
 
 export async function up(knex: Knex): Promise<void> {
@@ -27,10 +28,10 @@ export async function up(knex: Knex): Promise<void> {
       tenant_key INTEGER NOT NULL REFERENCES tenants (tenant_key) ON DELETE CASCADE,
       key TEXT NOT NULL,
       value_folded TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
+      created_at ${bigintType(knex)} NOT NULL,
       token_id TEXT NOT NULL,
       PRIMARY KEY (tenant_key, key, value_folded, created_at, token_id)
-    ) WITHOUT ROWID`,
+    )${withoutRowid(knex)}`,
     'tenant_key, key, value_folded, created_at, token_id'
   )
 }
@@ -43,10 +44,10 @@ export async function down(knex: Knex): Promise<void> {
       token_id TEXT NOT NULL,
       key TEXT NOT NULL,
       value_folded TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
+      created_at ${bigintType(knex)} NOT NULL,
       PRIMARY KEY (tenant_key, token_id, key),
       FOREIGN KEY (tenant_key, token_id) REFERENCES tokens (tenant_key, id) ON DELETE CASCADE
-    ) WITHOUT ROWID`,
+    )${withoutRowid(knex)}`,
     'tenant_key, token_id, key, value_folded, created_at'
   )
   await knex.raw(`CREATE INDEX ${OLD_INDEX} ON token_metadata (tenant_key, key, value_folded, created_at)`)

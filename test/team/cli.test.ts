@@ -1,0 +1,113 @@
+/**
+ * A team vault through the CLI: `init`, `serve` and the other vault commands
+ * on a PostgreSQL database named by --database-url (or TESSERA_DATABASE_URL),
+ * the master key kept in the data directory (or TESSERA_MASTER_KEY), never in
+ * the database.
+ */
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import knex from 'knex'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run, serve, terminate } from '../helpers/cli'
+import { createTestDatabase } from '../helpers/postgres'
+
+describe('a team vault on PostgreSQL, through the CLI', () => {
+  const cleanup: (() => Promise<unknown>)[] = []
+  let databaseUrl: string
+  let withPassword: string
+
+  beforeAll(async () => {
+    const database = await createTestDatabase()
+    cleanup.push(database.drop)
+    databaseUrl = database.url
+    const url = new URL(databaseUrl)
+    url.password = 'pw-secret-4242'
+    withPassword = url.toString()
+  })
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step()
+  })
+
+  async function dataDir(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-team-'))
+    cleanup.push(() => rm(dir, { recursive: true, force: true }))
+    return dir
+  }
+
+  it('inits once: of two inits racing on one database, one creates the vault and the other refuses, changing nothing', async () => {
+    const [first, second] = await Promise.all([dataDir(), dataDir()])
+    const results = await Promise.all([first, second].map((dir) => run(['init', '--data-dir', dir, '--database-url', databaseUrl, '--json'])))
+    expect(results.map((result) => result.code).sort()).toEqual([0, 4])
+    const created = results.find((result) => result.code === 0)!
+    expect(JSON.parse(created.stdout)).toMatchObject({ team_vault: true, application: { type: 'management' } })
+    const refused = results.find((result) => result.code !== 0)!
+    expect(refused.stderr).toContain('A vault already exists in that database')
+
+    const db = knex({ client: 'pg', connection: databaseUrl })
+    try {
+      expect(await db('tenants').count({ n: '*' })).toEqual([{ n: '1' }])
+      // The master key is in the data directory, never in the database: no column holds it in the clear.
+      const createdIn = (JSON.parse(created.stdout) as { data_dir: string }).data_dir
+      const masterKey = await readFile(join(createdIn, 'master.key'), 'utf8')
+      const dump = JSON.stringify(await Promise.all(['vault', 'tenant_keys', 'sealed_settings'].map((table) => db(table).select())))
+      expect(dump).not.toContain(masterKey.trim())
+      expect(dump).not.toContain(Buffer.from(masterKey.trim(), 'base64').toString('hex'))
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  it('serves the team vault from another machine-like data directory holding only the master key', async () => {
+    const dir = await dataDir()
+    const database = await freshDatabase()
+    const init = JSON.parse((await run(['init', '--data-dir', dir, '--database-url', database.url, '--json'])).stdout) as { application: { key: string } }
+    // Another data directory, as on a second machine: only the master key is copied there.
+    const instanceDir = await dataDir()
+    await copyFile(join(dir, 'master.key'), join(instanceDir, 'master.key'))
+    const server = await serve(instanceDir, { TESSERA_DATABASE_URL: database.url })
+    const api = async (key: string, method: string, path: string, body?: unknown) => {
+      const response = await fetch(server.url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+      return { status: response.status, body: (await response.json()) as Record<string, any> }
+    }
+    try {
+      const app = await api(init.application.key, 'POST', '/applications', { name: 'payments', type: 'private', permissions: ['token:create', 'token:read'] })
+      expect(app.status).toBe(201)
+      const created = await api(app.body.key, 'POST', '/tokens', { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } })
+      expect(created.status).toBe(201)
+      const read = await api(app.body.key, 'GET', `/tokens/${created.body.id}`)
+      expect(read.status).toBe(200)
+      expect(read.body.id).toBe(created.body.id)
+    } finally {
+      await terminate(server)
+    }
+    const verify = await run(['logs', 'verify', '--data-dir', instanceDir, '--database-url', database.url])
+    expect(verify.code).toBe(0)
+  })
+
+  it('never prints the password of a database URL, in errors or output', async () => {
+    const dir = await dataDir()
+    const bad = await run(['serve', '--data-dir', dir, '--database-url', withPassword.replace('postgres:', 'mysql:')])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--database-url must be a PostgreSQL URL')
+    const badEnv = await run(['serve', '--data-dir', dir], { TESSERA_DATABASE_URL: 'nope://pw-secret-4242@x' })
+    expect(badEnv.code).toBe(2)
+    const unreachable = await run(['init', '--data-dir', dir, '--database-url', 'postgres://tessera:pw-secret-4242@127.0.0.1:1/nowhere'])
+    expect(unreachable.code).not.toBe(0)
+    for (const result of [bad, badEnv, unreachable]) expect(result.stdout + result.stderr).not.toContain('pw-secret-4242')
+  })
+
+  it('says there is no vault in a database nobody initialised', async () => {
+    const dir = await dataDir()
+    const empty = await freshDatabase()
+    const result = await run(['serve', '--data-dir', dir, '--database-url', empty.url])
+    expect(result.code).toBe(3)
+    expect(result.stderr).toContain('No vault in that database')
+  })
+
+  async function freshDatabase(): Promise<{ url: string }> {
+    const database = await createTestDatabase()
+    cleanup.push(database.drop)
+    return database
+  }
+})
