@@ -5,7 +5,6 @@
  * or not, shorter than an hour, that overlap, touch or hold nothing.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { sql } from '../../src/main/storage/connections'
 import { appendLogEntries, countLogs, countLogsByPeriod, foldLogEntities, HOUR, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
