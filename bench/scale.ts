@@ -229,8 +229,9 @@ function reportService(seed: SeedResult, seeded: boolean, bytes: Footprint, serv
 
 function reportGui(gui: GuiTimes): void {
   console.log(`\nGUI (headless Chromium, p50 of ${gui.tokensPage.length} loads; target ≤ 100 ms):`)
-  console.log(`- tokens view opened, first rows shown: ${format(median(gui.tokensPage))} ms`)
-  console.log(`- tokens filtered by metadata.group=${FILTER_GROUP}, Search clicked until the rows and their count show: ${format(median(gui.tokensFiltered))} ms`)
+  console.log(`- tokens view opened in a new page (the app's start included), first rows shown: ${format(median(gui.tokensPage))} ms`)
+  console.log(`- tokens view reached from the sidebar of the open app, first rows drawn (timed in the page): ${format(median(gui.tokensFromSidebar))} ms`)
+  console.log(`- tokens filtered by metadata.group=${FILTER_GROUP}, Search clicked until the rows and their count are drawn (timed in the page): ${format(median(gui.tokensFiltered))} ms`)
   console.log(`- audit log view opened, first entries shown: ${format(median(gui.logsPage))} ms`)
   console.log(`- audit log view reached from the sidebar of the open app, first entries shown: ${format(median(gui.logsFromSidebar))} ms`)
 }

@@ -46,4 +46,15 @@ describe.skipIf(!chromiumAvailable)('Tokens view', () => {
     expect(logs.data.map((entry) => entry.message)).toContain('Token revealed: Support ticket 4821')
     expect(errorsOf(app.page)).toEqual([])
   })
+
+  it('shows the whole text of a clipped cell in a tooltip while the pointer rests on it', async () => {
+    const note = `${'a long note '.repeat(30)}end of note`
+    await app.page.keyboard.press('Escape')
+    await app.page.getByTestId('token-detail').waitFor({ state: 'detached' })
+    await app.harness.desktop.requireVault().services.tokens.create(app.harness.desktop.actor(), { type: 'token', data: 'clipped', metadata: { note } })
+    await app.page.getByRole('button', { name: 'Refresh' }).click()
+    const cell = app.page.getByTestId('token-row').first().locator('td').filter({ hasText: 'a long note' })
+    await cell.locator('.n-ellipsis').hover()
+    await expect.poll(() => app.page.locator('.n-popover').filter({ hasText: 'end of note' }).isVisible()).toBe(true)
+  })
 })

@@ -174,6 +174,12 @@ describe('query plans of the lists', () => {
     it('with access-rule containers', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/', '/bank/high/']) }))))
     it('with access-rule containers and metadata', () =>
       expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/']), metadata: { colour: 'red' } })), { uses: METADATA_INDEX }))
+    // A page in the second half of a list counted exactly is read from the oldest end, by the same indexes.
+    // (300 tokens a tenant, a third of each type.)
+    const deepPage = (filter: TokenFilter, offset: number) => () => findTokenPage(temporary.db.reader, filter, 20, offset)
+    it('a deep page, unfiltered', () => expectProportionalToPage(deepPage(tokenFilter(), 250)))
+    it('a deep page of one type', () => expectProportionalToPage(deepPage(tokenFilter({ types: ['card'] }), 70)))
+    it('a deep page of several types', () => expectProportionalToPage(deepPage(tokenFilter({ types: ['card', 'bank'] }), 150)))
     // The ids a caller names bound what is sorted.
     it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_key=? AND id=?)' }))
   })

@@ -71,7 +71,8 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
     { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
     // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail.
-    { name: 'index-logs', intervalMs: 5_000, batch: 10_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) },
+    // Batches of 2,000 hold the writer for tens of milliseconds, so the reads queued behind them barely wait.
+    { name: 'index-logs', intervalMs: 5_000, batch: 2_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) },
     // Audit retention: entries older than it go to an archive file (one per batch) and out of the vault.
     { name: 'archive-logs', intervalMs: 3_600_000, batch: 100_000, run: (now, limit) => targets.auditArchive.archiveExpired(now, limit) }
   ]

@@ -49,7 +49,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   app.use(hostCheck(options.allowedHosts))
   if (options.corsOrigins?.length) {
     const origins = new Set(options.corsOrigins)
-    app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'Content-Type'] }))
+    app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'BT-API-KEY', 'BT-TRACE-ID', 'BT-IDEMPOTENCY-KEY', 'Content-Type'] }))
   }
   const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
   const keyless = [publicRoutes(deps), invitationAcceptRoutes(deps)]

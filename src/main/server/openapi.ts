@@ -433,7 +433,7 @@ const PATHS: ZodOpenApiPathsObject = {
 
 const DESCRIPTION = `Tessera's tokenization service: sensitive values go in, tokens come out.
 
-Every request carries the header \`${API_KEY_HEADER}\`: an application's key or an authorized session's key; only \`GET /health\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
+Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
 
 /** Formats say it all: zod's equivalent patterns (for uuid and date-time) only make the document harder to read. */
 function dropPatternsOfFormats({ jsonSchema }: { jsonSchema: { format?: string; pattern?: string } }): void {

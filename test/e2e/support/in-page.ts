@@ -83,7 +83,7 @@ export function horizontalOverflows(): string[] {
 
 /** True once nothing loads or spins in the view, and no toast or menu is open over it. */
 export function settled(): boolean {
-  const busy = document.querySelectorAll('main .n-data-table-loading-wrapper, main .n-button--loading, main .activity--loading, .n-notification, .n-base-select-menu')
+  const busy = document.querySelectorAll('main [aria-busy="true"], main .n-data-table-loading-wrapper, main .n-button--loading, main .activity--loading, .n-notification, .n-base-select-menu')
   for (const element of busy) if (element.getBoundingClientRect().width > 0) return false
   return true
 }

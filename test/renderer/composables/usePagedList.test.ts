@@ -1,7 +1,7 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Page } from '@shared/types'
-import { PAGE_SIZES, usePagedList } from '@renderer/composables/usePagedList'
+import { LOADING_SHOWN_AFTER_MS, PAGE_SIZES, usePagedList } from '@renderer/composables/usePagedList'
 import { useNotificationsStore } from '@renderer/stores/notifications'
 import { problem } from '../fake-api'
 
@@ -90,6 +90,32 @@ describe('usePagedList', () => {
     await first
     expect(rows.items.value).toEqual([21, 22])
     expect(rows.loading.value).toBe(false)
+  })
+
+  it('shows a read as loading only once it has run for a while, and stops showing it as soon as it answers', async () => {
+    vi.useFakeTimers()
+    try {
+      const answers: ((page: Page<number>) => void)[] = []
+      const rows = usePagedList<number>({ name: 'Loading rows', noun: ['row', 'rows'], fetch: () => new Promise<Page<number>>((resolve) => answers.push(resolve)) })
+      const page: Page<number> = { pagination: { total_items: 1, page_number: 1, page_size: 20, total_pages: 1 }, data: [1] }
+      const quick = rows.load()
+      await vi.advanceTimersByTimeAsync(LOADING_SHOWN_AFTER_MS - 1)
+      expect([rows.loading.value, rows.loadingShown.value]).toEqual([true, false])
+      answers[0](page)
+      await quick
+      await vi.advanceTimersByTimeAsync(LOADING_SHOWN_AFTER_MS)
+      expect([rows.loading.value, rows.loadingShown.value]).toEqual([false, false])
+
+      const slow = rows.load()
+      await vi.advanceTimersByTimeAsync(LOADING_SHOWN_AFTER_MS)
+      expect(rows.loadingShown.value).toBe(true)
+      answers[1](page)
+      await slow
+      await vi.advanceTimersByTimeAsync(0)
+      expect(rows.loadingShown.value).toBe(false)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('gives the table a pager with the page sizes, the row count and its handlers', async () => {

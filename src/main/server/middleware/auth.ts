@@ -1,11 +1,21 @@
 import type { Middleware } from 'koa'
+import { UnauthenticatedError } from '../../app'
 import type { AuthService } from '../../app/auth.service'
 
-/** Resolves SVC-API-KEY to `ctx.state.actor`; 401 when it cannot. Not async: a cached key costs no promise hop. */
+/**
+ * Resolves the API key to `ctx.state.actor`; 401 when it cannot. The key comes in
+ * `SVC-API-KEY`, or in `BT-API-KEY` as Basis Theory's SDKs send it; two different
+ * keys in one request are refused (401), not one of them silently chosen.
+ * Not async: a cached key costs no promise hop.
+ */
 export function authenticate(auth: AuthService): Middleware {
   return (ctx, next) => {
     // Straight from Node's header map: Koa's ctx.get lower-cases the name on every call.
-    const actor = auth.authenticate((ctx.req.headers['svc-api-key'] as string | undefined) || undefined)
+    const headers = ctx.req.headers
+    const svcKey = (headers['svc-api-key'] as string | undefined) || undefined
+    const btKey = (headers['bt-api-key'] as string | undefined) || undefined
+    if (svcKey && btKey && svcKey !== btKey) throw new UnauthenticatedError('SVC-API-KEY and BT-API-KEY carry different keys; send one.', 'two different keys')
+    const actor = auth.authenticate(svcKey ?? btKey)
     if (actor instanceof Promise) {
       return actor.then((resolved) => {
         ctx.state.actor = resolved

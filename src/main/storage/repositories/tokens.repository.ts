@@ -403,20 +403,35 @@ export async function listTokens(db: Db, filter: TokenFilter, limit: number, off
   return listOrdered(db, filter, await metadataBySelectivity(db, filter), limit, offset)
 }
 
-async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number): Promise<StoredToken[]> {
+async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number, direction: 'desc' | 'asc' = 'desc'): Promise<StoredToken[]> {
   const { query, order } = filtered(db, filter, metadata)
   return toRows(
     db,
     await query
       .select('tokens.*')
-      .orderByRaw(`${order} desc, ${insertionOrder(sql(db), 'tokens')} desc`)
+      .orderByRaw(`${order} ${direction}, ${insertionOrder(sql(db), 'tokens')} ${direction}`)
       .limit(limit)
       .offset(offset)
   )
 }
 
+/**
+ * A page in the second half of a list whose count is exact (no filter but type), read from the
+ * oldest end and turned round: the walk skips at most half the list, and the last page none.
+ */
+async function listFromOldest(db: Db, filter: TokenFilter, total: number, limit: number, offset: number): Promise<StoredToken[]> {
+  if (offset >= total) return []
+  const rows = await listOrdered(db, filter, [], Math.min(limit, total - offset), Math.max(0, total - offset - limit), 'asc')
+  return rows.reverse()
+}
+
 /** One page of `listTokens` and its `countTokens`, planned once. */
 export async function findTokenPage(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<{ total: number; rows: StoredToken[] }> {
+  if (countedByCounters(filter) && offset > 0) {
+    const total = await countFromCounters(db, filter)
+    const rows = offset > total / 2 ? await listFromOldest(db, filter, total, limit, offset) : await listOrdered(db, filter, [], limit, offset)
+    return { total, rows }
+  }
   const metadata = await metadataBySelectivity(db, filter)
   const [total, rows] = await Promise.all([countOrdered(db, filter, metadata), listOrdered(db, filter, metadata, limit, offset)])
   return { total, rows }

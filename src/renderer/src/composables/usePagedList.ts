@@ -1,10 +1,35 @@
-import { computed, ref, type Ref } from 'vue'
+import { computed, getCurrentScope, onScopeDispose, ref, watch, type Ref } from 'vue'
 import type { Page } from '@shared/types'
 import { formatTotal } from '@shared/pagination'
 import { useAction } from './useAction'
 
 /** The page sizes every table offers; the first is the default. */
 export const PAGE_SIZES = [20, 50, 100]
+
+/**
+ * How long a read runs before the table shows it as loading. Most reads answer
+ * sooner: showing and hiding the overlay for them would flicker, and its fade
+ * in and out forces layouts that cost more than drawing the new rows.
+ */
+export const LOADING_SHOWN_AFTER_MS = 300
+
+/** True once `source` has been true for `delayMs`; false as soon as it is false. */
+function delayedFlag(source: Ref<boolean>, delayMs: number): Ref<boolean> {
+  const shown = ref(false)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const stop = watch(source, (on) => {
+    clearTimeout(timer)
+    timer = on ? setTimeout(() => (shown.value = true), delayMs) : undefined
+    if (!on) shown.value = false
+  })
+  if (getCurrentScope()) {
+    onScopeDispose(() => {
+      stop()
+      clearTimeout(timer)
+    })
+  }
+  return shown
+}
 
 export interface PagedListOptions<T, F> {
   /** Names the read in the error toast: "Loading tokens failed". */
@@ -32,6 +57,8 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
   const size = ref(PAGE_SIZES[0])
   const filters = ref(initialFilters()) as Ref<F>
   const { busy: loading, run } = useAction()
+  /** `loading` for the eye: only reads slower than LOADING_SHOWN_AFTER_MS show the overlay. */
+  const loadingShown = delayedFlag(loading, LOADING_SHOWN_AFTER_MS)
   // Only the latest read may fill the table: an earlier one can answer last.
   let latest = 0
 
@@ -91,5 +118,5 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
     onUpdatePageSize: setSize
   }))
 
-  return { items, total, page, size, filters, loading, pageCount, pagination, load, setPage, setSize, search, setFilters, resetFilters }
+  return { items, total, page, size, filters, loading, loadingShown, pageCount, pagination, load, setPage, setSize, search, setFilters, resetFilters }
 }
