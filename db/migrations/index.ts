@@ -8,6 +8,7 @@ import * as auditAnchor from './20261130000000_audit_anchor'
 import * as listIndexes from './20261201000000_list_indexes'
 import * as logEntityOrderAndHourCounts from './20261203000000_log_entity_order_and_hour_counts'
 import * as postgresInsertionOrder from './20261205000000_postgres_insertion_order'
+import * as severalInstances from './20261205500000_several_instances'
 import * as compactTenantKey from './20261206000000_compact_tenant_key'
 import * as binaryHashes from './20261207000000_binary_hashes'
 import * as metadataOneTree from './20261208000000_metadata_one_tree'
@@ -29,6 +30,7 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261201000000_list_indexes': listIndexes,
   '20261203000000_log_entity_order_and_hour_counts': logEntityOrderAndHourCounts,
   '20261205000000_postgres_insertion_order': postgresInsertionOrder,
+  '20261205500000_several_instances': severalInstances,
   '20261206000000_compact_tenant_key': compactTenantKey,
   '20261207000000_binary_hashes': binaryHashes,
   '20261208000000_metadata_one_tree': metadataOneTree,

@@ -32,7 +32,7 @@ import {
   findApplication,
   insertApplication,
   listApplications,
-  listExpiredApplications,
+  deleteExpiredApplications,
   updateApplication,
   type ApplicationRecord
 } from '../storage/repositories/applications.repository'
@@ -49,6 +49,7 @@ import { audit, type AuditOperation } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
 import { parse } from '../domain/validation'
+import { notifyChange } from '../storage/change-feed'
 
 function toApplication(row: ApplicationRecord, key?: string): Application {
   const application: Application = {
@@ -140,6 +141,7 @@ export class ApplicationsService {
     await this.context.writes.run(async (trx) => {
       await insertApplication(trx, row)
       audit(trx, now, [{ actor, entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }])
+      await notifyChange(trx, { kind: 'application', ids: [row.id] })
     })
     return toApplication(row, key)
   }
@@ -230,6 +232,7 @@ export class ApplicationsService {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
       audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: 'Application deleted' }])
+      await notifyChange(trx, { kind: 'application', ids: [existing.id] })
       return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application was deleted', now)
     })
     this.forget([existing.id, ...sessionIds])
@@ -237,7 +240,7 @@ export class ApplicationsService {
 
   /** Revokes cached credentials: the applications' keys and those of the sessions they created or authorized. */
   private forget(actorIds: string[]): void {
-    for (const id of actorIds) this.auth.evict(id)
+    this.auth.evict(...actorIds)
   }
 
   /**
@@ -255,10 +258,9 @@ export class ApplicationsService {
    */
   async expireDue(now: number, limit: number): Promise<number> {
     const deleted = await this.context.writes.run(async (trx) => {
-      const rows = await listExpiredApplications(trx, now, limit)
+      const rows = await deleteExpiredApplications(trx, now, limit)
       const sessionIds: string[] = []
       for (const row of rows) {
-        await deleteApplication(trx, row.tenant_id, row.id)
         const sessions = await listSessionsOfApplication(trx, row.id)
         sessionIds.push(...(await revokeSessions(trx, null, sessions, 'Session revoked: its application expired', now)))
       }
@@ -267,6 +269,7 @@ export class ApplicationsService {
         now,
         rows.map((row) => ({ actor: null, tenantId: row.tenant_id, entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }))
       )
+      await notifyChange(trx, { kind: 'application', ids: rows.map((row) => row.id) })
       return { applicationIds: rows.map((row) => row.id), sessionIds }
     })
     this.forget([...deleted.applicationIds, ...deleted.sessionIds])
@@ -305,6 +308,7 @@ export class ApplicationsService {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')
       audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation, message }])
+      await notifyChange(trx, { kind: 'application', ids: [existing.id] })
       return revokeDependentSessions(trx)
     })
     this.forget([existing.id, ...sessionIds])

@@ -1,7 +1,10 @@
 /**
- * The audit log's chain (tamper evidence). The single writer stamps each new
+ * The audit log's chain (tamper evidence). The writer stamps each new
  * entry, in commit order, with the next `seq` and a keyed BLAKE2b MAC over
- * its content and its predecessor's MAC (see crypto/audit.ts). Anyone who can
+ * its content and its predecessor's MAC (see crypto/audit.ts). A file vault
+ * has one writer, which keeps the chain's head in memory; a team vault's
+ * instances each take the chain's lock per transaction and continue from the
+ * head committed last (`resume`). Anyone who can
  * write the database file but lacks the key cannot edit, delete, insert or
  * reorder an entry without breaking the chain from that entry on.
  *

@@ -4,7 +4,7 @@
  * on disk) under the key itself, so a request with a known key costs a map
  * lookup instead of a hash; every service that changes an application or
  * session evicts its entries, so a regenerated or deleted key stops working at
- * once. Expiry is checked on every call against the injected clock.
+ * once (on a team vault, on every instance: see app/change-follower.ts). Expiry is checked on every call against the injected clock.
  */
 import { hashSecret } from '../crypto/secrets'
 import { findApplicationByKeyHash, type ApplicationRecord } from '../storage/repositories/applications.repository'
@@ -55,10 +55,12 @@ function actorUnlessExpired(key: string, entry: CachedActor | undefined, now: nu
 }
 
 export class AuthService {
-  private readonly cache = new ReadThroughCache<string, CachedActor>(MAX_CACHED)
+  private readonly cache: ReadThroughCache<string, CachedActor>
   private sessionResolver: SessionResolver = async () => undefined
 
-  constructor(private readonly context: ServiceContext) {}
+  constructor(private readonly context: ServiceContext) {
+    this.cache = new ReadThroughCache({ max: MAX_CACHED, ttlMs: context.cacheTtlMs })
+  }
 
   /** Installed by the sessions service. */
   setSessionResolver(resolver: SessionResolver): void {
@@ -80,8 +82,20 @@ export class AuthService {
   }
 
   /** Forgets cached credentials of an application or session (after update, regenerate, delete, authorize, revoke). */
-  evict(actorId: string): void {
-    this.cache.deleteWhere((entry) => entry.actor.id === actorId)
+  evict(...actorIds: string[]): void {
+    const ids = new Set(actorIds)
+    this.cache.deleteWhere((entry) => ids.has(entry.actor.id))
+  }
+
+  /** Forgets every cached credential. */
+  evictAll(): void {
+    this.cache.clear()
+  }
+
+  /** While changes made by other instances are not heard: cache nothing (see ReadThroughCache.bypass). */
+  bypassCache(bypassed: boolean): void {
+    if (bypassed) this.cache.bypass()
+    else this.cache.resume()
   }
 
   private load(key: string, now: number): Promise<CachedActor | undefined> {

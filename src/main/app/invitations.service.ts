@@ -24,8 +24,7 @@ import {
   findInvitationByLinkHash,
   insertInvitation,
   listInvitations,
-  listInvitationsToExpire,
-  markInvitationsExpired,
+  markExpiredInvitations,
   updateInvitation,
   type InvitationRow
 } from '../storage/repositories/invitations.repository'
@@ -75,6 +74,8 @@ function toInvitation(row: InvitationRow, now: number): TenantInvitation {
   return invitation
 }
 
+const duplicateInvitation = () => new ConflictError('An invitation for this e-mail address already exists; resend it instead.')
+
 export class InvitationsService {
   constructor(
     private readonly context: ServiceContext,
@@ -101,10 +102,9 @@ export class InvitationsService {
     const tenantName = await this.tenantName(actor.tenantId)
     await this.context.writes.run(async (trx) => {
       if (await findMemberByEmail(trx, actor.tenantId, email)) throw new ConflictError('This e-mail address already belongs to a member of the tenant.')
-      if (await findInvitationByEmail(trx, actor.tenantId, email)) {
-        throw new ConflictError('An invitation for this e-mail address already exists; resend it instead.')
-      }
-      await insertInvitation(trx, row)
+      if (await findInvitationByEmail(trx, actor.tenantId, email)) throw duplicateInvitation()
+      // The check above answers most duplicates; the unique index, one created at the same moment on another instance.
+      await insertInvitation(trx, row, duplicateInvitation)
       await this.mail.enqueue(trx, this.invitationMail(row, tenantName, link.url), now)
       audit(trx, now, [{ actor, entityType: 'invitation', entityId: row.id, operation: 'create', message: 'Invitation created' }])
     })
@@ -233,10 +233,11 @@ export class InvitationsService {
   /** Persists EXPIRED on pending invitations past `expires_at` and cancels their waiting mail (the expiry job). */
   async expireDue(now: number, limit: number): Promise<number> {
     return this.context.writes.run(async (trx) => {
-      const due = await listInvitationsToExpire(trx, now, limit)
-      const ids = due.map((invitation) => invitation.id)
-      await markInvitationsExpired(trx, ids)
-      await cancelInvitationMails(trx, ids)
+      const due = await markExpiredInvitations(trx, now, limit)
+      await cancelInvitationMails(
+        trx,
+        due.map((invitation) => invitation.id)
+      )
       audit(
         trx,
         now,

@@ -8,8 +8,13 @@
  *
  * Due-ness is judged by the injected clock; the timer only decides how often
  * to look. Tests move a TestClock and call `runDueJobs()` instead of sleeping.
+ *
+ * Instances sharing a database (a team vault) each look, but a due sweep runs on
+ * one of them: the one that takes its lease in `job_runs`. Each sweep also decides
+ * what to log by what its own statements changed, so even two runs that overlap
+ * (a lease outlived by a slow run) never log one expiry twice.
  */
-import { listJobRuns, recordJobRun } from '../storage/repositories/job-runs.repository'
+import { listJobRuns, recordJobRun, releaseJobLease, takeJobLease } from '../storage/repositories/job-runs.repository'
 import type { ServiceContext } from './service-context'
 import type { MailService } from './mail.service'
 
@@ -42,6 +47,11 @@ export interface JobStatus {
 export const SWEEP_BATCH = 500
 const MAX_BATCHES_PER_RUN = 20
 const DEFAULT_TICK_MS = 5_000
+/**
+ * How long a sweep's lease keeps other instances off it: longer than a run takes,
+ * short enough that a sweep whose instance died mid-run is soon taken up by another.
+ */
+export const SWEEP_LEASE_MS = 5 * 60_000
 
 /** The services whose expiry and retry work the sweeps do. */
 export interface SweepTargets {
@@ -139,12 +149,30 @@ export class JobsService {
       const last = lastRuns.get(sweep.name)
       // A clock that went backwards (last run "in the future") counts as due.
       if (last !== undefined && now - last < sweep.intervalMs && now >= last) continue
-      results.push(await this.runSweep(sweep, now))
+      const result = await this.runLeased(sweep, now)
+      if (result) results.push(result)
     }
     return results
   }
 
-  private async runSweep(sweep: Sweep, now: number): Promise<SweepResult> {
+  /** Runs `sweep` if this instance takes its lease (another may have run it or be running it); undefined if not. */
+  private async runLeased(sweep: Sweep, now: number): Promise<SweepResult | undefined> {
+    const { writes } = this.context
+    const leaseUntil = now + SWEEP_LEASE_MS
+    let leased: boolean
+    try {
+      leased = await writes.run((trx) => takeJobLease(trx, sweep.name, now, sweep.intervalMs, leaseUntil))
+    } catch (error) {
+      return this.failed(sweep, 0, error)
+    }
+    if (!leased) return undefined
+    const result = await this.runSweep(sweep, now, leaseUntil)
+    // A failed run gives its lease back for the next look (of any instance); if that fails too, the lease expires.
+    if (result.error) await writes.run((trx) => releaseJobLease(trx, sweep.name, leaseUntil)).catch(() => undefined)
+    return result
+  }
+
+  private async runSweep(sweep: Sweep, now: number, leaseUntil: number): Promise<SweepResult> {
     let processed = 0
     try {
       for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
@@ -153,13 +181,20 @@ export class JobsService {
         processed += handled
         if (handled < batchSize) break
       }
-      await this.context.writes.run((trx) => recordJobRun(trx, sweep.name, now))
+      await this.context.writes.run(async (trx) => {
+        await recordJobRun(trx, sweep.name, now)
+        await releaseJobLease(trx, sweep.name, leaseUntil)
+      })
       if (processed > 0 && !sweep.quiet) this.context.logger.info({ job: sweep.name, processed }, 'sweep done')
       return { name: sweep.name, processed }
     } catch (error) {
-      const code = errorCode(error)
-      this.context.logger.error({ job: sweep.name, code }, 'sweep failed')
-      return { name: sweep.name, processed, error: code }
+      return this.failed(sweep, processed, error)
     }
+  }
+
+  private failed(sweep: Sweep, processed: number, error: unknown): SweepResult {
+    const code = errorCode(error)
+    this.context.logger.error({ job: sweep.name, code }, 'sweep failed')
+    return { name: sweep.name, processed, error: code }
   }
 }

@@ -12,10 +12,10 @@ import type { Db, Reader, Tx } from '../storage/connections'
 import type { AuditMacKey, AuditSigningSeed } from '../crypto/audit'
 import { DecryptionError } from '../crypto/aead'
 import { unwrapKey, wrapKey } from '../crypto/keys'
-import { CannotUnlockError } from '../domain/errors'
+import { CannotUnlockError, ConflictError, VaultLockedError } from '../domain/errors'
 import { randomBytes } from '../crypto/random'
 import { KEY_BYTES, type DataKey, type FingerprintKey, type MasterKey, type SecretHashKey } from '../crypto/types'
-import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings, updateAuditKeys, type VaultRow } from '../storage/repositories/vault.repository'
+import { findVault, insertTenantKey, insertVault, listTenantKeys, stageWrappings, updateAuditKeys, type TenantKeyRow, type VaultRow } from '../storage/repositories/vault.repository'
 
 /** The vault's audit keys: the chain's MAC key and the seed of the key that signs exports. */
 export interface AuditKeys {
@@ -32,8 +32,16 @@ interface TenantKeys {
 /** What opening found of an unfinished master rotation: staged wrappings to promote (opened with the new key) or to discard. */
 export type StagedMasterRotation = 'promote' | 'discard'
 
+/** Why an instance of a team vault cannot use keys another instance made under a master key it does not have. */
+const OUTDATED_MASTER =
+  "This server's master key is out of date: the vault's master key was rotated by another server or command. Give this server the new master key (TESSERA_MASTER_KEY or master.key) and restart it."
+
 export class Keyring {
-  private readonly tenants = new Map<string, TenantKeys>()
+  private tenants = new Map<string, TenantKeys>()
+  /** Tenants with a data-key version this process cannot unwrap (wrapped under a newer master key). */
+  private unreadable = new Set<string>()
+  /** Counts this process's own key changes, so a reload that read the keys before one does not undo it. */
+  private changes = 0
   /** Set by `unlockKeyring` when a master rotation stopped between its commits. */
   stagedMasterRotation: StagedMasterRotation | undefined
   private audit: AuditKeys | undefined
@@ -45,6 +53,8 @@ export class Keyring {
 
   /** The key that seals new data for a tenant, with its version. */
   currentDataKey(tenantId: string): { version: number; key: DataKey } {
+    // Sealing under an older version than the current one would race its retirement: fail closed.
+    if (this.unreadable.has(tenantId)) throw new VaultLockedError(OUTDATED_MASTER)
     const keys = this.tenantKeys(tenantId)
     return { version: keys.currentVersion, key: keys.dataKeys.get(keys.currentVersion)! }
   }
@@ -52,6 +62,7 @@ export class Keyring {
   /** The key of a given version, for opening older rows. */
   dataKey(tenantId: string, version: number): DataKey {
     const key = this.tenantKeys(tenantId).dataKeys.get(version)
+    if (!key && this.unreadable.has(tenantId)) throw new VaultLockedError(OUTDATED_MASTER)
     if (!key) throw new Error(`No data key version ${version} for tenant`)
     return key
   }
@@ -86,6 +97,7 @@ export class Keyring {
    * It seals nothing until `installDataKey`, called once that transaction committed.
    */
   async createDataKey(db: Tx, tenantId: string, version: number, now: number): Promise<DataKey> {
+    await this.requireCurrentMaster(db)
     const key = randomBytes(KEY_BYTES) as DataKey
     const wrapped = wrapKey(this.master, key, tenantKeyLabel(tenantId, 'data', version))
     await insertTenantKey(db, { tenant_id: tenantId, purpose: 'data', version, wrapped_key: Buffer.from(wrapped) }, now)
@@ -97,15 +109,18 @@ export class Keyring {
     const keys = this.tenantKeys(tenantId)
     keys.dataKeys.set(version, key)
     keys.currentVersion = version
+    this.changes++
   }
 
   /** Drops a retired data-key version from memory. */
   forgetDataKey(tenantId: string, version: number): void {
     this.tenantKeys(tenantId).dataKeys.delete(version)
+    this.changes++
   }
 
   /** Wraps every stored key under `next` beside its current wrapping, in the caller's transaction. */
   async stageMaster(db: Tx, next: MasterKey): Promise<void> {
+    await this.requireCurrentMaster(db)
     const rows = await listTenantKeys(db)
     const staged = rows.map((row) => {
       const label = tenantKeyLabel(row.tenant_id, row.purpose, row.version)
@@ -141,6 +156,70 @@ export class Keyring {
         entry.currentVersion = Math.max(entry.currentVersion, row.version)
       }
       this.tenants.set(row.tenant_id, entry)
+    }
+  }
+
+  /**
+   * Brings the held tenant keys in line with the database after another
+   * process changed them (a team vault's other instances, `tessera keys`):
+   * new versions are unwrapped, retired ones forgotten, the newest is current.
+   * A version wrapped under a master key this process lacks makes its tenant
+   * refuse to seal (503) rather than seal under an older version.
+   */
+  async reload(db: Reader): Promise<void> {
+    let changes: number
+    let rows: TenantKeyRow[]
+    do {
+      changes = this.changes
+      rows = await listTenantKeys(db)
+    } while (changes !== this.changes)
+    const tenants = new Map<string, TenantKeys>()
+    const unreadable = new Set<string>()
+    for (const row of rows) {
+      const key = this.heldKey(row.tenant_id, row.purpose, row.version) ?? this.unwrapNew(row)
+      if (!key) {
+        unreadable.add(row.tenant_id)
+        continue
+      }
+      const entry = tenants.get(row.tenant_id) ?? { dataKeys: new Map(), currentVersion: 0, fingerprintKey: undefined as unknown as FingerprintKey }
+      if (row.purpose === 'fingerprint') entry.fingerprintKey = key as FingerprintKey
+      else {
+        entry.dataKeys.set(row.version, key as DataKey)
+        entry.currentVersion = Math.max(entry.currentVersion, row.version)
+      }
+      tenants.set(row.tenant_id, entry)
+    }
+    this.tenants = tenants
+    this.unreadable = unreadable
+  }
+
+  private heldKey(tenantId: string, purpose: string, version: number): Uint8Array | undefined {
+    const keys = this.tenants.get(tenantId)
+    if (!keys) return undefined
+    return purpose === 'fingerprint' ? keys.fingerprintKey : keys.dataKeys.get(version)
+  }
+
+  /** A key this process does not hold yet; undefined when the master key cannot unwrap it. */
+  private unwrapNew(row: TenantKeyRow): Uint8Array | undefined {
+    try {
+      return unwrapEither(this.master, tenantKeyLabel(row.tenant_id, row.purpose, row.version), row.wrapped_key, row.wrapped_key_next).key
+    } catch (error) {
+      if (error instanceof CannotUnlockError) return undefined
+      throw error
+    }
+  }
+
+  /**
+   * A key wrapped under a master key that is no longer the vault's could never
+   * be opened again: refused (409) when another process rotated the master key.
+   */
+  private async requireCurrentMaster(db: Tx): Promise<void> {
+    const vault = await findVault(db)
+    try {
+      if (vault) unwrap(this.master, vault.wrapped_secret_hash_key, SECRET_HASH_LABEL)
+    } catch (error) {
+      if (error instanceof CannotUnlockError) throw new ConflictError(OUTDATED_MASTER)
+      throw error
     }
   }
 

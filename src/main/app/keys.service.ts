@@ -37,6 +37,7 @@ import { audit, type AuditEvent, type AuditOperation } from './audit'
 import { outboxContext } from './mail.service'
 import { sealedSettingAssociatedData } from './sealed-settings.service'
 import { tokenAssociatedData } from './token-crypto'
+import { notifyChange } from '../storage/change-feed'
 
 /** Who performs a ceremony: a person acting as this user id; `via` says how, for the audit message. */
 export interface CeremonyActor {
@@ -104,6 +105,7 @@ export async function settleMasterRotation(writes: WriteQueue, keyring: Keyring,
       : 'Master key rotation abandoned: the new master key was never stored; the vault stays under its master key'
   await writes.run(async (trx) => {
     await (staged === 'promote' ? promoteStagedWrappings(trx) : discardStagedWrappings(trx))
+    await notifyChange(trx, { kind: 'keys' })
     audit(trx, now, keyring.tenantIds().map((tenantId) => keyEvent(null, tenantId, MASTER_KEY_ENTITY, 'rotate', message)))
   })
   keyring.stagedMasterRotation = undefined
@@ -200,6 +202,7 @@ export class KeysService {
         await insertKeyRotation(trx, { tenant_id: tenantId, target_version: version, counts_before: counts, started_at: now })
         const message = `Data key version ${version} created; re-encryption of ${describeCounts(this.totals(counts))} onto it started`
         audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'rotate', message)])
+        await notifyChange(trx, { kind: 'keys' })
         return { version, key }
       })
       this.context.keyring.installDataKey(tenantId, version, key)
@@ -263,6 +266,7 @@ export class KeysService {
         })
         const message = `Data key version ${version} retired: no token, outbox mail or sealed setting used it; the key was deleted`
         audit(trx, now, [keyEvent(actor, tenantId, dataKeyEntity(version), 'retire', message)])
+        await notifyChange(trx, { kind: 'keys' })
         return report
       })
       this.tokens.clearCache()
@@ -306,6 +310,7 @@ export class KeysService {
       const now = this.context.clock.now()
       await this.context.writes.run(async (trx) => {
         await promoteStagedWrappings(trx)
+        await notifyChange(trx, { kind: 'keys' })
         const message = 'Master key rotated: every key is now wrapped under the new master key'
         audit(trx, now, this.context.keyring.tenantIds().map((tenantId) => keyEvent(actor, tenantId, MASTER_KEY_ENTITY, 'rotate', message)))
       })

@@ -14,11 +14,9 @@ import type { Reader, Tx } from '../storage/connections'
 import { openJson, sealJson } from '../crypto/aead'
 import { newId } from '../crypto/random'
 import {
-  claimOutboxMail,
-  findOutboxMail,
+  claimDueOutboxMail,
   insertOutboxMail,
   countOutboxMails,
-  listDueOutboxIds,
   listOutboxMails,
   updateOutboxMail,
   type OutboxRecord,
@@ -210,25 +208,23 @@ export class MailService {
     return readOutbox(this.context.reader, this.context.keyring, query)
   }
 
+  /** Up to `limit` delivery attempts, each at the oldest due mail this instance claims. */
   private async deliverBatch(transport: MailTransport, limit: number): Promise<number> {
-    const ids = await listDueOutboxIds(this.context.reader, this.context.clock.now(), limit)
+    const { writes, clock } = this.context
     let sent = 0
-    for (const id of ids) {
-      if (this.closed) break
-      if (await this.deliverOne(transport, id)) sent++
+    for (let attempt = 0; attempt < limit && !this.closed; attempt++) {
+      const now = clock.now()
+      const row = await writes.run((trx) => claimDueOutboxMail(trx, now, now + SEND_LEASE_MS))
+      if (!row) break
+      if (await this.deliverOne(transport, row)) sent++
     }
     return sent
   }
 
-  /** One attempt at one mail; true when it was sent. */
-  private async deliverOne(transport: MailTransport, id: string): Promise<boolean> {
+  /** One attempt at one claimed mail; true when it was sent. */
+  private async deliverOne(transport: MailTransport, row: OutboxRecord): Promise<boolean> {
     const { writes, clock, logger } = this.context
-    const now = clock.now()
-    const row = await writes.run(async (trx) => {
-      const claimed = await claimOutboxMail(trx, id, now, now + SEND_LEASE_MS)
-      return claimed ? await findOutboxMail(trx, id) : undefined
-    })
-    if (!row) return false
+    const id = row.id
     const attempts = Number(row.attempts) + 1
     try {
       const body = openBody(this.context.keyring, row)

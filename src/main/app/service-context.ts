@@ -18,4 +18,17 @@ export interface ServiceContext {
   clock: Clock
   logger: Logger
   cvcRetentionMs: number
+  /**
+   * How long the in-memory caches may serve an entry: a team vault's other
+   * instances write too, so entries expire (TEAM_CACHE_TTL_MS); a file vault's
+   * caches are exact and this is undefined.
+   */
+  cacheTtlMs?: number
 }
+
+/**
+ * On a team vault, the longest a cache may serve an entry: the backstop when a
+ * change notification from another instance is lost (a revoked key is refused
+ * at most this long after its revocation).
+ */
+export const TEAM_CACHE_TTL_MS = 1000

@@ -25,7 +25,7 @@ import {
   findSessionCredential,
   insertSession,
   listActiveSessions,
-  listExpiredSessions,
+  deleteExpiredSessions,
   type SessionSummary
 } from '../storage/repositories/sessions.repository'
 import { grantBeyond, requirePermission } from '../domain/access'
@@ -38,6 +38,7 @@ import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domai
 import type { ServiceContext } from './service-context'
 import { audit, type AuditActor } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
+import { notifyChange } from '../storage/change-feed'
 
 /** Default lifetime of a session (spec "Limits"). */
 export const SESSION_LIFETIME_MS = 3 * 60_000
@@ -101,9 +102,10 @@ export function sessionsBeyondGrant(application: Actor, sessions: readonly Sessi
 }
 
 /**
- * Deletes sessions inside the caller's transaction, with one log entry each
- * (`actor` null for the expiry sweep). Returns their ids: the caller evicts
- * them from the key cache once the transaction has committed.
+ * Deletes sessions inside the caller's transaction, with one log entry for each
+ * it deleted (`actor` null for the expiry sweep; one deleted meanwhile by another
+ * instance is left to that one's entry). Returns the ids asked for: the caller
+ * evicts them from the key cache once the transaction has committed.
  */
 export async function revokeSessions(
   trx: Tx,
@@ -113,11 +115,14 @@ export async function revokeSessions(
   now: number
 ): Promise<string[]> {
   const ids = sessions.map((session) => session.id)
-  await deleteSessions(trx, ids)
+  const deleted = new Set(await deleteSessions(trx, ids))
+  await notifyChange(trx, { kind: 'session', ids: [...deleted] })
   audit(
     trx,
     now,
-    sessions.map((session) => ({ actor, tenantId: session.tenant_id, entityType: 'session', entityId: session.id, operation: 'delete', message }))
+    sessions
+      .filter((session) => deleted.has(session.id))
+      .map((session) => ({ actor, tenantId: session.tenant_id, entityType: 'session', entityId: session.id, operation: 'delete', message }))
   )
   return ids
 }
@@ -200,6 +205,7 @@ export class SessionsService {
         expires_at: expiresAt ?? Number(session.expires_at)
       })
       if (changed !== 1) throw new ConflictError('This nonce has already been used.')
+      await notifyChange(trx, { kind: 'session', ids: [session.id] })
       audit(trx, now, [
         { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }
       ])
@@ -241,19 +247,16 @@ export class SessionsService {
   /** Deletes sessions past `expires_at` (the expiry job); returns how many. */
   async expireDue(now: number, limit: number): Promise<number> {
     const deleted = await this.context.writes.run(async (trx) => {
-      const expired = await listExpiredSessions(trx, now, limit)
-      await deleteSessions(
-        trx,
-        expired.map((session) => session.id)
-      )
+      const expired = await deleteExpiredSessions(trx, now, limit)
       audit(
         trx,
         now,
         expired.map((session) => ({ actor: null, tenantId: session.tenant_id, entityType: 'session', entityId: session.id, operation: 'expire', message: 'Session expired' }))
       )
+      await notifyChange(trx, { kind: 'session', ids: expired.map((session) => session.id) })
       return expired
     })
-    for (const session of deleted) this.auth.evict(session.id)
+    this.auth.evict(...deleted.map((session) => session.id))
     return deleted.length
   }
 

@@ -11,6 +11,8 @@ import {
   findByFingerprint,
   findTokenPage,
   findToken,
+  findTokenForUpdate,
+  lockFingerprints,
   appendTokens,
   insertTokens,
   listCvcDue,
@@ -37,6 +39,7 @@ import { openToken, tokenKeys } from './token-crypto'
 import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
 import { ReadThroughCache } from '../infra/read-through-cache'
+import { notifyChange } from '../storage/change-feed'
 import { parse } from '../domain/validation'
 
 export interface CreateResult {
@@ -82,16 +85,24 @@ function admitStoredExpressions(budget: ExpressionBudget, type: TokenTypeDefinit
   ])
 }
 
+/** Tells the other instances of a team vault which token rows changed, per tenant. */
+async function notifyTokenChanges(trx: Tx, rows: readonly Pick<StoredToken, 'tenant_id' | 'id'>[]): Promise<void> {
+  for (const tenantId of new Set(rows.map((row) => row.tenant_id))) {
+    await notifyChange(trx, { kind: 'token', tenantId, ids: rows.filter((row) => row.tenant_id === tenantId).map((row) => row.id) })
+  }
+}
+
 /** How many token rows (ciphertext, never plaintext) are kept in memory for repeated reads. */
 const ROW_CACHE_SIZE = 10_000
 
 export class TokensService {
   /** Hot token rows by tenant and id: only what the database holds (sealed data), evicted after every change. */
-  private readonly rowCache = new ReadThroughCache<string, StoredToken>(ROW_CACHE_SIZE)
+  private readonly rowCache: ReadThroughCache<string, StoredToken>
 
   private readonly keys: TokenKeys
 
   constructor(private readonly context: ServiceContext) {
+    this.rowCache = new ReadThroughCache({ max: ROW_CACHE_SIZE, ttlMs: context.cacheTtlMs })
     this.keys = tokenKeys(context.keyring)
   }
 
@@ -115,6 +126,8 @@ export class TokensService {
    */
   async insertPrepared(trx: Tx, actor: Actor, prepared: PreparedToken, now: number, view: ViewOptions = { single: true }): Promise<CreateResult> {
     if (prepared.deduplicate) {
+      // Another instance creating the same fingerprint at this moment: one inserts, the other then finds its token.
+      await lockFingerprints(trx, actor.tenantId, [prepared.token])
       const existing = await findByFingerprint(trx, actor.tenantId, prepared.token.type, prepared.token.fingerprint, now)
       if (existing) {
         audit(trx, now, [{ actor, ...tokenEntity(existing), operation: 'read', message: 'Token returned by deduplication' }])
@@ -176,7 +189,9 @@ export class TokensService {
     patch.search_indexes?.forEach((expression, index) => validateExpression(expression, `search_indexes[${index}]`, budget))
     const now = this.context.clock.now()
     const updating = this.context.writes.run(async (trx) => {
-      const row = await this.findOr404(trx, actor, id, now)
+      // Locked: a patch of this token on another instance applies to what this one writes, not to what both read.
+      const row = await findTokenForUpdate(trx, actor.tenantId, tokenPathId(id), now)
+      if (!row) throw new NotFoundError('Token')
       requireTokenAccess(actor, 'token:update', targetOf(row))
       const target = { id: row.id, containers: patch.containers ?? row.containers }
       const transform = requireTokenAccess(actor, 'token:update', target)
@@ -193,6 +208,7 @@ export class TokensService {
         await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
       }
       audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'update', message: 'Token updated' }])
+      await notifyChange(trx, { kind: 'token', tenantId: actor.tenantId, ids: [row.id] })
       // The desktop user may reveal, but only as a logged act: such a change is logged like tokens.reveal.
       if (actor.isMember && revealing.length > 0) {
         audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'reveal', message: `Token revealed: ${revealing.join(', ')} changed to show the data as is` }])
@@ -212,8 +228,10 @@ export class TokensService {
       .run(async (trx) => {
         const row = await this.findOr404(trx, actor, id, now)
         requireTokenAccess(actor, 'token:delete', targetOf(row))
-        await deleteToken(trx, row, now, actor.id, 'deleted')
+        // Deleted meanwhile by another instance: that one answered 204 and logged it.
+        if (!(await deleteToken(trx, row, now, actor.id, 'deleted'))) throw new NotFoundError('Token')
         audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'delete', message: 'Token deleted' }])
+        await notifyChange(trx, { kind: 'token', tenantId: actor.tenantId, ids: [row.id] })
       })
       .finally(() => this.evict(actor.tenantId, id))
   }
@@ -233,13 +251,14 @@ export class TokensService {
     const rows = await listExpiredTokens(this.context.reader, now, limit)
     if (rows.length === 0) return 0
     const deleting = this.context.writes.run(async (trx) => {
-      let deleted = 0
+      const deleted: StoredToken[] = []
       for (const row of rows) {
         if (!(await deleteToken(trx, row, now, null, 'expired'))) continue
         audit(trx, now, [{ actor: null, tenantId: row.tenant_id, ...tokenEntity(row), operation: 'delete', message: 'Token expired and deleted' }])
-        deleted++
+        deleted.push(row)
       }
-      return deleted
+      await notifyTokenChanges(trx, deleted)
+      return deleted.length
     })
     return deleting.finally(() => rows.forEach((row) => this.evict(row.tenant_id, row.id)))
   }
@@ -261,6 +280,7 @@ export class TokensService {
         if (holdsShortLived(type, data)) removed.push(row)
       }
       audit(trx, now, removed.map((row) => ({ actor: null, tenantId: row.tenant_id, ...tokenEntity(row), operation: 'update', message: 'CVC removed after retention window' })))
+      await notifyTokenChanges(trx, removed)
       return rows
     })
     const rows = await removing
@@ -271,6 +291,17 @@ export class TokensService {
   /** Forgets every cached row (after a key version is retired, cached rows may name it). */
   clearCache(): void {
     this.rowCache.clear()
+  }
+
+  /** Forgets cached rows changed by another instance of a team vault. */
+  evictChanged(tenantId: string, ids: readonly string[]): void {
+    for (const id of ids) this.evict(tenantId, id)
+  }
+
+  /** While changes made by other instances are not heard: cache nothing (see ReadThroughCache.bypass). */
+  bypassCache(bypassed: boolean): void {
+    if (bypassed) this.rowCache.bypass()
+    else this.rowCache.resume()
   }
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */

@@ -9,7 +9,7 @@ import { ApplicationsService } from '../app/applications.service'
 import { AuditArchiveService } from '../app/audit-archive'
 import type { AuditChain } from '../app/audit-chain'
 import { AuthService } from '../app/auth.service'
-import type { Clock } from '../app/service-context'
+import { TEAM_CACHE_TTL_MS, type Clock } from '../app/service-context'
 import { DEFAULT_CVC_RETENTION_MS } from '../domain/cvc-retention'
 import { DenialsService } from '../app/denials.service'
 import type { Keyring } from '../app/keyring'
@@ -45,6 +45,8 @@ export interface ServiceDeps {
   auditArchiveDir: string
   /** Days audit entries are kept before they are archived; 0 (the default) keeps them for ever. */
   auditRetentionDays?: () => number
+  /** A team vault: other instances write too, so cached entries expire after TEAM_CACHE_TTL_MS. */
+  teamVault?: boolean
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -54,7 +56,8 @@ export function createServices(deps: ServiceDeps) {
     keyring: deps.keyring,
     clock: deps.clock,
     logger: deps.logger,
-    cvcRetentionMs: deps.cvcRetentionMs ?? DEFAULT_CVC_RETENTION_MS
+    cvcRetentionMs: deps.cvcRetentionMs ?? DEFAULT_CVC_RETENTION_MS,
+    cacheTtlMs: deps.teamVault ? TEAM_CACHE_TTL_MS : undefined
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)

@@ -29,6 +29,8 @@ import type { MailConfig } from '../infra/mail-transport'
 import { readSealedSetting } from '../app/sealed-settings.service'
 import { readySodium } from '../crypto/sodium'
 import { acquireVaultLock, type LockKind } from '../infra/vault-lock'
+import { listenForChanges } from '../storage/change-feed'
+import { ChangeFollower } from '../app/change-follower'
 
 export const DATABASE_FILE = 'tessera.db'
 /** Where the retention sweep and the desktop app write audit archives, inside the data directory. */
@@ -196,6 +198,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
     await lock.release()
     throw error
   })
+  let stopFollowing: (() => Promise<void>) | undefined
   try {
     const clock = options.clock ?? systemClock
     const keyring = await unlockKeyring(db.reader, options.masterKey)
@@ -215,8 +218,11 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       cvcRetentionMs,
       sessionMaxTtlMs: options.sessionMaxTtlMs,
       auditArchiveDir: join(options.dataDir, AUDIT_ARCHIVE_DIR),
-      auditRetentionDays: typeof retention === 'function' ? retention : () => retention
+      auditRetentionDays: typeof retention === 'function' ? retention : () => retention,
+      teamVault: isTeamVault(options)
     })
+    const following = options.databaseUrl === undefined ? undefined : followChanges(options.databaseUrl, services, options.logger)
+    stopFollowing = following?.stop
     await settleMasterRotation(services.context.writes, keyring, clock.now())
     return {
       services,
@@ -231,6 +237,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
           await services.denials.flush()
           await services.logs.checkpoint()
         } finally {
+          await following?.stop()
           await services.context.writes.idle()
           await db.close()
           await lock.release()
@@ -238,9 +245,23 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       }
     }
   } catch (error) {
+    await stopFollowing?.()
     await db.close()
     await lock.release()
     throw error
+  }
+}
+
+/** A team vault's instance hears the changes the others make (app/change-follower.ts). */
+function followChanges(databaseUrl: string, services: Services, logger: Logger): { stop(): Promise<void> } {
+  const follower = new ChangeFollower({ ...services, keyring: services.context.keyring, reader: services.context.reader, logger })
+  const listener = listenForChanges(databaseUrl, follower)
+  follower.start()
+  return {
+    async stop() {
+      await listener.close()
+      await follower.stop()
+    }
   }
 }
 

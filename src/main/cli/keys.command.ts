@@ -2,9 +2,10 @@
  * `tessera keys status|rotate|retire|rotate-master`: the key ceremonies of a
  * headless vault (docs/keys.md).
  *
- * rotate, retire and rotate-master open the vault, which locks it to this
- * process: while `tessera serve` or the desktop app holds it they are refused,
- * and the user stops the server first. A rotation's re-encryption pass runs
+ * rotate, retire and rotate-master open the vault, which locks a file vault
+ * to this process: while `tessera serve` or the desktop app holds it they are
+ * refused, and the user stops the server first. A team vault has no lock: its
+ * servers keep serving and hear of the new keys (app/change-follower.ts). A rotation's re-encryption pass runs
  * here with progress; when it is interrupted (Ctrl-C, kill -9, power loss) it
  * resumes on the next `tessera keys rotate`, or in the background as soon as
  * the server or the desktop app opens the vault. `status` only reads, so it

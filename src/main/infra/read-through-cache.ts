@@ -2,28 +2,38 @@
  * A bounded LRU of values read from the database (API-key actors, token rows),
  * safe against a read racing a change: every invalidation bumps a generation,
  * and a load that began before it is returned but not stored. Services
- * invalidate after their change commits; this process is the vault's only
- * writer (the vault is locked while open), so that keeps the cache exact.
+ * invalidate after their change commits. A file vault has one writer (the
+ * vault is locked while open), so that keeps the cache exact. On a team vault
+ * other instances write too: their changes arrive as notifications, entries
+ * also expire after `ttlMs` (so a lost notification cannot keep a revoked key
+ * working), and while the notifications are not heard the cache is bypassed.
  */
 import { LRUCache } from 'lru-cache'
+
+export interface CacheOptions {
+  max: number
+  /** How long an entry may be served, in ms; none: until evicted. */
+  ttlMs?: number
+}
 
 export class ReadThroughCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
   private readonly entries: LRUCache<K, V>
   private generation = 0
+  private bypassed = false
 
-  constructor(max: number) {
-    this.entries = new LRUCache<K, V>({ max })
+  constructor(options: CacheOptions) {
+    this.entries = new LRUCache<K, V>(options.ttlMs ? { max: options.max, ttl: options.ttlMs, updateAgeOnGet: false } : { max: options.max })
   }
 
   get(key: K): V | undefined {
     return this.entries.get(key)
   }
 
-  /** Runs `loader` and keeps what it returns, unless an invalidation happened meanwhile. */
+  /** Runs `loader` and keeps what it returns, unless an invalidation happened meanwhile or the cache is bypassed. */
   async load(key: K, loader: () => Promise<V | undefined>): Promise<V | undefined> {
     const generation = this.generation
     const value = await loader()
-    if (value !== undefined && generation === this.generation) this.entries.set(key, value)
+    if (value !== undefined && generation === this.generation && !this.bypassed) this.entries.set(key, value)
     return value
   }
 
@@ -41,5 +51,17 @@ export class ReadThroughCache<K extends NonNullable<unknown>, V extends NonNulla
     this.generation++
     const doomed = [...this.entries.entries()].filter(([, value]) => predicate(value)).map(([key]) => key)
     for (const key of doomed) this.entries.delete(key)
+  }
+
+  /** Empties the cache and keeps nothing until `resume` (changes made elsewhere are not heard meanwhile). */
+  bypass(): void {
+    this.bypassed = true
+    this.clear()
+  }
+
+  /** Caches again, from empty: what changed while bypassed is unknown. */
+  resume(): void {
+    this.clear()
+    this.bypassed = false
   }
 }

@@ -37,6 +37,8 @@ export function postgresConnection(url: string): Knex.PgConnectionConfig {
 export const MIGRATION_LOCK = 0x7e55e7a1
 export const VAULT_CREATION_LOCK = 0x7e55e7a2
 export const AUDIT_CHAIN_LOCK = 0x7e55e7a3
+/** The class (first key) of the two-key advisory locks `lockName` takes: a key space apart from the one-key locks above. */
+const NAMED_LOCK_CLASS = 0x7e55e7a3
 
 /**
  * `column` as a term the planner cannot serve from an index: SQLite's unary `+`,
@@ -55,4 +57,43 @@ export function insertionOrder(db: Knex, table: string): string {
 /** A subquery's rows of the strings of the JSON array in `column`, as `alias.value`. */
 export function jsonArrayElements(db: Knex, column: string, alias: string): string {
   return engineOf(db) === 'postgres' ? `json_array_elements_text(${column}::json) ${alias}(value)` : `json_each(${column}) ${alias}`
+}
+
+/**
+ * Whether several service instances may share this database (PostgreSQL). Work that
+ * must happen once (a sweep, a mail) is then claimed with a lease or a row lock;
+ * a SQLite vault has one process (the vault lock), which needs neither.
+ */
+export function sharedByInstances(db: Knex): boolean {
+  return engineOf(db) === 'postgres'
+}
+
+/**
+ * `query` locking the rows it reads until the transaction ends (PostgreSQL's
+ * `FOR UPDATE`), so a read-modify-write on one instance waits for another's; with
+ * `skipLocked`, rows another transaction holds are passed over instead of waited for.
+ * SQLite's single writer already serialises these: the query as is.
+ */
+export function lockingRows(db: Knex, query: Knex.QueryBuilder, { skipLocked = false } = {}): Knex.QueryBuilder {
+  if (!sharedByInstances(db)) return query
+  query.forUpdate()
+  return skipLocked ? query.skipLocked() : query
+}
+
+/**
+ * Holds, until the transaction ends, a lock named by `parts` (PostgreSQL's
+ * `pg_advisory_xact_lock` on a hash of them): a check-then-insert that no
+ * constraint can express (deduplication) runs one at a time across instances.
+ * SQLite: nothing to do, its single writer already runs them one at a time.
+ */
+export async function lockName(db: Knex, ...parts: string[]): Promise<void> {
+  if (!sharedByInstances(db)) return
+  await db.raw('select pg_advisory_xact_lock(?::int, hashtext(?))', [NAMED_LOCK_CLASS, parts.join(' ')])
+}
+
+/** `DELETE` of `query`'s rows, returning `columns` of the rows it deleted (knex returns only a count on SQLite). */
+export async function deleteReturning<T>(db: Knex, query: Knex.QueryBuilder, columns: readonly string[]): Promise<T[]> {
+  if (engineOf(db) === 'postgres') return (await query.delete().returning(columns as string[])) as T[]
+  const { sql, bindings } = query.delete().toSQL()
+  return (await db.raw(`${sql} returning ${columns.join(', ')}`, bindings)) as T[]
 }

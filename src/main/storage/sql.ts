@@ -62,6 +62,15 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT' || code.startsWith('SQLITE_CONSTRAINT_') || code === '23505'
 }
 
+/**
+ * Whether an error is PostgreSQL ending a transaction that waited on another in a cycle
+ * (deadlock, 40P01) or could not be serialised (40001): run again, it succeeds.
+ */
+export function isTransientConflict(error: unknown): boolean {
+  const code = (error as { code?: string }).code
+  return code === '40P01' || code === '40001'
+}
+
 /** Where-clause for rows that have not expired at `now` (no `expires_at`, or one after it). */
 export function notExpiredAt(now: number): (query: Knex.QueryBuilder) => void {
   return (query) => {

@@ -22,7 +22,7 @@
  */
 import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
-import { insertRows, isUniqueViolation, type AddOnConflict } from './sql'
+import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
 import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
 import { tenantKeys, type TenantKeys } from './tenant-keys'
 
@@ -66,6 +66,9 @@ export type WriteWork<T> = (tx: Tx) => Promise<T>
 export type AppendWork<T> = (rows: RowBuffer) => T
 
 type Settle = () => void
+
+/** Runs of a lone unit that PostgreSQL ended for a deadlock or a serialisation failure before its error is given up. */
+const MAX_ATTEMPTS_ALONE = 3
 
 type Unit = { kind: 'run'; work: WriteWork<unknown> } | { kind: 'append'; work: AppendWork<unknown> }
 
@@ -270,12 +273,23 @@ export class WriteQueue {
     const outcomes: { ok: boolean; value: unknown }[] = []
     for (const item of batch) {
       try {
-        outcomes.push({ ok: true, value: (await this.transact(connection, [item.unit]))[0] })
+        outcomes.push({ ok: true, value: await this.transactAlone(connection, item.unit) })
       } catch (error) {
         outcomes.push({ ok: false, value: error })
       }
     }
     return () => batch.forEach((item, index) => (outcomes[index].ok ? item.resolve : item.reject)(outcomes[index].value))
+  }
+
+  /** One unit in a transaction of its own; one that another instance's transaction deadlocked is run again. */
+  private async transactAlone(connection: RawSqlite, unit: Unit): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.transact(connection, [unit]))[0]
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS_ALONE || !isTransientConflict(error)) throw error
+      }
+    }
   }
 
   private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex'
 import type { AccessRule, ApplicationType, Permission } from '../../../shared/types'
-import { sql, type Db } from '../connections'
+import { sql, type Db, type Tx } from '../connections'
 import { notExpiredAt } from '../sql'
+import { deleteReturning } from '../dialect'
 
 /** An application; its key is stored only as a keyed hash. */
 export interface ApplicationRecord {
@@ -84,7 +85,11 @@ export async function deleteApplication(db: Db, tenantId: string, id: string): P
   return sql(db)('applications').where({ tenant_id: tenantId, id }).delete()
 }
 
-/** Applications whose `expires_at` has passed (for the expiry sweep). */
-export async function listExpiredApplications(db: Db, now: number, limit: number): Promise<ApplicationRecord[]> {
-  return (await sql(db)('applications').where('expires_at', '<=', now).limit(limit)).map(fromRow)
+/**
+ * Deletes up to `limit` applications whose `expires_at` has passed (the expiry sweep) and
+ * returns those this statement deleted: not one another instance deleted first or extended meanwhile.
+ */
+export async function deleteExpiredApplications(tx: Tx, now: number, limit: number): Promise<Pick<ApplicationRecord, 'id' | 'tenant_id'>[]> {
+  const due = sql(tx)('applications').select('id').where('expires_at', '<=', now).limit(limit)
+  return deleteReturning(sql(tx), sql(tx)('applications').whereIn('id', due).andWhere('expires_at', '<=', now), ['id', 'tenant_id'])
 }

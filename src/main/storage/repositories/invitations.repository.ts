@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
-import { sql, type Db } from '../connections'
+import { sql, type Db, type Tx } from '../connections'
+import { isUniqueViolation } from '../sql'
 
 
 export type PersistedInvitationStatus = 'PENDING' | 'EXPIRED'
@@ -25,8 +26,13 @@ export interface InvitationFilter {
   now: number
 }
 
-export async function insertInvitation(db: Db, row: InvitationRow): Promise<void> {
-  await sql(db)('invitations').insert(row)
+/** Inserts an invitation; one for the same e-mail address in the tenant (held by a unique index) fails with `onDuplicateEmail()`. */
+export async function insertInvitation(db: Db, row: InvitationRow, onDuplicateEmail: () => Error): Promise<void> {
+  try {
+    await sql(db)('invitations').insert(row)
+  } catch (error) {
+    throw isUniqueViolation(error) ? onDuplicateEmail() : error
+  }
 }
 
 export async function findInvitation(db: Db, tenantId: string, id: string): Promise<InvitationRow | undefined> {
@@ -69,11 +75,16 @@ export async function deleteInvitation(db: Db, tenantId: string, id: string): Pr
   return sql(db)('invitations').where({ tenant_id: tenantId, id }).delete()
 }
 
-/** Pending invitations whose `expires_at` has passed (for the expiry sweep). */
-export async function listInvitationsToExpire(db: Db, now: number, limit: number): Promise<Pick<InvitationRow, 'id' | 'tenant_id'>[]> {
-  return sql(db)('invitations').select('id', 'tenant_id').where('status', 'PENDING').andWhere('expires_at', '<=', now).limit(limit)
-}
-
-export async function markInvitationsExpired(db: Db, ids: string[]): Promise<number> {
-  return ids.length ? sql(db)('invitations').whereIn('id', ids).andWhere('status', 'PENDING').update({ status: 'EXPIRED' }) : 0
+/**
+ * Marks up to `limit` pending invitations past `expires_at` EXPIRED (the expiry sweep) and returns
+ * those this statement changed: not one another instance marked first, resent or deleted meanwhile.
+ */
+export async function markExpiredInvitations(tx: Tx, now: number, limit: number): Promise<Pick<InvitationRow, 'id' | 'tenant_id'>[]> {
+  const due = sql(tx)('invitations').select('id').where('status', 'PENDING').andWhere('expires_at', '<=', now).limit(limit)
+  return sql(tx)('invitations')
+    .whereIn('id', due)
+    .andWhere('status', 'PENDING')
+    .andWhere('expires_at', '<=', now)
+    .update({ status: 'EXPIRED' })
+    .returning(['id', 'tenant_id'])
 }

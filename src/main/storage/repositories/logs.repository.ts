@@ -1,13 +1,12 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
+import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
-import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import type { ActorType } from '../../domain/actor'
-
 
 export interface LogRow {
   /** Position in the audit chain; assigned by the writer as the row is sealed. */
@@ -316,7 +315,6 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
   return rows.map((row) => fromStored(keys, row))
 }
 
-/** The newest entry's seq and MAC, if any. */
 /**
  * Makes the processes appending to one audit chain (a team vault's instances)
  * take turns, until the end of the transaction `db`; SQLite has one writer.
@@ -325,6 +323,7 @@ export async function awaitAuditChainTurn(db: Db): Promise<void> {
   if (engineOf(sql(db)) === 'postgres') await sql(db).raw('SELECT pg_advisory_xact_lock(?)', [AUDIT_CHAIN_LOCK])
 }
 
+/** The newest entry's seq and MAC, if any. */
 export async function lastChainedLog(db: Db): Promise<{ seq: number; mac: Buffer | null } | undefined> {
   return sql(db)('logs').select('seq', 'mac').orderBy('seq', 'desc').first()
 }

@@ -1,4 +1,5 @@
-import { sql, type Db } from '../connections'
+import { sql, type Db, type Tx } from '../connections'
+import { lockingRows } from '../dialect'
 
 
 export type OutboxStatus = 'PENDING' | 'SENT' | 'CANCELLED'
@@ -36,31 +37,27 @@ export async function insertOutboxMail(db: Db, row: OutboxRecord): Promise<void>
   await sql(db)('mail_outbox').insert(row)
 }
 
-export async function findOutboxMail(db: Db, id: string): Promise<OutboxRecord | undefined> {
-  const row = await sql(db)('mail_outbox').where({ id }).first()
-  return row && fromRow(row)
-}
-
-/** Ids of pending mails due at `now`, oldest first. */
-export async function listDueOutboxIds(db: Db, now: number, limit: number): Promise<string[]> {
-  const rows: { id: string }[] = await sql(db)('mail_outbox')
+/**
+ * Takes the oldest mail due at `now` for one delivery attempt, in the caller's transaction, by
+ * pushing its `next_attempt_at` to `leaseUntil`; undefined when none is due. Instances sharing
+ * the database pass over a due mail another one is claiming (`FOR UPDATE SKIP LOCKED`), and the
+ * update re-checks due-ness, so each attempt at a mail is made by one instance.
+ */
+export async function claimDueOutboxMail(tx: Tx, now: number, leaseUntil: number): Promise<OutboxRecord | undefined> {
+  const db = sql(tx)
+  const due = db('mail_outbox')
     .select('id')
     .where('status', 'PENDING')
     .andWhere('next_attempt_at', '<=', now)
     .orderBy([{ column: 'next_attempt_at', order: 'asc' }, { column: 'created_at', order: 'asc' }])
-    .limit(limit)
-  return rows.map((row) => row.id)
-}
-
-/**
- * Takes a due mail for one delivery attempt by pushing its `next_attempt_at`
- * to `leaseUntil`; 0 when another worker took it first or it is no longer due.
- */
-export async function claimOutboxMail(db: Db, id: string, now: number, leaseUntil: number): Promise<number> {
-  return sql(db)('mail_outbox')
-    .where({ id, status: 'PENDING' })
+    .limit(1)
+  const [row] = await db('mail_outbox')
+    .where('id', lockingRows(db, due, { skipLocked: true }))
+    .andWhere('status', 'PENDING')
     .andWhere('next_attempt_at', '<=', now)
     .update({ next_attempt_at: leaseUntil })
+    .returning('*')
+  return row && fromRow(row as OutboxRecord)
 }
 
 export async function updateOutboxMail(db: Db, id: string, changes: Partial<OutboxRecord>): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex'
 import type { AccessRule, Permission } from '../../../shared/types'
-import { sql, type Db } from '../connections'
+import { sql, type Db, type Tx } from '../connections'
+import { deleteReturning } from '../dialect'
 
 /** A session; its key and nonce are stored only as keyed hashes, its grant is empty until authorized. */
 export interface SessionRecord {
@@ -107,9 +108,14 @@ export async function listActiveSessions(db: Db, tenantId: string, now: number, 
   return rows.map((row: Row) => fromRow<SessionSummary>(row))
 }
 
-/** Sessions whose `expires_at` has passed, oldest expiry first (for the expiry sweep). */
-export async function listExpiredSessions(db: Db, now: number, limit: number): Promise<Pick<SessionRecord, 'id' | 'tenant_id'>[]> {
-  return sql(db)('sessions').select('id', 'tenant_id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+/**
+ * Deletes up to `limit` sessions whose `expires_at` has passed, oldest expiry first (the
+ * expiry sweep), and returns those this statement deleted: a session another instance
+ * deleted first, or whose expiry moved meanwhile, is not among them.
+ */
+export async function deleteExpiredSessions(tx: Tx, now: number, limit: number): Promise<Pick<SessionRecord, 'id' | 'tenant_id'>[]> {
+  const due = sql(tx)('sessions').select('id').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
+  return deleteReturning(sql(tx), sql(tx)('sessions').whereIn('id', due).andWhere('expires_at', '<=', now), ['id', 'tenant_id'])
 }
 
 /** Sessions an application created or authorized. */
@@ -122,6 +128,9 @@ export async function listSessionsAuthorizedBy(db: Db, applicationId: string): P
   return (await sql(db)('sessions').select(SUMMARY_COLUMNS).where('authorized_by', applicationId)).map((row) => fromRow<SessionSummary>(row))
 }
 
-export async function deleteSessions(db: Db, ids: string[]): Promise<number> {
-  return ids.length ? sql(db)('sessions').whereIn('id', ids).delete() : 0
+/** Deletes the sessions of `ids`; returns the ids this statement deleted (not those already gone). */
+export async function deleteSessions(tx: Tx, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return []
+  const deleted = await deleteReturning<{ id: string }>(sql(tx), sql(tx)('sessions').whereIn('id', ids), ['id'])
+  return deleted.map((row) => row.id)
 }

@@ -13,7 +13,7 @@ import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261211000000_default_fingerprint_expression'
-import { insertionOrder, jsonArrayElements, unindexed } from '../dialect'
+import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 
 /**
@@ -172,6 +172,22 @@ export async function findToken(db: Db, tenantId: string, id: string, now: numbe
   return toToken(db, await sql(db)('tokens').where({ tenant_key: tenantKeys(db).keyOf(tenantId), id }).andWhere(notExpiredAt(now)).first())
 }
 
+/** A live token, its row locked until the caller's transaction ends: a read-modify-write (merge patch) on another instance waits. */
+export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
+  const query = sql(tx)('tokens').where({ tenant_key: tenantKeys(tx).keyOf(tenantId), id }).andWhere(notExpiredAt(now)).first()
+  return toToken(tx, await lockingRows(sql(tx), query))
+}
+
+/**
+ * Holds, until the caller's transaction ends, the deduplication locks of these fingerprints
+ * (taken in one order, so two transactions never wait on each other's): a lookup of a
+ * fingerprint then sees a token another instance inserted under it, once that one commits.
+ */
+export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[]): Promise<void> {
+  const names = [...new Set(tokens.map((token) => `${token.type}/${token.fingerprint}`))].sort()
+  for (const name of names) await lockName(sql(tx), 'fingerprint', tenantId, name)
+}
+
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
   // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
@@ -188,9 +204,9 @@ async function typeOf(db: Db, tenantKey: number, id: string): Promise<string | u
   return (await sql(db)('tokens').select('type').where({ tenant_key: tenantKey, id }).first())?.type
 }
 
-/** What finds a token's `token_metadata` rows: its stored metadata and creation time. */
+/** What finds a token's `token_metadata` rows: its stored metadata and creation time (the row locked, so that no other instance changes them meanwhile). */
 async function metadataKeyOf(db: Db, tenantKey: number, id: string): Promise<{ metadata: Record<string, string>; created_at: number } | undefined> {
-  const row = await sql(db)('tokens').select('metadata', 'created_at').where({ tenant_key: tenantKey, id }).first()
+  const row = await lockingRows(sql(db), sql(db)('tokens').select('metadata', 'created_at').where({ tenant_key: tenantKey, id }).first())
   return row && { metadata: JSON.parse(row.metadata), created_at: Number(row.created_at) }
 }
 
@@ -218,8 +234,10 @@ export async function updateToken(db: Db, tenantId: string, id: string, changes:
 
 /**
  * Erases a token and leaves a tombstone for audit, in the caller's transaction (one of the write queue).
- * Search indexes go with the row (foreign key cascade), its metadata rows are deleted by their keys;
- * secure_delete overwrites the freed pages.
+ * Search indexes go with the row (foreign key cascade), its metadata rows are deleted by their keys (from the
+ * row as deleted); secure_delete overwrites the freed pages.
+ * False when this statement deleted nothing: the token is gone already (another instance deleted it), or,
+ * for `reason` 'expired', it no longer expires by `deletedAt` (its expiry was changed meanwhile).
  */
 export async function deleteToken(
   db: Tx,
@@ -229,12 +247,11 @@ export async function deleteToken(
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
   const tenantKey = tenantKeys(db).keyOf(row.tenant_id)
-  // The metadata as stored now, not as the caller read it: an update may have come between.
-  const stored = await metadataKeyOf(db, tenantKey, row.id)
-  if (!stored) return false
-  await deleteMetadataRows(db, tenantKey, row.id, stored)
-  const removed = await sql(db)('tokens').where({ tenant_key: tenantKey, id: row.id }).delete()
+  const query = sql(db)('tokens').where({ tenant_key: tenantKey, id: row.id })
+  if (reason === 'expired') query.andWhere('expires_at', '<=', deletedAt)
+  const [removed] = await deleteReturning<{ metadata: string; created_at: number | string }>(sql(db), query, ['metadata', 'created_at'])
   if (!removed) return false
+  await deleteMetadataRows(db, tenantKey, row.id, { metadata: JSON.parse(removed.metadata), created_at: Number(removed.created_at) })
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
     tenant_id: row.tenant_id,
@@ -252,9 +269,14 @@ export async function listExpiredTokens(db: Db, now: number, limit: number): Pro
   return toRows(db, await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
 }
 
-/** Tokens whose CVC retention window has passed, oldest deadline first. */
-export async function listCvcDue(db: Db, now: number, limit: number): Promise<StoredToken[]> {
-  return toRows(db, await sql(db)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit))
+/**
+ * Tokens whose CVC retention window has passed, oldest deadline first, locked for the
+ * caller's transaction; rows another instance holds (its sweep, a patch) are passed over
+ * and, if still due, taken next time.
+ */
+export async function listCvcDue(tx: Tx, now: number, limit: number): Promise<StoredToken[]> {
+  const query = sql(tx)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
+  return toRows(tx, await lockingRows(sql(tx), query, { skipLocked: true }))
 }
 
 export interface TokenFilter {

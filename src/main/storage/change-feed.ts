@@ -1,0 +1,130 @@
+/**
+ * The change feed of a team vault: several instances share one PostgreSQL
+ * database and each caches credentials, token rows and keys in memory. A write
+ * that makes such a cache wrong announces itself with `pg_notify` in its own
+ * transaction (delivered at commit, dropped on rollback), and every instance
+ * listens on a dedicated connection to evict what changed. The payload names
+ * only kinds and ids: never a secret, never token data. On SQLite (one process
+ * owns the file) nothing is sent.
+ */
+import { Client } from 'pg'
+import { sql, type Db } from './connections'
+import { engineOf } from './dialect'
+
+export const CHANGE_CHANNEL = 'tessera_changes'
+
+/** What changed: API keys of applications or sessions, token rows of a tenant, or the vault's keys. */
+export type ChangeKind = 'application' | 'session' | 'token' | 'keys'
+
+export interface Change {
+  kind: ChangeKind
+  /** The tenant of token ids. */
+  tenantId?: string
+  /** The ids that changed; absent: every cached entry of the kind. */
+  ids?: string[]
+}
+
+/** PostgreSQL refuses payloads of 8000 bytes or more; a longer list of ids becomes "every entry of the kind". */
+const MAX_PAYLOAD_BYTES = 7000
+
+/** Announces `change` to every instance once the transaction of `db` commits. */
+export async function notifyChange(db: Db, change: Change): Promise<void> {
+  if (engineOf(sql(db)) !== 'postgres') return
+  if (change.ids?.length === 0) return
+  let payload = JSON.stringify(change)
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) payload = JSON.stringify({ kind: change.kind, tenantId: change.tenantId })
+  await sql(db).raw('SELECT pg_notify(?, ?)', [CHANGE_CHANNEL, payload])
+}
+
+const KINDS: readonly string[] = ['application', 'session', 'token', 'keys'] satisfies ChangeKind[]
+
+/** A payload as a Change; anything else (another version's format) as "every kind changed". */
+export function parseChange(payload: string | undefined): Change[] {
+  try {
+    const value = JSON.parse(payload ?? '') as Partial<Change>
+    if (typeof value.kind === 'string' && KINDS.includes(value.kind)) {
+      const ids = Array.isArray(value.ids) && value.ids.every((id) => typeof id === 'string') ? value.ids : undefined
+      return [{ kind: value.kind, tenantId: typeof value.tenantId === 'string' ? value.tenantId : undefined, ids }]
+    }
+  } catch {
+    // Unreadable: fall through and evict everything, which is always safe.
+  }
+  return KINDS.map((kind) => ({ kind: kind as ChangeKind }))
+}
+
+export interface ChangeHandlers {
+  onChange(change: Change): void
+  /** Listening (again): changes made while disconnected were missed. */
+  onConnected(): void
+  /** The connection is lost: notifications may be missed until onConnected. */
+  onDisconnected(error: Error | undefined): void
+}
+
+export interface ChangeListener {
+  close(): Promise<void>
+}
+
+/** How the listening connections show in `pg_stat_activity`. */
+const LISTENER_NAME = 'tessera-changes'
+const FIRST_RETRY_MS = 100
+const LAST_RETRY_MS = 5000
+
+/**
+ * Listens for changes on a connection of its own (not from the pool: LISTEN
+ * belongs to a session), reconnecting with exponential backoff when it is lost.
+ */
+export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeListener {
+  let client: Client | undefined
+  let closed = false
+  let connected = false
+  let retryMs = FIRST_RETRY_MS
+  let retry: NodeJS.Timeout | undefined
+
+  const lost = (error?: Error) => {
+    if (client) client.removeAllListeners().on('error', () => undefined)
+    void client?.end().catch(() => undefined)
+    client = undefined
+    if (connected) handlers.onDisconnected(error)
+    connected = false
+    if (closed) return
+    retry = setTimeout(connect, retryMs)
+    retryMs = Math.min(retryMs * 2, LAST_RETRY_MS)
+  }
+
+  const connect = async () => {
+    retry = undefined
+    const next = new Client({ connectionString: url, keepAlive: true, application_name: LISTENER_NAME })
+    client = next
+    next.on('notification', (message) => {
+      if (message.channel === CHANGE_CHANNEL) for (const change of parseChange(message.payload)) handlers.onChange(change)
+    })
+    next.on('error', (error) => lost(error))
+    next.on('end', () => client === next && lost())
+    try {
+      await next.connect()
+      await next.query(`LISTEN ${CHANGE_CHANNEL}`)
+    } catch (error) {
+      if (client === next) lost(error as Error)
+      return
+    }
+    if (closed || client !== next) return
+    connected = true
+    retryMs = FIRST_RETRY_MS
+    handlers.onConnected()
+  }
+
+  void connect()
+  return {
+    async close() {
+      closed = true
+      if (retry) clearTimeout(retry)
+      const last = client
+      client = undefined
+      connected = false
+      if (last) {
+        last.removeAllListeners().on('error', () => undefined)
+        await last.end().catch(() => undefined)
+      }
+    }
+  }
+}
