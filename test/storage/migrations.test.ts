@@ -165,7 +165,7 @@ describe('migrations', () => {
 
   it('gives each tenant a compact key in the tables that grow with the vault, keeping every row, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261205000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261205500000) await db.migrate.up()
     await db('tenants').insert([{ id: 'u', name: 'Later', created_at: 5 }, { id: 't', name: 'First', created_at: 1 }])
     const token = (tenant: string, id: string, createdAt: number) => ({
       tenant_id: tenant, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.from(id).toString('hex'), fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify({ k: id }), created_at: createdAt
