@@ -9,12 +9,13 @@ import * as listIndexes from './20261201000000_list_indexes'
 import * as logEntityOrderAndHourCounts from './20261203000000_log_entity_order_and_hour_counts'
 import * as postgresInsertionOrder from './20261205000000_postgres_insertion_order'
 import * as severalInstances from './20261205500000_several_instances'
-import * as compactTenantKey from './20261206000000_compact_tenant_key'
-import * as binaryHashes from './20261207000000_binary_hashes'
-import * as metadataOneTree from './20261208000000_metadata_one_tree'
-import * as binaryActorIds from './20261209000000_binary_actor_ids'
-import * as actorTypeCode from './20261210000000_actor_type_code'
-import * as defaultFingerprintExpression from './20261211000000_default_fingerprint_expression'
+import * as tokenIntents from './20261211000000_token_intents'
+import * as compactTenantKey from './20261212000000_compact_tenant_key'
+import * as binaryHashes from './20261213000000_binary_hashes'
+import * as metadataOneTree from './20261214000000_metadata_one_tree'
+import * as binaryActorIds from './20261215000000_binary_actor_ids'
+import * as actorTypeCode from './20261216000000_actor_type_code'
+import * as defaultFingerprintExpression from './20261217000000_default_fingerprint_expression'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -31,10 +32,11 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261203000000_log_entity_order_and_hour_counts': logEntityOrderAndHourCounts,
   '20261205000000_postgres_insertion_order': postgresInsertionOrder,
   '20261205500000_several_instances': severalInstances,
-  '20261206000000_compact_tenant_key': compactTenantKey,
-  '20261207000000_binary_hashes': binaryHashes,
-  '20261208000000_metadata_one_tree': metadataOneTree,
-  '20261209000000_binary_actor_ids': binaryActorIds,
-  '20261210000000_actor_type_code': actorTypeCode,
-  '20261211000000_default_fingerprint_expression': defaultFingerprintExpression
+  '20261211000000_token_intents': tokenIntents,
+  '20261212000000_compact_tenant_key': compactTenantKey,
+  '20261213000000_binary_hashes': binaryHashes,
+  '20261214000000_metadata_one_tree': metadataOneTree,
+  '20261215000000_binary_actor_ids': binaryActorIds,
+  '20261216000000_actor_type_code': actorTypeCode,
+  '20261217000000_default_fingerprint_expression': defaultFingerprintExpression
 }

@@ -38,6 +38,8 @@ export type User = z.infer<typeof contract.user>
 
 export type TenantMember = z.infer<typeof contract.member>
 
+export type Tenant = z.infer<typeof contract.tenant>
+
 export type TenantInvitation = z.infer<typeof contract.invitation>
 
 /** RFC 7807 problem document returned by every error response. */
@@ -46,7 +48,7 @@ export type Problem = z.infer<typeof contract.problem>
 // Key rotation (`tessera keys`, desktop Settings): wire shapes of status and reports.
 
 /** The kinds of objects sealed with a tenant's data key. */
-export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings'
+export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings' | 'token_intents'
 
 /** How many objects of each kind a data-key version seals. */
 export type SealedObjectCounts = Record<SealedObjectKind, number>

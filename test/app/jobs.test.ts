@@ -38,6 +38,7 @@ describe('expiry jobs', () => {
     expect((await jobs().runDueJobs()).map((result) => result.name)).toEqual([
       'expire-tokens',
       'expire-cvc',
+      'expire-token-intents',
       'expire-applications',
       'expire-sessions',
       'expire-invitations',

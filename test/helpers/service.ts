@@ -54,7 +54,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number; auditRetentionDays?: number } = {}
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number; auditRetentionDays?: number; corsOrigins?: string[] } = {}
 ): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
@@ -78,6 +78,7 @@ export async function startTestService(
       sessionMaxTtlMs: options.sessionMaxTtlMs,
       cvcRetentionMs: options.cvcRetentionMs,
       auditRetentionDays: options.auditRetentionDays,
+      corsOrigins: options.corsOrigins,
       // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
       jobTickMs: 0
     })

@@ -1,5 +1,5 @@
 /**
- * Background sweeps inside the service: expired tokens,
+ * Background sweeps inside the service: expired tokens, token intents,
  * applications and sessions are deleted, card CVCs past their retention window
  * are removed, invitation expiry is persisted, outbox mail is retried, and audit
  * entries past their retention are archived. Each sweep's last run is stored in `job_runs`, so
@@ -56,6 +56,7 @@ export const SWEEP_LEASE_MS = 5 * 60_000
 /** The services whose expiry and retry work the sweeps do. */
 export interface SweepTargets {
   tokens: { expireDue(now: number, limit: number): Promise<number>; expireCvcs(now: number, limit: number): Promise<number> }
+  tokenIntents: { expireDue(now: number, limit: number): Promise<number> }
   applications: { expireDue(now: number, limit: number): Promise<number> }
   sessions: { expireDue(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
@@ -74,6 +75,8 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'expire-tokens', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireDue(now, limit) },
     // A card's CVC goes within a minute of its retention window (PCI DSS 3.3.1.2).
     { name: 'expire-cvc', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireCvcs(now, limit) },
+    // Token intents live 24 hours (less when they hold a CVC); each deletion is audited.
+    { name: 'expire-token-intents', intervalMs: 60_000, run: (now, limit) => targets.tokenIntents.expireDue(now, limit) },
     { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.expireDue(now, limit) },
     { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.expireDue(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },

@@ -29,6 +29,7 @@ export const ENTITY_TYPES: EntityType[] = [
   { display_name: 'Session', value: 'session' },
   { display_name: 'Tenant', value: 'tenant' },
   { display_name: 'Token', value: 'token' },
+  { display_name: 'Token intent', value: 'token-intent' },
   { display_name: 'Vault', value: 'vault' }
 ]
 

@@ -15,6 +15,11 @@ export function tokenAssociatedData(tenantId: string, tokenId: string): string {
   return `token:${tenantId}:${tokenId}`
 }
 
+/** Associated data binding a token intent's ciphertext to its tenant and id (apart from tokens': an intent id cannot pass for a token's). */
+export function tokenIntentAssociatedData(tenantId: string, intentId: string): string {
+  return `token-intent:${tenantId}:${intentId}`
+}
+
 /** The token crypto of a vault's keyring. */
 export function tokenKeys(keyring: Keyring): TokenKeys {
   return {

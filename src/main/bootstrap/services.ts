@@ -20,10 +20,13 @@ import { LogsService } from '../app/logs.service'
 import { MailService } from '../app/mail.service'
 import type { MailConfig } from '../infra/mail-transport'
 import { MembersService } from '../app/members.service'
+import { TenantsService } from '../app/tenants.service'
 import type { ServiceContext } from '../app/service-context'
 import { SealedSettingsService } from '../app/sealed-settings.service'
 import { SessionsService } from '../app/sessions.service'
 import { TokenizeService } from '../app/tokenize.service'
+import { DetokenizeService } from '../app/detokenize.service'
+import { TokenIntentsService } from '../app/token-intents.service'
 import { TokensService } from '../app/tokens.service'
 
 export interface ServiceDeps {
@@ -61,6 +64,7 @@ export function createServices(deps: ServiceDeps) {
   }
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
+  const tokenIntents = new TokenIntentsService(context, tokens)
   const logs = new LogsService(context, deps.chain)
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
@@ -78,16 +82,19 @@ export function createServices(deps: ServiceDeps) {
     logs,
     denials: new DenialsService(context, deps.tenantId),
     tokens,
+    tokenIntents,
     tokenize: new TokenizeService(context, tokens),
+    detokenize: new DetokenizeService(tokens),
     applications,
     sessions,
     members: new MembersService(context),
+    tenants: new TenantsService(context),
     invitations,
     mail,
     keys,
     auditArchive,
     sealedSettings: new SealedSettingsService(context),
-    jobs: new JobsService(context, standardSweeps({ tokens, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
+    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
   }
 }
 

@@ -8,6 +8,11 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+/** Whether `value` is a UUID, as ids of applications, sessions and token intents are. */
+export function isUuid(value: string): boolean {
+  return UUID_PATTERN.test(value)
+}
+
 /** The id of an entity with a UUID (application, session, member, invitation) as stored: lower case. */
 export function uuidPathId(id: string, entity: string): string {
   if (!UUID_PATTERN.test(id)) throw new NotFoundError(entity)

@@ -11,6 +11,7 @@ import { ValidationError, type FieldErrors } from './errors'
 import { checkIdExpression, checkMaskMaximum } from './expression-rules'
 import { evaluateExpression, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask, type ExpressionBudget } from './expressions'
 import { retainShortLived } from './cvc-retention'
+import { assertMetadataFreeOfSecrets, secretsOf } from './metadata-secrets'
 import { parseExpiresAt } from './dates'
 import { asStoredJson, type SearchIndexEntry, type StoredToken, type TokenKeys } from './token'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
@@ -71,9 +72,9 @@ export function checkTokenId(id: string, field: string): void {
 
 /**
  * The data's text leaves long enough to identify it (strings of 4+ characters,
- * numbers of 6+ digits). The spec forbids sensitive data in ids and metadata,
- * so neither may contain one of them — an id expression like `{{ data }}` or a
- * copy of the card number in metadata is refused.
+ * numbers of 6+ digits). An id is a public handle, so it may contain none of
+ * them — an id expression like `{{ data }}` or `card-<number>` is refused.
+ * (Metadata has its own, narrower rule: metadata-secrets.ts.)
  */
 export function plaintextFragments(data: unknown, out: string[] = [], depth = 0): string[] {
   if (typeof data === 'string' && data.length >= 4) out.push(data)
@@ -172,7 +173,10 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
   const data = parsed ? parsed.data : input.data
   const fragments = plaintextFragments(data)
   const id = await attempt(budget, errors, () => resolveId(input, context.keys, fragments, fieldPath('id', prefix), budget))
-  for (const [key, value] of Object.entries(input.metadata ?? {})) await attempt(budget, errors, () => assertFreeOfPlaintext(value, fragments, formatPath(['metadata', key], prefix)))
+  const metadata = Object.entries(input.metadata ?? {})
+  // Only with metadata to check: collecting a large generic token's strings costs time.
+  const secrets = dataValid && metadata.length > 0 ? secretsOf(type, data) : undefined
+  if (secrets) for (const [key, value] of metadata) await attempt(budget, errors, () => assertMetadataFreeOfSecrets(value, secrets, formatPath(['metadata', key], prefix)))
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
   const fingerprintSource = await attempt(budget, errors, () =>
     input.fingerprint_expression === undefined && dataValid

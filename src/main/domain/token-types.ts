@@ -26,6 +26,11 @@ export interface TokenTypeDefinition {
    */
   shortLivedFields?: readonly string[]
   /**
+   * Fields holding the card or account number, which metadata may not repeat even
+   * with separators (metadata-secrets.ts); absent for a type whose whole data is secret.
+   */
+  secretNumberFields?: readonly string[]
+  /**
    * The data as stored: checked, and normalised where the type allows two
    * spellings (a card's numeric `cvc` becomes a string).
    * @throws ValidationError with paths like `${path}.number`; messages never contain the data
@@ -149,6 +154,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         showsEvaluatedMask: true,
         maskMaximum: { number: { first: 6, last: 4 }, cvc: { first: 0, last: 0 } },
         shortLivedFields: ['cvc'],
+        secretNumberFields: ['number'],
         parseData: parseCard,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, CARD_MASK)
       },
@@ -166,6 +172,8 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         },
         showsEvaluatedMask: false,
         maskMaximum: { account_number: { first: 0, last: 4 } },
+        // The routing number identifies the bank, not the account: it is public.
+        secretNumberFields: ['account_number'],
         parseData: parseBank,
         applyDefaultMask: (data) => pick(data as Record<string, unknown>, BANK_MASK)
       }

@@ -13,6 +13,7 @@ import { bodyParser } from './middleware/body'
 import { errorHandler, type RefusalListener } from './middleware/errors'
 import { trustForwardingFrom } from './middleware/forwarded'
 import { hostCheck } from './middleware/host-check'
+import { traceId } from './middleware/trace-id'
 import { dispatchBySegment } from './route-dispatch'
 import { mountRoutes } from './routes'
 import { invitationAcceptRoutes } from './routes/invitation-accept.routes'
@@ -42,6 +43,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     options.logger.error({ err: { name: error.name, code: error.code } }, 'unhandled error')
   })
   app.use(noStore)
+  app.use(traceId)
   // Before the refusal log, which records the client address this sets.
   if (options.trustedProxies?.length) app.use(trustForwardingFrom(options.trustedProxies))
   const routers: Router<AppState>[] = []
@@ -49,7 +51,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   app.use(hostCheck(options.allowedHosts))
   if (options.corsOrigins?.length) {
     const origins = new Set(options.corsOrigins)
-    app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'BT-API-KEY', 'BT-TRACE-ID', 'BT-IDEMPOTENCY-KEY', 'Content-Type'] }))
+    app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'BT-API-KEY', 'BT-TRACE-ID', 'BT-IDEMPOTENCY-KEY', 'Content-Type'], exposeHeaders: ['BT-TRACE-ID'] }))
   }
   const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
   const keyless = [publicRoutes(deps), invitationAcceptRoutes(deps)]

@@ -103,11 +103,13 @@ function operation(id: string, route: Route): ZodOpenApiOperationObject {
 
 const TAGS = [
   { name: 'Tokens', description: 'Sensitive values stored as tokens; responses show what the caller’s transform allows.' },
-  { name: 'Tokenize', description: 'Many tokens in one atomic request, in any JSON shape.' },
+  { name: 'Token intents', description: 'Card or bank data held for up to 24 hours until `POST /tokens` converts it into a token (Basis Theory’s token intents).' },
+  { name: 'Tokenize', description: 'Many tokens in one request, in any JSON shape: tokenize creates them atomically, detokenize reads them into the shape.' },
   { name: 'Logs', description: 'The audit log: one entry per operation, reads included.' },
   { name: 'Applications', description: 'API keys with their permissions and access rules.' },
   { name: 'Permissions', description: 'The permission catalogue.' },
   { name: 'Sessions', description: 'Short-lived keys for browsers and phones: a public application creates one, a private application authorizes it.' },
+  { name: 'Tenant', description: 'The tenant the caller belongs to.' },
   { name: 'Members', description: 'The people who administer the tenant.' },
   { name: 'Invitations', description: 'E-mail invitations to become a member, and accepting them.' },
   { name: 'Service', description: 'Health and this document.' }
@@ -118,9 +120,10 @@ const PATHS: ZodOpenApiPathsObject = {
     post: operation('createToken', {
       tag: 'Tokens',
       summary: 'Create a token',
-      description: 'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted.',
+      description:
+        'Validates the data by type, evaluates the id, fingerprint and search-index expressions, and stores the data encrypted. With `token_intent_id` the token intent supplies the type and data and is consumed in the same transaction; an unknown, expired or already converted intent is a 400 naming `token_intent_id`.',
       permissions: ['token:create'],
-      body: { schema: contract.createTokenBody },
+      body: { schema: z.union([contract.createTokenBody, contract.convertTokenIntentBody]) },
       responses: {
         201: jsonResponse('The created token, shaped by the caller’s transform.', contract.token),
         200: jsonResponse('With `deduplicate_token`: the existing token of the same type and fingerprint (only `id`, `type`, `tenant_id`, `fingerprint` and `containers` when the caller cannot read it).', contract.token)
@@ -168,6 +171,36 @@ const PATHS: ZodOpenApiPathsObject = {
       reasons: TOKEN_REASONS
     })
   },
+  '/token-intents': {
+    post: operation('createTokenIntent', {
+      tag: 'Token intents',
+      summary: 'Create a token intent',
+      description:
+        'Validates and encrypts the data like a token’s and answers with its masked details and fingerprint, never the data. The intent is deleted 24 hours later (when the CVC retention window ends, if it holds a CVC and that is sooner) unless converted first.',
+      permissions: ['token:create'],
+      body: { schema: contract.createTokenIntentBody },
+      responses: { 201: jsonResponse('The token intent.', contract.tokenIntent) },
+      reasons: { 403: 'The caller lacks the permission on the containers a token of this type goes to by default.' }
+    })
+  },
+  '/token-intents/{id}': {
+    get: operation('getTokenIntent', {
+      tag: 'Token intents',
+      summary: 'Get a token intent',
+      permissions: ['token:read'],
+      path: entityId,
+      responses: { 200: jsonResponse('The token intent, without its data.', contract.tokenIntent) },
+      reasons: { 403: 'The caller lacks the permission on the containers a token of this type goes to by default.', 404: 'No such token intent: unknown, expired or converted.' }
+    }),
+    delete: operation('deleteTokenIntent', {
+      tag: 'Token intents',
+      summary: 'Delete a token intent',
+      permissions: ['token:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') },
+      reasons: { 403: 'The caller lacks the permission on the containers a token of this type goes to by default.', 404: 'No such token intent: unknown, expired or converted.' }
+    })
+  },
   '/tokenize': {
     post: operation('tokenize', {
       tag: 'Tokenize',
@@ -178,6 +211,22 @@ const PATHS: ZodOpenApiPathsObject = {
       responses: { 200: jsonResponse('The same shape with tokens in place of the values.', contract.tokenizeResult) },
       errors: [409],
       reasons: { ...TOKEN_REASONS, 409: 'The request names the same token id twice, or an id that already exists.' }
+    })
+  },
+  '/detokenize': {
+    post: operation('detokenize', {
+      tag: 'Tokenize',
+      summary: 'Detokenize any JSON shape',
+      description:
+        'Basis Theory’s detokenize. Tokens are shown as `GET /tokens/{id}` shows them to the caller (its transform applies); each token read is audited. At most 10,000 expressions per request; their filters share the request’s expression time budget.',
+      permissions: ['token:read'],
+      body: { schema: contract.detokenizeBody },
+      responses: { 200: jsonResponse('The same shape with each expression replaced by its value.', contract.detokenizeResult) },
+      reasons: {
+        ...TOKEN_REASONS,
+        400: 'Invalid input: `errors` names each string holding a malformed expression, a failing filter, or an id that names no token.',
+        413: 'The body exceeds the size limit (5 MB by default), its filters need more time than one request may spend on expressions, or the response would carry more than 20,000,000 characters of values.'
+      }
     })
   },
   '/logs': {
@@ -311,6 +360,22 @@ const PATHS: ZodOpenApiPathsObject = {
       reasons: { 403: 'The key is not a private application’s, or the grant exceeds what it holds.', 404: 'No unexpired session has this nonce.', 409: 'The nonce has already been used.' }
     })
   },
+  '/tenants/self': {
+    get: operation('getTenant', {
+      tag: 'Tenant',
+      summary: 'Get the caller’s tenant',
+      description: 'In Basis Theory’s shape (`client.tenants.self.get()`).',
+      permissions: ['tenant:read'],
+      responses: { 200: jsonResponse('The tenant.', contract.tenant) }
+    }),
+    put: operation('updateTenant', {
+      tag: 'Tenant',
+      summary: 'Rename the caller’s tenant',
+      permissions: ['tenant:update'],
+      body: { schema: contract.updateTenantBody },
+      responses: { 200: jsonResponse('The renamed tenant.', contract.tenant) }
+    })
+  },
   '/tenants/self/members': {
     get: operation('listMembers', {
       tag: 'Members',
@@ -421,6 +486,15 @@ const PATHS: ZodOpenApiPathsObject = {
       responses: { 200: jsonResponse('The service is up.', contract.health) }
     })
   },
+  '/ping': {
+    get: operation('ping', {
+      tag: 'Service',
+      summary: 'Ping',
+      description: 'The same answer as `GET /health`, at the path Basis Theory’s SDKs call (`webhooks.ping()`). A key, if sent, is not checked.',
+      open: true,
+      responses: { 200: jsonResponse('The service is up.', contract.health) }
+    })
+  },
   '/openapi.json': {
     get: operation('openApiDocument', {
       tag: 'Service',
@@ -433,7 +507,7 @@ const PATHS: ZodOpenApiPathsObject = {
 
 const DESCRIPTION = `Tessera's tokenization service: sensitive values go in, tokens come out.
 
-Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
+Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /ping\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Every response, errors included, carries \`BT-TRACE-ID\`: the request's own (printable ASCII, at most 128 characters) or, when it sent none or another, a new UUID. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
 
 /** Formats say it all: zod's equivalent patterns (for uuid and date-time) only make the document harder to read. */
 function dropPatternsOfFormats({ jsonSchema }: { jsonSchema: { format?: string; pattern?: string } }): void {

@@ -6,6 +6,8 @@ import type { JsonBody } from './middleware/body'
 /** Koa state after authentication. */
 export interface AppState {
   actor: Actor
+  /** The request's `BT-TRACE-ID`, sent or generated (middleware/trace-id.ts). */
+  traceId: string
 }
 
 export type AppRouter = Router<AppState>

@@ -12,7 +12,7 @@ export const tokenMetadata = z
     withoutNul(z.string().max(500, 'must be at most 500 characters'))
   )
   .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
-  .meta({ description: 'Non-sensitive text values (at most 50 keys); a value holding the token data is refused' })
+  .meta({ description: 'Non-sensitive text values (at most 50 keys), stored in plaintext; a value holding the token’s secrets is refused: a card or account number (even grouped by spaces, dashes, dots or slashes), a CVC, or a generic token’s whole data or one of its strings' })
 
 /** Data nested deeper than this is refused: sealing, fingerprints and expressions all recurse over it. */
 const MAX_DATA_DEPTH = 64
@@ -160,3 +160,25 @@ type TokenizeResultValue = string | null | z.infer<typeof token> | TokenizeResul
 export const tokenizeResult: z.ZodType<TokenizeResultValue> = z
   .union([z.string(), z.null(), token, z.array(z.lazy(() => tokenizeResult)), z.record(z.string(), z.lazy(() => tokenizeResult))])
   .meta({ id: 'TokenizeResult', description: 'The request with each plain value replaced by its token id and each token request by the created token' })
+
+type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
+
+/** Any JSON value (documentation only: `POST /detokenize` walks whatever it is sent). */
+const anyJson = (id: string, description: string): z.ZodType<JsonValue> => {
+  const value: z.ZodType<JsonValue> = z
+    .union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.lazy(() => value)), z.record(z.string(), z.lazy(() => value))])
+    .meta({ id, description })
+  return value
+}
+
+/** `POST /detokenize`: any JSON value whose strings may hold detokenization expressions. */
+export const detokenizeBody = anyJson(
+  'DetokenizeRequest',
+  'Any JSON value. In its strings, `{{ ID | filters }}` stands for the data of token ID and `{{ token: ID | filters }}` for the token object; filters are optional.'
+)
+
+/** The response of `POST /detokenize`. */
+export const detokenizeResult = anyJson(
+  'DetokenizeResult',
+  'The request with each expression replaced: a string that is exactly one expression takes its value with its JSON type; other strings have the values written in (objects as JSON, null as nothing).'
+)

@@ -16,6 +16,14 @@ describe('HTTP conventions', () => {
     expect(response.body).toEqual({ status: 'ok' })
   })
 
+  it('answers GET /ping (Basis Theory’s path) without an API key, and does not check one that is sent', async () => {
+    for (const key of [null, 'key_private_unknown']) {
+      const response = await service.request('GET', '/ping', { key })
+      expect(response.status).toBe(200)
+      expect(response.body).toEqual({ status: 'ok' })
+    }
+  })
+
   it('rejects a request without SVC-API-KEY with a 401 problem document', async () => {
     const response = await service.request('GET', '/logs', { key: null })
     expect(response.status).toBe(401)

@@ -25,21 +25,56 @@ describe('tokens', () => {
       })
     })
 
-    it('refuses an id or metadata that would carry the token data in plaintext', async () => {
+    it('refuses an id that would carry the token data in plaintext', async () => {
       const number = cardNumber()
       const byExpression = await post({ id: '{{ data.number }}', type: 'card', data: { number } }, masker.key)
       expect(byExpression.status).toBe(400)
       expect(Object.keys(byExpression.body.errors)).toEqual(['id'])
       const byLiteral = await post({ id: `card-${number}`, type: 'card', data: { number } }, masker.key)
       expect(byLiteral.status).toBe(400)
-      const inMetadata = await post({ type: 'token', data: 'Ada Lovelace', metadata: { note: 'for Ada Lovelace' } }, masker.key)
+      expect(JSON.stringify(byExpression.body)).not.toContain(number)
+    })
+
+    it('refuses metadata holding a card number, even grouped by spaces or dashes', async () => {
+      const number = cardNumber(16)
+      const groups = number.match(/\d{4}/g)!
+      for (const note of [number, `card ${groups.join(' ')}`, `ref:${groups.join('-')}`]) {
+        const response = await post({ type: 'card', data: { number }, metadata: { note } }, masker.key)
+        expect(response.status).toBe(400)
+        expect(response.body.errors).toEqual({ 'metadata.note': ['must not contain the token data'] })
+        expect(JSON.stringify(response.body)).not.toContain(groups.join(''))
+      }
+    })
+
+    it('refuses metadata holding a bank account number or a CVC, and accepts the public routing number', async () => {
+      const data = { routing_number: ROUTING, account_number: '000123456789' }
+      const account = await post({ type: 'bank', data, metadata: { account: '0001-2345-6789' } }, masker.key)
+      expect(account.status).toBe(400)
+      expect(account.body.errors).toEqual({ 'metadata.account': ['must not contain the token data'] })
+      expect((await post({ type: 'bank', data, metadata: { bank: `routing ${ROUTING}` } }, masker.key)).status).toBe(201)
+      const cvc = await post({ type: 'card', data: { number: cardNumber(), cvc: '123' }, metadata: { cvc: '123' } }, masker.key)
+      expect(cvc.body.errors).toEqual({ 'metadata.cvc': ['must not contain the token data'] })
+    })
+
+    it('refuses metadata holding the whole data of a generic token, on create and on update', async () => {
+      const inMetadata = await post({ type: 'token', data: 'Ada Lovelace', metadata: { note: 'Ada Lovelace' } }, masker.key)
       expect(inMetadata.status).toBe(400)
       expect(inMetadata.body.errors).toEqual({ 'metadata.note': ['must not contain the token data'] })
+      const ofObject = await post({ type: 'token', data: { ssn: '078-05-1120' }, metadata: { ssn: '078-05-1120' } }, masker.key)
+      expect(ofObject.body.errors).toEqual({ 'metadata.ssn': ['must not contain the token data'] })
       const patched = await post({ type: 'token', data: 'Grace Hopper' }, masker.key)
       const leak = await service.request('PATCH', `/tokens/${patched.body.id}`, { key: masker.key, body: { metadata: { who: 'Grace Hopper' } }, contentType: MERGE_PATCH })
       expect(leak.status).toBe(400)
       expect(leak.body.errors).toHaveProperty(['metadata.who'])
-      expect(JSON.stringify(byExpression.body)).not.toContain(number)
+    })
+
+    it('accepts metadata that only shares words with the data', async () => {
+      const shared = await post({ type: 'token', data: 'Sensitive Value', metadata: { nonSensitiveField: 'Non-Sensitive Value' } }, masker.key)
+      expect(shared.status).toBe(201)
+      expect(shared.body.metadata).toEqual({ nonSensitiveField: 'Non-Sensitive Value' })
+      const number = cardNumber(16)
+      const lastFour = await post({ type: 'card', data: { number }, metadata: { last4: number.slice(-4), note: 'for Ada Lovelace' } }, masker.key)
+      expect(lastFour.status).toBe(201)
     })
 
     it('returns the plaintext to a caller whose create rule reveals', async () => {

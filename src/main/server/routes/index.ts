@@ -2,16 +2,19 @@
 import type Koa from 'koa'
 import { dispatchBySegment } from '../route-dispatch'
 import type { AppRouter, AppState, RouteDeps } from '../types'
+import { detokenizeRoutes } from './detokenize.routes'
 import { applicationsRoutes } from './applications.routes'
 import { invitationsRoutes } from './invitations.routes'
 import { logsRoutes } from './logs.routes'
 import { membersRoutes } from './members.routes'
 import { permissionsRoutes } from './permissions.routes'
 import { sessionsRoutes } from './sessions.routes'
+import { tokenIntentsRoutes } from './token-intents.routes'
 import { tokenizeRoutes } from './tokenize.routes'
+import { tenantsRoutes } from './tenants.routes'
 import { tokensRoutes } from './tokens.routes'
 
-const RESOURCE_ROUTES = [tokensRoutes, tokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, invitationsRoutes]
+const RESOURCE_ROUTES = [tokensRoutes, tokenIntentsRoutes, tokenizeRoutes, detokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, tenantsRoutes, invitationsRoutes]
 
 /** Mounts the resource routers and returns them. */
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {

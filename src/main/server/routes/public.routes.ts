@@ -10,6 +10,10 @@ export function publicRoutes(_deps: RouteDeps) {
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' }
   })
+  // Basis Theory's `GET /ping` (the SDK's webhooks.ping()): the same answer, for the same purpose.
+  router.get('/ping', (ctx) => {
+    ctx.body = { status: 'ok' }
+  })
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json'
     ctx.body = document

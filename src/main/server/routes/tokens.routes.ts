@@ -3,10 +3,18 @@ import * as contract from '../../../shared/contracts'
 import { parse } from '../../app'
 import type { AppState, RouteDeps } from '../types'
 
+function isIntentConversion(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && Object.hasOwn(body, 'token_intent_id')
+}
+
 export function tokensRoutes({ services, json }: RouteDeps) {
   const router = new Router<AppState>({ prefix: '/tokens' })
   router.post('/', json(), async (ctx) => {
-    const { token, created } = await services.tokens.create(ctx.state.actor, parse(contract.createTokenBody, ctx.request.body))
+    const body = ctx.request.body
+    // With `token_intent_id` (Basis Theory's conversion), the intent supplies the type and data.
+    const { token, created } = isIntentConversion(body)
+      ? await services.tokenIntents.convert(ctx.state.actor, parse(contract.convertTokenIntentBody, body))
+      : await services.tokens.create(ctx.state.actor, parse(contract.createTokenBody, body))
     ctx.status = created ? 201 : 200
     ctx.body = token
   })

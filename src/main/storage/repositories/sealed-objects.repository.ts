@@ -7,12 +7,13 @@ import type { SealedObjectKind } from '../../../shared/types'
 import { sql, type Db } from '../connections'
 import { tenantKeys } from '../tenant-keys'
 
-export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings']
+export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings', 'token_intents']
 
 const TABLES: Record<SealedObjectKind, { table: string; id: string; sealed: string; byTenantKey?: true }> = {
   tokens: { table: 'tokens', id: 'id', sealed: 'sealed_data', byTenantKey: true },
   outbox_mails: { table: 'mail_outbox', id: 'id', sealed: 'sealed_body' },
-  sealed_settings: { table: 'sealed_settings', id: 'name', sealed: 'sealed_value' }
+  sealed_settings: { table: 'sealed_settings', id: 'name', sealed: 'sealed_value' },
+  token_intents: { table: 'token_intents', id: 'id', sealed: 'sealed_data' }
 }
 
 /** The condition on a table's tenant: its key where the table holds keys (storage/tenant-keys.ts), else its id. */
@@ -20,7 +21,7 @@ function ofTenant(db: Db, kind: SealedObjectKind, tenantId: string): Record<stri
   return TABLES[kind].byTenantKey ? { tenant_key: tenantKeys(db).keyOf(tenantId) } : { tenant_id: tenantId }
 }
 
-/** One sealed row: its id within the tenant (token id, mail id, setting name), version and bytes. */
+/** One sealed row: its id within the tenant (token id, mail id, setting name, intent id), version and bytes. */
 export interface SealedObject {
   id: string
   key_version: number

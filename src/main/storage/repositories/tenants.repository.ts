@@ -7,6 +7,7 @@ export interface TenantRow {
   name: string
   owner_user_id: string | null
   created_at: number
+  modified_at?: number | null
 }
 
 export interface UserRow {
@@ -62,7 +63,11 @@ export async function findMemberByUser(db: Db, tenantId: string, userId: string)
 }
 
 export async function findTenant(db: Db, id: string): Promise<TenantRow | undefined> {
-  return sql(db)('tenants').select('id', 'name', 'owner_user_id', 'created_at').where({ id }).first()
+  return sql(db)('tenants').select('id', 'name', 'owner_user_id', 'created_at', 'modified_at').where({ id }).first()
+}
+
+export async function renameTenant(db: Db, id: string, name: string, modifiedAt: number): Promise<number> {
+  return sql(db)('tenants').where({ id }).update({ name, modified_at: modifiedAt })
 }
 
 export async function updateUser(db: Db, id: string, changes: Partial<Omit<UserRow, 'id'>>): Promise<number> {

@@ -12,7 +12,7 @@ import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
-import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261211000000_default_fingerprint_expression'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261217000000_default_fingerprint_expression'
 import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 
@@ -186,6 +186,23 @@ export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, n
 export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[]): Promise<void> {
   const names = [...new Set(tokens.map((token) => `${token.type}/${token.fingerprint}`))].sort()
   for (const name of names) await lockName(sql(tx), 'fingerprint', tenantId, name)
+}
+
+/** Ids looked up per statement by `findTokens` (SQLite allows 999 bound values). */
+const IDS_PER_LOOKUP = 500
+
+/** The live tokens of `ids`, in no particular order; ids that name none are left out. */
+export async function findTokens(db: Db, tenantId: string, ids: readonly string[], now: number): Promise<StoredToken[]> {
+  const found: StoredToken[] = []
+  const tenantKey = tenantKeys(db).keyOf(tenantId)
+  for (let start = 0; start < ids.length; start += IDS_PER_LOOKUP) {
+    const rows: TokenRow[] = await sql(db)('tokens')
+      .where({ tenant_key: tenantKey })
+      .whereIn('id', ids.slice(start, start + IDS_PER_LOOKUP))
+      .andWhere(notExpiredAt(now))
+    found.push(...toRows(db, rows))
+  }
+  return found
 }
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */

@@ -10,7 +10,8 @@ export const KEY_STATUS_POLL_MS = 1_000
 const KIND_LABELS: Record<keyof SealedObjectCounts, [string, string]> = {
   tokens: ['token', 'tokens'],
   outbox_mails: ['outbox mail', 'outbox mails'],
-  sealed_settings: ['sealed setting', 'sealed settings']
+  sealed_settings: ['sealed setting', 'sealed settings'],
+  token_intents: ['token intent', 'token intents']
 }
 
 /** "3 tokens, 1 outbox mail", or "nothing". */

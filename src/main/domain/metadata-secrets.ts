@@ -1,0 +1,61 @@
+/**
+ * What a token's metadata may not hold: its secrets, not its words. Metadata is
+ * stored and shown in plaintext, so copying a card or account number, a CVC or
+ * a generic token's value into it would defeat the encryption; sharing a word
+ * with the data ("Non-Sensitive Value" beside "Sensitive Value") is ordinary
+ * description and is allowed.
+ */
+import { ValidationError } from './errors'
+import type { TokenTypeDefinition } from './token-types'
+
+/** The secrets of one token's data, in the forms metadata is checked against. */
+export interface DataSecrets {
+  /** Card and account numbers, as digits: refused inside a metadata digit run. */
+  numbers: string[]
+  /** Whole values (a generic token's data or its strings, a CVC): refused as a metadata value. */
+  values: Set<string>
+}
+
+/** A number this long is specific enough to refuse wherever it appears in a run; a shorter one only as the whole run. */
+const NUMBER_FOUND_INSIDE_RUNS = 8
+/** A generic token's strings shorter than this ("yes", "EUR") are too common to be its secret. */
+const GENERIC_LEAF_MIN_LENGTH = 4
+/** Digits, possibly grouped by spaces, dashes, dots or slashes ("4242 4242 4242 4242"). */
+const DIGIT_RUN = /\d(?:[\s./-]*\d)*/g
+
+export function secretsOf(type: TokenTypeDefinition, data: unknown): DataSecrets {
+  const secrets: DataSecrets = { numbers: [], values: new Set() }
+  if (type.secretNumberFields === undefined) {
+    secrets.values.add(wholeValue(data))
+    collectLeaves(data, secrets.values, 0)
+    return secrets
+  }
+  const fields = data as Record<string, unknown>
+  for (const field of type.secretNumberFields) if (typeof fields[field] === 'string') secrets.numbers.push(fields[field])
+  for (const field of type.shortLivedFields ?? []) if (fields[field] !== undefined && fields[field] !== null) secrets.values.add(String(fields[field]))
+  return secrets
+}
+
+/** @throws ValidationError naming `field` when `value` holds one of the secrets */
+export function assertMetadataFreeOfSecrets(value: string, secrets: DataSecrets, field: string): void {
+  if (secrets.values.has(value.trim()) || holdsNumber(value, secrets.numbers)) throw ValidationError.field(field, 'must not contain the token data')
+}
+
+function holdsNumber(value: string, numbers: readonly string[]): boolean {
+  if (numbers.length === 0) return false
+  for (const [run] of value.matchAll(DIGIT_RUN)) {
+    const digits = run.replace(/\D/g, '')
+    if (numbers.some((number) => (number.length >= NUMBER_FOUND_INSIDE_RUNS ? digits.includes(number) : digits === number))) return true
+  }
+  return false
+}
+
+function wholeValue(data: unknown): string {
+  return typeof data === 'string' ? data.trim() : JSON.stringify(data)
+}
+
+function collectLeaves(data: unknown, out: Set<string>, depth: number): void {
+  if (typeof data === 'string' && data.trim().length >= GENERIC_LEAF_MIN_LENGTH) out.add(data.trim())
+  else if (typeof data === 'number' && String(data).length >= GENERIC_LEAF_MIN_LENGTH) out.add(String(data))
+  else if (data !== null && typeof data === 'object' && depth < 64) for (const item of Object.values(data)) collectLeaves(item, out, depth + 1)
+}
