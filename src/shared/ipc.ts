@@ -16,6 +16,7 @@ import type * as contract from './contracts'
 import type { OutboxMail } from './contracts'
 import type {
   Application,
+  ApplicationKey,
   EntityType,
   KeyRetirementReport,
   KeyStatus,
@@ -204,6 +205,12 @@ export interface TesseraApi {
     update(id: string, body: UpdateApplicationRequest): Promise<Application>
     regenerate(id: string): Promise<Application>
     delete(id: string): Promise<void>
+    /** The application's keys, oldest first, without values. */
+    listKeys(id: string): Promise<ApplicationKey[]>
+    /** One more key, its value shown in this result only; the other keys keep working. */
+    createKey(id: string): Promise<ApplicationKey>
+    /** That key stops working at once; the other keys stay. */
+    deleteKey(id: string, keyId: string): Promise<void>
   }
   sessions: {
     /** Creates a session as the given public application (testing and training); with its id, unlike REST. */
@@ -262,7 +269,7 @@ export const IPC_METHODS = {
   tokens: ['list', 'get', 'create', 'update', 'delete', 'reveal'],
   tokenize: ['run'],
   logs: ['list', 'entityTypes', 'activity', 'export', 'archive', 'archiveStatus'],
-  applications: ['list', 'get', 'create', 'update', 'regenerate', 'delete'],
+  applications: ['list', 'get', 'create', 'update', 'regenerate', 'delete', 'listKeys', 'createKey', 'deleteKey'],
   sessions: ['create', 'authorize', 'list', 'revoke'],
   members: ['list', 'delete'],
   invitations: ['list', 'create', 'resend', 'delete'],

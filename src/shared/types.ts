@@ -25,6 +25,9 @@ export type AccessRule = z.infer<typeof contract.accessRuleView>
 /** An application; `key` only in the create and regenerate responses. */
 export type Application = z.infer<typeof contract.application> & { key?: string }
 
+/** One of an application's keys; `key` only in the response that created it. */
+export type ApplicationKey = z.infer<typeof contract.applicationKey>
+
 export type LogEntry = z.infer<typeof contract.logEntry>
 
 export type EntityType = z.infer<typeof contract.entityType>
@@ -48,7 +51,7 @@ export type Problem = z.infer<typeof contract.problem>
 // Key rotation (`tessera keys`, desktop Settings): wire shapes of status and reports.
 
 /** The kinds of objects sealed with a tenant's data key. */
-export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings' | 'token_intents'
+export type SealedObjectKind = 'tokens' | 'outbox_mails' | 'sealed_settings' | 'token_intents' | 'idempotent_responses'
 
 /** How many objects of each kind a data-key version seals. */
 export type SealedObjectCounts = Record<SealedObjectKind, number>

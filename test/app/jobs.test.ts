@@ -39,6 +39,7 @@ describe('expiry jobs', () => {
       'expire-tokens',
       'expire-cvc',
       'expire-token-intents',
+      'expire-idempotency-keys',
       'expire-applications',
       'expire-sessions',
       'expire-invitations',

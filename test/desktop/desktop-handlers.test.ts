@@ -110,6 +110,25 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(result).toMatchObject({ ok: false, problem: { status: 400, errors: { 'data.number': ['fails the Luhn check'] } } })
   })
 
+  it('adds, lists and deletes application keys as the owner, each change logged', async () => {
+    const app = (await call('app:applications.create', { name: 'Rotated', type: 'private', permissions: ['token:read'] })) as { value: { id: string; keys: { id: string }[] } }
+    const added = (await call('app:applications.createKey', app.value.id)) as { ok: true; value: { id: string; key: string } }
+    expect(added.value.key).toMatch(/^key_private_/)
+    const listed = (await call('app:applications.listKeys', app.value.id)) as { ok: true; value: { id: string; key?: string }[] }
+    expect(listed.value.map((key) => key.id).sort()).toEqual([app.value.keys[0].id, added.value.id].sort())
+    expect(listed.value.every((key) => key.key === undefined)).toBe(true)
+    expect(await call('app:applications.deleteKey', app.value.id, app.value.keys[0].id)).toEqual({ ok: true })
+    expect(((await call('app:applications.listKeys', app.value.id)) as { value: { id: string }[] }).value.map((key) => key.id)).toEqual([added.value.id])
+    expect(await call('app:applications.deleteKey', app.value.id)).toMatchObject({ ok: false, problem: { status: 400 } })
+    const logs = (await call('app:logs.list', { entity_type: 'application', entity_id: app.value.id })) as { value: { data: LogEntry[] } }
+    expect(logs.value.data.map((entry) => [entry.actor_type, entry.message])).toEqual(
+      expect.arrayContaining([
+        ['user', `Application key ${added.value.id} created`],
+        ['user', `Application key ${app.value.keys[0].id} deleted`]
+      ])
+    )
+  })
+
   it('creates sessions as a public application and authorizes them as a private one', async () => {
     const publicApp = (await call('app:applications.create', { name: 'Form', type: 'public', permissions: ['token:create'] })) as { value: { id: string } }
     const privateApp = (await call('app:applications.create', { name: 'Backend', type: 'private', permissions: ['token:create'] })) as { value: { id: string } }

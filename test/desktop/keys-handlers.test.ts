@@ -67,7 +67,7 @@ describe('key ceremonies over IPC', () => {
     expect(finished.tenants[0].rotation).toMatchObject({ remaining: 0, finished_at: expect.any(String) })
 
     const report = await value<KeyRetirementReport>('app:keys.retire', 1)
-    expect(report).toMatchObject({ retired_version: 1, current_version: 2, counts_after: { tokens: { 1: 0, 2: 2 }, sealed_settings: { 1: 0, 2: 1 }, token_intents: { 1: 0 } }, retired_by: expect.stringContaining('(desktop app)') })
+    expect(report).toMatchObject({ retired_version: 1, current_version: 2, counts_after: { tokens: { 1: 0, 2: 2 }, sealed_settings: { 1: 0, 2: 1 }, token_intents: { 1: 0 }, idempotent_responses: { 1: 0 } }, retired_by: expect.stringContaining('(desktop app)') })
     expect(await value('app:keys.report', 1)).toEqual(report)
     expect((await value<{ data: unknown }>('app:tokens.reveal', ids[0], 'check after rotation')).data).toEqual({ number: '4242424242424242' })
     expect(await desktop.requireVault().services.sealedSettings.get(desktop.requireVault().tenantId, SMTP_PASSWORD_SETTING)).toBe('hunter2')

@@ -59,5 +59,31 @@ describe.skipIf(!chromiumAvailable)('Applications workflow', () => {
     expect((await callRest(base, 'GET', '/tokens', key)).status).toBe(401)
     expect((await callRest(base, 'GET', '/tokens', fresh)).status).toBe(200)
     expect(errorsOf(app.page)).toEqual([])
+    key = fresh
+  })
+
+  it('rotates with overlap: a key added beside the current one, then the old one deleted', async () => {
+    const row = app.page.getByTestId('applications-table').locator('tr', { hasText: 'Reporting job' })
+    await row.getByTestId('keys').click()
+    const keys = app.page.getByTestId('application-keys')
+    const table = keys.getByTestId('keys-table')
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
+    const oldKeyId = (await table.locator('tbody tr code').textContent())!
+
+    await keys.getByTestId('add-key').click()
+    const dialog = app.page.getByTestId('key-once')
+    const added = (await dialog.getByTestId('secret').textContent())!
+    await dialog.getByRole('button', { name: 'I have stored the key' }).click()
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2)
+    const base = await app.harness.serviceUrl()
+    expect((await callRest(base, 'GET', '/tokens', key)).status).toBe(200)
+    expect((await callRest(base, 'GET', '/tokens', added)).status).toBe(200)
+
+    await keys.getByRole('button', { name: `Delete key ${oldKeyId}` }).click()
+    await confirmDialog(app.page, 'Delete')
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
+    expect((await callRest(base, 'GET', '/tokens', key)).status).toBe(401)
+    expect((await callRest(base, 'GET', '/tokens', added)).status).toBe(200)
+    expect(errorsOf(app.page)).toEqual([])
   })
 })

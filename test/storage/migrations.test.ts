@@ -9,7 +9,7 @@ import { migrationSource as source } from '../../src/main/storage/migrations'
 import { countLogs, foldLogEntities, listLogs } from '../../src/main/storage/repositories/logs.repository'
 import { findByFingerprint, findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
-import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261217000000_default_fingerprint_expression'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261219000000_default_fingerprint_expression'
 import { getTokenType } from '../../src/main/domain/token-types'
 import { validateExpression } from '../../src/main/domain/expressions'
 import { TOKEN_TYPE_NAMES } from '../../src/shared/token-rules'
@@ -163,9 +163,27 @@ describe('migrations', () => {
     ])
   })
 
+  it('moves each application key hash into application_keys, keeping the application, and rolls back', async () => {
+    await db.raw('PRAGMA foreign_keys = ON') // as the vault opens its database
+    await db.migrate.up({ name: '20261125000000_initial_schema' })
+    while (Number(await db.migrate.currentVersion()) < 20261211000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0 })
+    await db('applications').insert({ id: 'a', tenant_id: 't', name: 'Backend', type: 'private', permissions: '[]', rules: '[]', key_hash: 'hash-a', created_by: 'u', created_at: 5 })
+    await db.migrate.up({ name: '20261212000000_application_keys' })
+    expect(await db('applications').columnInfo()).not.toHaveProperty('key_hash')
+    expect(await db('applications').select('id', 'name')).toEqual([{ id: 'a', name: 'Backend' }])
+    expect(await db('application_keys').select('tenant_id', 'application_id', 'key_hash', 'created_by', 'created_at')).toEqual([
+      { tenant_id: 't', application_id: 'a', key_hash: 'hash-a', created_by: 'u', created_at: 5 }
+    ])
+    await db('application_keys').insert({ id: 'k2', tenant_id: 't', application_id: 'a', key_hash: 'hash-b', created_at: 6 })
+    await db.migrate.down()
+    expect(await db.schema.hasTable('application_keys')).toBe(false)
+    expect(await db('applications').select('id', 'key_hash')).toEqual([{ id: 'a', key_hash: 'hash-b' }])
+  })
+
   it('gives each tenant a compact key in the tables that grow with the vault, keeping every row, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261211000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261213000000) await db.migrate.up()
     await db('tenants').insert([{ id: 'u', name: 'Later', created_at: 5 }, { id: 't', name: 'First', created_at: 1 }])
     const token = (tenant: string, id: string, createdAt: number) => ({
       tenant_id: tenant, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.from(id).toString('hex'), fingerprint_expression: '{{ data }}', containers: '[]', metadata: JSON.stringify({ k: id }), created_at: createdAt
@@ -208,7 +226,7 @@ describe('migrations', () => {
     expect(await countLogs(reader, { tenantId: 'u' })).toBe(1)
     expect(await db('logs').select('seq', 'mac').orderBy('seq')).toEqual([1, 2, 3].map((seq) => ({ seq, mac: Buffer.alloc(32, seq) })))
 
-    while (Number(await db.migrate.currentVersion()) >= 20261212000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261214000000) await db.migrate.down()
     expect(await db('tenants').columnInfo()).not.toHaveProperty('tenant_key')
     expect(await db('tokens').select('tenant_id', 'id').orderBy('rowid')).toEqual([{ tenant_id: 't', id: 'b' }, { tenant_id: 'u', id: 'c' }, { tenant_id: 't', id: 'a' }])
     expect(await db('token_metadata').select('tenant_id', 'token_id').orderBy(['tenant_id', 'token_id'])).toEqual([
@@ -227,7 +245,7 @@ describe('migrations', () => {
 
   it('keeps fingerprints and search index hashes as bytes, finds a token by its fingerprint, and rolls back to hex', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261212000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261214000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     const fingerprint = 'ab'.repeat(32)
     const hash = '0f'.repeat(32)
@@ -245,7 +263,7 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect(await findByFingerprint(readerOf(db), 't', 'token', fingerprint, 0)).toMatchObject({ id: 'a', fingerprint })
 
-    while (Number(await db.migrate.currentVersion()) >= 20261213000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261215000000) await db.migrate.down()
     expect(await db('tokens').select('fingerprint')).toEqual([{ fingerprint }])
     expect(await db('token_search_indexes').select('index_hash')).toEqual([{ index_hash: hash }])
     expect(await db.raw("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('tokens_fingerprint_index', 'token_search_indexes_tenant_key_index_hash_index')")).toHaveLength(2)
@@ -253,7 +271,7 @@ describe('migrations', () => {
 
   it('keeps token_metadata in the order of the filters, one b-tree, and rolls back to two', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261213000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261215000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     await db('tokens').insert({
       tenant_key: 1, id: 'a', type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: '{{ data }}', containers: '[]', metadata: '{"k":"V"}', created_at: 7
@@ -265,14 +283,14 @@ describe('migrations', () => {
     expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, key: 'k', value_folded: 'v', created_at: 7, token_id: 'a' }])
     expect(await indexes()).toEqual([])
 
-    while (Number(await db.migrate.currentVersion()) >= 20261214000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261216000000) await db.migrate.down()
     expect(await db('token_metadata').select('*')).toEqual([{ tenant_key: 1, token_id: 'a', key: 'k', value_folded: 'v', created_at: 7 }])
     expect(await indexes()).toEqual(['token_metadata_tenant_key_key_value_folded_created_at_index'])
   })
 
   it('keeps actor ids as their bytes, gives back the same text, refuses ids that would not come back the same, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261214000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261216000000) await db.migrate.up()
     const actor = randomUUID()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     await db('tokens').insert({
@@ -293,14 +311,14 @@ describe('migrations', () => {
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_id)).toEqual([null, actor])
     expect(await findToken(readerOf(db), 't', 'a', 0)).toMatchObject({ created_by: actor, modified_by: null })
 
-    while (Number(await db.migrate.currentVersion()) >= 20261215000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261217000000) await db.migrate.down()
     expect(await db('tokens').select('created_by', 'modified_by')).toEqual([{ created_by: actor, modified_by: null }])
     expect(await db('logs').select('actor_id').orderBy('seq')).toEqual([{ actor_id: actor }, { actor_id: null }])
   })
 
   it('keeps actor types as one-byte codes, gives back the same names, refuses an unknown type, and rolls back', async () => {
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261215000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261217000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     const entry = (seq: number, actorType: string | null) => ({ seq, tenant_key: 1, actor_type: actorType, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq })
     await db('logs').insert([entry(1, 'application'), entry(2, 'session'), entry(3, 'user'), entry(4, null), entry(5, 'robot')])
@@ -312,7 +330,7 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.actor_type)).toEqual([null, 'user', 'session', 'application'])
 
-    while (Number(await db.migrate.currentVersion()) >= 20261216000000) await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261218000000) await db.migrate.down()
     expect(await db('logs').orderBy('seq').pluck('actor_type')).toEqual(['application', 'session', 'user', null])
     expect(await db('logs').columnInfo()).not.toHaveProperty('actor_type_code')
   })
@@ -323,7 +341,7 @@ describe('migrations', () => {
     expect(() => validateExpression(EMPTY_EXPRESSION, 'fingerprint_expression')).toThrow()
 
     await db.migrate.up()
-    while (Number(await db.migrate.currentVersion()) < 20261216000000) await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261218000000) await db.migrate.up()
     await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
     const token = (id: string, type: string, expression: string) => ({
       tenant_key: 1, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: expression, containers: '[]', metadata: '{}', created_at: 7

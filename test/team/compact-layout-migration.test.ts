@@ -17,7 +17,7 @@ import { findByFingerprint, findToken, listTokens } from '../../src/main/storage
 import { loadTenantKeys } from '../../src/main/storage/tenant-keys'
 import { createTestDatabase } from '../helpers/postgres'
 
-const LAST_OF_MAIN_LAYOUT = 20261211000000
+const LAST_OF_MAIN_LAYOUT = 20261213000000
 const HOUR = 3_600_000
 
 describe('the compact layout migrations on PostgreSQL', () => {

@@ -141,6 +141,18 @@ describe.skipIf(onPostgres)('two instances of a team vault on one database', () 
     expect((await api(b, regenerated.body.key, 'GET', '/tokens')).status).toBe(200)
   })
 
+  it('refuses on B one key of an application deleted on A, and keeps taking its other key', async () => {
+    const app = await newApplication()
+    const added = await api(a, managementKey, 'POST', `/applications/${app.id}/keys`)
+    expect(added.status).toBe(201)
+    await warmOnB(app.key)
+    await warmOnB(added.body.key)
+    const [first] = (await api(a, managementKey, 'GET', `/applications/${app.id}/keys`)).body as unknown as { id: string }[]
+    expect((await api(a, managementKey, 'DELETE', `/applications/${app.id}/keys/${first.id}`)).status).toBe(204)
+    expect((await pollUntil(() => api(b, app.key, 'GET', '/tokens'), refused)).status).toBe(401)
+    expect((await api(b, added.body.key, 'GET', '/tokens')).status).toBe(200)
+  })
+
   it('applies on B the permissions an application was given on A', async () => {
     const app = await newApplication()
     await warmOnB(app.key)

@@ -1,7 +1,8 @@
 /**
  * Applications: API keys with their permissions and rules (spec "Applications").
- * Keys are shown once, in the create and regenerate responses, and
- * stored only as keyed hashes.
+ * An application holds any number of keys (Basis Theory's application keys);
+ * each is shown once, in the response that created it, and stored only as a
+ * keyed hash. Every key of an application stands for the same actor.
  *
  * Decisions beyond the spec:
  * - An application whose `expires_at` has passed is treated as deleted at once
@@ -22,7 +23,7 @@
 import type { Tx } from '../storage/connections'
 import { updateApplicationBody, type CreateApplicationInput, type ListApplicationsQuery, type PermissionsQuery, type UpdateApplicationInput } from '../../shared/contracts'
 import { MANAGEMENT_PERMISSIONS, PERMISSIONS_BY_APPLICATION_TYPE, TOKEN_PERMISSIONS } from '../../shared/permissions'
-import type { AccessRule, Application, ApplicationType, Page, Permission } from '../../shared/types'
+import type { AccessRule, Application, ApplicationKey, ApplicationType, Page, Permission } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
 import type { SecretHashKey } from '../crypto/types'
@@ -36,6 +37,15 @@ import {
   updateApplication,
   type ApplicationRecord
 } from '../storage/repositories/applications.repository'
+import {
+  deleteApplicationKey,
+  deleteOtherApplicationKeys,
+  findApplicationKey,
+  insertApplicationKey,
+  listKeysOfApplications,
+  type ApplicationKeyRecord,
+  type ApplicationKeySummary
+} from '../storage/repositories/application-keys.repository'
 import { listSessionsAuthorizedBy, listSessionsOfApplication } from '../storage/repositories/sessions.repository'
 import { requirePermission } from '../domain/access'
 import { applicationActor, type AuthService } from './auth.service'
@@ -51,16 +61,33 @@ import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
 import { parse } from '../domain/validation'
 import { notifyChange } from '../storage/change-feed'
 
-function toApplication(row: ApplicationRecord, key?: string): Application {
+/** A key that was just made: its stored row and its value, shown once. */
+export interface NewKey {
+  record: ApplicationKeyRecord
+  key: string
+}
+
+function toApplicationKey(row: ApplicationKeySummary, key?: string): ApplicationKey {
+  return {
+    id: row.id,
+    ...(key !== undefined ? { key } : {}),
+    ...(row.created_by ? { created_by: row.created_by } : {}),
+    created_at: toIsoString(Number(row.created_at))
+  }
+}
+
+/** The application with its keys; the value of `fresh`, a key just made, is shown this once. */
+function toApplication(row: ApplicationRecord, keys: ApplicationKeySummary[], fresh?: NewKey): Application {
   const application: Application = {
     id: row.id,
     tenant_id: row.tenant_id,
     name: row.name,
-    ...(key !== undefined ? { key } : {}),
+    ...(fresh ? { key: fresh.key } : {}),
     type: row.type,
     permissions: row.permissions,
     rules: row.rules,
-    created_at: toIsoString(Number(row.created_at))
+    created_at: toIsoString(Number(row.created_at)),
+    keys: keys.map((key) => toApplicationKey(key, key.id === fresh?.record.id ? fresh.key : undefined))
   }
   if (row.created_by) application.created_by = row.created_by
   if (row.modified_by) application.modified_by = row.modified_by
@@ -79,9 +106,17 @@ export interface NewApplication {
   createdBy: string
 }
 
-/** A new application's row and its key, which is returned once and stored only as a keyed hash. */
-export function newApplicationRecord(app: NewApplication, secretHashKey: SecretHashKey, now: number): { row: ApplicationRecord; key: string } {
-  const key = generateSecret(`key_${app.type}`)
+/** A new key of `application`: returned once, stored only as a keyed hash. */
+export function newApplicationKey(application: Pick<ApplicationRecord, 'id' | 'tenant_id' | 'type'>, secretHashKey: SecretHashKey, createdBy: string, now: number): NewKey {
+  const key = generateSecret(`key_${application.type}`)
+  return {
+    record: { id: newId(), tenant_id: application.tenant_id, application_id: application.id, key_hash: hashSecret(secretHashKey, key), created_by: createdBy, created_at: now },
+    key
+  }
+}
+
+/** A new application's row and its first key. */
+export function newApplicationRecord(app: NewApplication, secretHashKey: SecretHashKey, now: number): { row: ApplicationRecord; firstKey: NewKey } {
   const row: ApplicationRecord = {
     id: newId(),
     tenant_id: app.tenantId,
@@ -89,14 +124,17 @@ export function newApplicationRecord(app: NewApplication, secretHashKey: SecretH
     type: app.type,
     permissions: app.permissions,
     rules: app.rules,
-    key_hash: hashSecret(secretHashKey, key),
     expires_at: app.expiresAt,
     created_by: app.createdBy,
     created_at: now,
     modified_by: null,
     modified_at: null
   }
-  return { row, key }
+  return { row, firstKey: newApplicationKey(row, secretHashKey, app.createdBy, now) }
+}
+
+function keyCreatedEntry(actor: Actor, key: ApplicationKeyRecord) {
+  return { actor, entityType: 'application' as const, entityId: key.application_id, operation: 'create' as const, message: `Application key ${key.id} created` }
 }
 
 function isExpired(row: ApplicationRecord, now: number): boolean {
@@ -125,7 +163,7 @@ export class ApplicationsService {
     private readonly auth: AuthService
   ) {}
 
-  /** `POST /applications`: the new application, with its key (shown only here and on regenerate). */
+  /** `POST /applications`: the new application, with its first key (shown only here) unless `create_key` is false. */
   async create(actor: Actor, input: CreateApplicationInput): Promise<Application> {
     requirePermission(actor, 'application:create')
     const now = this.context.clock.now()
@@ -133,17 +171,21 @@ export class ApplicationsService {
     requireSomeGrant(input)
     const grant = { permissions: normalisePermissions(input.permissions), rules: normaliseRules(input.rules) }
     requireHeldManagementPermissions(actor, grant)
-    const { row, key } = newApplicationRecord(
+    const { row, firstKey } = newApplicationRecord(
       { tenantId: actor.tenantId, name: input.name, type: input.type, ...grant, expiresAt, createdBy: actor.id },
       this.context.keyring.secretHashKey,
       now
     )
+    const withKey = input.create_key !== false
     await this.context.writes.run(async (trx) => {
       await insertApplication(trx, row)
-      audit(trx, now, [{ actor, entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }])
+      if (withKey) await insertApplicationKey(trx, firstKey.record)
+      // One entry for both: the first key is part of the application's creation.
+      const message = withKey ? `Application created with key ${firstKey.record.id}` : 'Application created without a key'
+      audit(trx, now, [{ actor, entityType: 'application', entityId: row.id, operation: 'create', message }])
       await notifyChange(trx, { kind: 'application', ids: [row.id] })
     })
-    return toApplication(row, key)
+    return withKey ? toApplication(row, [firstKey.record], firstKey) : toApplication(row, [])
   }
 
   /** `GET /applications`: newest first, filtered by `id` and `type` (both repeatable); expired ones are left out. */
@@ -154,8 +196,13 @@ export class ApplicationsService {
       countApplications(this.context.reader, filter),
       listApplications(this.context.reader, filter, q.size, offsetOf(q))
     ])
+    const keys = await listKeysOfApplications(
+      this.context.reader,
+      actor.tenantId,
+      rows.map((row) => row.id)
+    )
     return toPage(
-      rows.map((row) => toApplication(row)),
+      rows.map((row) => toApplication(row, keys.filter((key) => key.application_id === row.id))),
       total,
       q
     )
@@ -163,14 +210,14 @@ export class ApplicationsService {
 
   /** `GET /applications/{id}`. */
   async get(actor: Actor, id: string): Promise<Application> {
-    return toApplication(await this.read(actor, id))
+    return this.withKeys(await this.read(actor, id))
   }
 
   /** `GET /applications/key`: the application whose key made the call. */
   async getByKey(actor: Actor): Promise<Application> {
     requirePermission(actor, 'application:read')
     if (actor.type !== 'application') throw new NotFoundError('Application')
-    return toApplication(await this.read(actor, actor.id))
+    return this.withKeys(await this.read(actor, actor.id))
   }
 
   /**
@@ -207,21 +254,84 @@ export class ApplicationsService {
       const beyond = sessionsBeyondGrant(applicationActor(updated), await listSessionsAuthorizedBy(trx, existing.id))
       return revokeSessions(trx, actor, beyond, 'Session revoked: its authorizing application no longer holds what it granted', now)
     })
-    return toApplication(updated)
+    return this.withKeys(updated)
   }
 
-  /** `POST /applications/{id}/regenerate`: a new key; the previous one stops working at once. */
+  /** `POST /applications/{id}/regenerate`: a new key, every other key deleted; they stop working at once. */
   async regenerate(actor: Actor, id: string): Promise<Application> {
     requirePermission(actor, 'application:update')
     const existing = await this.findLive(actor.tenantId, id)
     requireHeldManagementPermissions(actor, existing)
-    const key = generateSecret(`key_${existing.type}`)
     const now = this.context.clock.now()
-    const changes = { key_hash: hashSecret(this.context.keyring.secretHashKey, key), modified_by: actor.id, modified_at: now }
-    await this.writeChange(actor, existing, changes, 'regenerate', 'Application key regenerated', now, async (trx) =>
-      revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application got a new key', now)
-    )
-    return toApplication({ ...existing, ...changes }, key)
+    const fresh = newApplicationKey(existing, this.context.keyring.secretHashKey, actor.id, now)
+    const changes = { modified_by: actor.id, modified_at: now }
+    await this.writeChange(actor, existing, changes, 'regenerate', 'Application key regenerated', now, async (trx) => {
+      await insertApplicationKey(trx, fresh.record)
+      await deleteOtherApplicationKeys(trx, actor.tenantId, existing.id, fresh.record.id)
+      return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application got a new key', now)
+    })
+    return toApplication({ ...existing, ...changes }, [fresh.record], fresh)
+  }
+
+  /** `POST /applications/{id}/keys`: one more key; the others keep working. */
+  async createKey(actor: Actor, id: string): Promise<ApplicationKey> {
+    requirePermission(actor, 'application:update')
+    const existing = await this.findLive(actor.tenantId, id)
+    // A new key is a way into the application's grant, as a regenerated one is.
+    requireHeldManagementPermissions(actor, existing)
+    const now = this.context.clock.now()
+    const fresh = newApplicationKey(existing, this.context.keyring.secretHashKey, actor.id, now)
+    await this.context.writes.run(async (trx) => {
+      // Deleted meanwhile: a 404, not a foreign-key failure.
+      if (!(await findApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
+      await insertApplicationKey(trx, fresh.record)
+      audit(trx, now, [keyCreatedEntry(actor, fresh.record)])
+    })
+    return toApplicationKey(fresh.record, fresh.key)
+  }
+
+  /** `GET /applications/{id}/keys`: every key, oldest first, without values; logged as a read of the application. */
+  async listKeys(actor: Actor, id: string): Promise<ApplicationKey[]> {
+    requirePermission(actor, 'application:read')
+    const existing = await this.findLive(actor.tenantId, id)
+    const keys = await listKeysOfApplications(this.context.reader, actor.tenantId, [existing.id])
+    await this.logRead(actor, existing.id, 'Application keys listed')
+    return keys.map((key) => toApplicationKey(key))
+  }
+
+  /** `GET /applications/{id}/keys/{keyId}`, without its value. */
+  async getKey(actor: Actor, id: string, keyId: string): Promise<ApplicationKey> {
+    requirePermission(actor, 'application:read')
+    const existing = await this.findLive(actor.tenantId, id)
+    const key = await findApplicationKey(this.context.reader, actor.tenantId, existing.id, uuidPathId(keyId, 'Application key'))
+    if (!key) throw new NotFoundError('Application key')
+    await this.logRead(actor, existing.id, `Application key ${key.id} retrieved`)
+    return toApplicationKey(key)
+  }
+
+  private async logRead(actor: Actor, applicationId: string, message: string): Promise<void> {
+    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: applicationId, operation: 'read', message }])
+  }
+
+  /** `DELETE /applications/{id}/keys/{keyId}`: that key stops working at once; the application and its other keys stay. */
+  async deleteKey(actor: Actor, id: string, keyId: string): Promise<void> {
+    requirePermission(actor, 'application:update')
+    const existing = await this.findLive(actor.tenantId, id)
+    const now = this.context.clock.now()
+    const keyUuid = uuidPathId(keyId, 'Application key')
+    await this.context.writes.run(async (trx) => {
+      if (!(await deleteApplicationKey(trx, actor.tenantId, existing.id, keyUuid))) throw new NotFoundError('Application key')
+      audit(trx, now, [
+        { actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: `Application key ${keyUuid} deleted` }
+      ])
+      await notifyChange(trx, { kind: 'application', ids: [existing.id] })
+    })
+    // The cache is keyed by key value, which is not stored: forget every key of the application; the others load again.
+    this.forget([existing.id])
+  }
+
+  private async withKeys(row: ApplicationRecord): Promise<Application> {
+    return toApplication(row, await listKeysOfApplications(this.context.reader, row.tenant_id, [row.id]))
   }
 
   /** `DELETE /applications/{id}`: its key stops working at once. */
@@ -280,7 +390,7 @@ export class ApplicationsService {
   private async read(actor: Actor, id: string): Promise<ApplicationRecord> {
     requirePermission(actor, 'application:read')
     const row = await this.findLive(actor.tenantId, id)
-    await audit(this.context.writes, this.context.clock.now(), [{ actor, entityType: 'application', entityId: row.id, operation: 'read', message: 'Application retrieved' }])
+    await this.logRead(actor, row.id, 'Application retrieved')
     return row
   }
 

@@ -1,5 +1,5 @@
 /**
- * Background sweeps inside the service: expired tokens, token intents,
+ * Background sweeps inside the service: expired tokens, token intents, idempotency keys,
  * applications and sessions are deleted, card CVCs past their retention window
  * are removed, invitation expiry is persisted, outbox mail is retried, and audit
  * entries past their retention are archived. Each sweep's last run is stored in `job_runs`, so
@@ -57,6 +57,7 @@ export const SWEEP_LEASE_MS = 5 * 60_000
 export interface SweepTargets {
   tokens: { expireDue(now: number, limit: number): Promise<number>; expireCvcs(now: number, limit: number): Promise<number> }
   tokenIntents: { expireDue(now: number, limit: number): Promise<number> }
+  idempotency: { expireDue(now: number, limit: number): Promise<number> }
   applications: { expireDue(now: number, limit: number): Promise<number> }
   sessions: { expireDue(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
@@ -77,6 +78,8 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'expire-cvc', intervalMs: 60_000, run: (now, limit) => targets.tokens.expireCvcs(now, limit) },
     // Token intents live 24 hours (less when they hold a CVC); each deletion is audited.
     { name: 'expire-token-intents', intervalMs: 60_000, run: (now, limit) => targets.tokenIntents.expireDue(now, limit) },
+    // Idempotency keys and their stored responses live 24 hours.
+    { name: 'expire-idempotency-keys', intervalMs: 60_000, run: (now, limit) => targets.idempotency.expireDue(now, limit) },
     { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.expireDue(now, limit) },
     { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.expireDue(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },

@@ -1,7 +1,7 @@
 /**
  * Key ceremonies. Rotation adds a data-key version per tenant that new writes
  * use at once; the `reencrypt-keys` sweep then moves every sealed object
- * (tokens, token intents, outbox mail, sealed settings) onto it in batches, one transaction
+ * (tokens, token intents, outbox mail, sealed settings, stored idempotent responses) onto it in batches, one transaction
  * each, so a pass killed at any moment resumes where the rows say it stopped.
  * A version is retired only when nothing uses it, with a report proving it.
  * A master rotation re-wraps every key; see `rotateMaster` for its crash safety.
@@ -36,7 +36,7 @@ import type { Keyring } from './keyring'
 import { audit, type AuditEvent, type AuditOperation } from './audit'
 import { outboxContext } from './mail.service'
 import { sealedSettingAssociatedData } from './sealed-settings.service'
-import { tokenAssociatedData, tokenIntentAssociatedData } from './token-crypto'
+import { idempotentResponseAssociatedData, tokenAssociatedData, tokenIntentAssociatedData } from './token-crypto'
 import { notifyChange } from '../storage/change-feed'
 
 /** Who performs a ceremony: a person acting as this user id; `via` says how, for the audit message. */
@@ -52,7 +52,8 @@ const KIND_LABELS: Record<SealedObjectKind, [one: string, many: string]> = {
   tokens: ['token', 'tokens'],
   outbox_mails: ['outbox mail', 'outbox mails'],
   sealed_settings: ['sealed setting', 'sealed settings'],
-  token_intents: ['token intent', 'token intents']
+  token_intents: ['token intent', 'token intents'],
+  idempotent_responses: ['stored idempotent response', 'stored idempotent responses']
 }
 
 /** "3 tokens, 1 outbox mail" (kinds with none are left out; "nothing" when all are). */
@@ -68,6 +69,7 @@ function associatedData(kind: SealedObjectKind, tenantId: string, id: string): s
   if (kind === 'tokens') return tokenAssociatedData(tenantId, id)
   if (kind === 'outbox_mails') return outboxContext(id)
   if (kind === 'token_intents') return tokenIntentAssociatedData(tenantId, id)
+  if (kind === 'idempotent_responses') return idempotentResponseAssociatedData(tenantId, id)
   return sealedSettingAssociatedData(tenantId, id)
 }
 
@@ -224,8 +226,8 @@ export class KeysService {
   }
 
   /**
-   * Retires a data-key version: only when no token, token intent, outbox mail
-   * or sealed setting uses it (a 409 naming what still does), checked in the transaction
+   * Retires a data-key version: only when no token, token intent, outbox mail,
+   * sealed setting or stored idempotent response uses it (a 409 naming what still does), checked in the transaction
    * that deletes the key. Returns the report, which is also kept in the vault.
    */
   retire(actor: CeremonyActor, tenantId: string, version: number): Promise<KeyRetirementReport> {

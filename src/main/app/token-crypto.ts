@@ -20,6 +20,11 @@ export function tokenIntentAssociatedData(tenantId: string, intentId: string): s
   return `token-intent:${tenantId}:${intentId}`
 }
 
+/** Associated data binding a stored idempotent response to its tenant and row (the reservation id, unique to the row). */
+export function idempotentResponseAssociatedData(tenantId: string, reservation: string): string {
+  return `idempotent-response:${tenantId}:${reservation}`
+}
+
 /** The token crypto of a vault's keyring. */
 export function tokenKeys(keyring: Keyring): TokenKeys {
   return {

@@ -27,6 +27,7 @@ import { SessionsService } from '../app/sessions.service'
 import { TokenizeService } from '../app/tokenize.service'
 import { DetokenizeService } from '../app/detokenize.service'
 import { TokenIntentsService } from '../app/token-intents.service'
+import { IdempotencyService } from '../app/idempotency.service'
 import { TokensService } from '../app/tokens.service'
 
 export interface ServiceDeps {
@@ -65,6 +66,7 @@ export function createServices(deps: ServiceDeps) {
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
   const tokenIntents = new TokenIntentsService(context, tokens)
+  const idempotency = new IdempotencyService(context)
   const logs = new LogsService(context, deps.chain)
   const applications = new ApplicationsService(context, auth)
   const mail = new MailService(context, deps.mail)
@@ -83,6 +85,7 @@ export function createServices(deps: ServiceDeps) {
     denials: new DenialsService(context, deps.tenantId),
     tokens,
     tokenIntents,
+    idempotency,
     tokenize: new TokenizeService(context, tokens),
     detokenize: new DetokenizeService(tokens),
     applications,
@@ -94,7 +97,7 @@ export function createServices(deps: ServiceDeps) {
     keys,
     auditArchive,
     sealedSettings: new SealedSettingsService(context),
-    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
+    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, idempotency, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
   }
 }
 

@@ -13,6 +13,7 @@ import { inTransaction } from '../storage/connections'
 import { openDatabase, type Database } from '../storage/database'
 import type { Logger } from '../infra/logger'
 import { insertApplication } from '../storage/repositories/applications.repository'
+import { insertApplicationKey } from '../storage/repositories/application-keys.repository'
 import { listTenants, insertMember, insertTenant, insertUser } from '../storage/repositories/tenants.repository'
 import { awaitVaultCreationTurn, findVault } from '../storage/repositories/vault.repository'
 import type { Actor } from '../domain/actor'
@@ -120,23 +121,24 @@ async function createVault(options: InitOptions & { masterKey: MasterKey }): Pro
       await keyring.createTenantKeys(trx, tenantId, now)
       await insertUser(trx, { id: userId, email: options.ownerEmail ?? null, first_name: null, last_name: null, picture: null, created_at: now })
       await insertMember(trx, { id: newId(), tenant_id: tenantId, user_id: userId, role: 'OWNER', created_by: userId, created_at: now, modified_by: null, modified_at: null })
-      const { row, key } = newApplicationRecord(
+      const { row, firstKey } = newApplicationRecord(
         { tenantId, name: 'Tessera administration', type: 'management', permissions, rules: [], expiresAt: null, createdBy: userId },
         keyring.secretHashKey,
         now
       )
       await insertApplication(trx, row)
+      await insertApplicationKey(trx, firstKey.record)
       const actor = { id: userId, type: 'user' as const, tenantId }
       const entries = auditRows(now, [
         { actor, entityType: 'tenant', entityId: tenantId, operation: 'create', message: 'Tenant created' },
-        { actor, entityType: 'application', entityId: row.id, operation: 'create', message: 'Application created' }
+        { actor, entityType: 'application', entityId: row.id, operation: 'create', message: `Application created with key ${firstKey.record.id}` }
       ])
       // The first entries of the audit chain; the checkpoint vouches for them from the start.
       const chain = new AuditChain(keyring.auditKeys.mac, GENESIS)
       chain.seal(entries, GENESIS)
       await insertLogs(trx, entries)
       await chain.checkpoint(trx)
-      return { id: row.id, name: row.name, type: 'management' as const, key, permissions }
+      return { id: row.id, name: row.name, type: 'management' as const, key: firstKey.key, permissions }
     })
     return { tenant_id: tenantId, owner_user_id: userId, application }
   } finally {

@@ -79,7 +79,10 @@ export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHan
         services().applications.update(owner(), applicationId, parse(contract.updateApplicationCommand, request))
       ),
       regenerate: method(z.tuple([id]), ([applicationId]) => services().applications.regenerate(owner(), applicationId)),
-      delete: method(z.tuple([id]), ([applicationId]) => services().applications.delete(owner(), applicationId))
+      delete: method(z.tuple([id]), ([applicationId]) => services().applications.delete(owner(), applicationId)),
+      listKeys: method(z.tuple([id]), ([applicationId]) => services().applications.listKeys(owner(), applicationId)),
+      createKey: method(z.tuple([id]), ([applicationId]) => services().applications.createKey(owner(), applicationId)),
+      deleteKey: method(z.tuple([id, id]), ([applicationId, keyId]) => services().applications.deleteKey(owner(), applicationId, keyId))
     },
     sessions: {
       create: method(z.tuple([id]), async ([applicationId]) => services().sessions.create(await services().applications.actingAs(owner(), applicationId, 'public'), owner())),

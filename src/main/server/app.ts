@@ -13,6 +13,7 @@ import { bodyParser } from './middleware/body'
 import { errorHandler, type RefusalListener } from './middleware/errors'
 import { trustForwardingFrom } from './middleware/forwarded'
 import { hostCheck } from './middleware/host-check'
+import { idempotency } from './middleware/idempotency'
 import { traceId } from './middleware/trace-id'
 import { dispatchBySegment } from './route-dispatch'
 import { mountRoutes } from './routes'
@@ -53,10 +54,12 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
     const origins = new Set(options.corsOrigins)
     app.use(cors({ origin: (ctx) => (origins.has(ctx.get('origin')) ? ctx.get('origin') : ''), allowHeaders: ['SVC-API-KEY', 'BT-API-KEY', 'BT-TRACE-ID', 'BT-IDEMPOTENCY-KEY', 'Content-Type'], exposeHeaders: ['BT-TRACE-ID'] }))
   }
-  const deps = { services, json: bodyParser(options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT) }
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT
+  const deps = { services, json: bodyParser(bodyLimitBytes) }
   const keyless = [publicRoutes(deps), invitationAcceptRoutes(deps)]
   app.use(dispatchBySegment(keyless))
   app.use(authenticate(services.auth))
+  app.use(idempotency(services.idempotency, bodyLimitBytes))
   routers.push(...keyless, ...mountRoutes(app, deps))
   return app
 }

@@ -44,6 +44,8 @@ const BODY_ERRORS: ErrorStatus[] = [400, 413, 415]
 const tokenId = z.object({ id: z.string().meta({ description: 'The token id' }) })
 const entityId = z.object({ id: z.uuid().meta({ description: 'A malformed id reads as not found (404)' }) })
 
+const applicationKeyPath = entityId.extend({ keyId: z.uuid().meta({ description: 'The key’s id; a malformed one reads as not found (404)' }) })
+
 const html = z.string().meta({ description: 'An HTML page for people' })
 const page = (description: string) => ({ description, content: { [HTML_TYPE]: { schema: html } } })
 /** The invitation routes answer programs (JSON) with a problem document and the acceptance page's form with a page. */
@@ -254,7 +256,7 @@ const PATHS: ZodOpenApiPathsObject = {
       description: 'A caller cannot grant management permissions it does not hold itself (403).',
       permissions: ['application:create'],
       body: { schema: contract.createApplicationRequest },
-      responses: { 201: jsonResponse('The application with its key, shown only here and on regenerate.', contract.applicationWithKey) }
+      responses: { 201: jsonResponse('The application with its first key (unless `create_key` is false), whose value is shown only here.', contract.applicationWithKey) }
     }),
     get: operation('listApplications', {
       tag: 'Applications',
@@ -295,7 +297,7 @@ const PATHS: ZodOpenApiPathsObject = {
     delete: operation('deleteApplication', {
       tag: 'Applications',
       summary: 'Delete an application',
-      description: 'Its key, and the sessions it created or authorized, stop working at once.',
+      description: 'Its keys, and the sessions it created or authorized, stop working at once.',
       permissions: ['application:delete'],
       path: entityId,
       responses: { 204: noContent('Deleted.') }
@@ -305,10 +307,46 @@ const PATHS: ZodOpenApiPathsObject = {
     post: operation('regenerateApplicationKey', {
       tag: 'Applications',
       summary: 'Regenerate an application’s key',
-      description: 'The previous key stops working at once.',
+      description: 'Creates a new key and deletes every other key of the application: they stop working at once.',
       permissions: ['application:update'],
       path: entityId,
       responses: { 200: jsonResponse('The application with its new key, shown only here.', contract.applicationWithKey) }
+    })
+  },
+  '/applications/{id}/keys': {
+    post: operation('createApplicationKey', {
+      tag: 'Applications',
+      summary: 'Create an application key',
+      description: 'One more key for the application; its other keys keep working. Takes no body.',
+      permissions: ['application:update'],
+      path: entityId,
+      responses: { 201: jsonResponse('The new key with its value, shown only here.', contract.applicationKey) }
+    }),
+    get: operation('listApplicationKeys', {
+      tag: 'Applications',
+      summary: 'List an application’s keys',
+      description: 'Oldest first, as a bare array (not paginated), without key values.',
+      permissions: ['application:read'],
+      path: entityId,
+      query: contract.listApplicationKeysQuery,
+      responses: { 200: jsonResponse('Every key of the application.', contract.applicationKeyList) }
+    })
+  },
+  '/applications/{id}/keys/{keyId}': {
+    get: operation('getApplicationKey', {
+      tag: 'Applications',
+      summary: 'Get an application key',
+      permissions: ['application:read'],
+      path: applicationKeyPath,
+      responses: { 200: jsonResponse('The key, without its value.', contract.applicationKey) }
+    }),
+    delete: operation('deleteApplicationKey', {
+      tag: 'Applications',
+      summary: 'Delete an application key',
+      description: 'That key stops working at once; the application and its other keys stay.',
+      permissions: ['application:update'],
+      path: applicationKeyPath,
+      responses: { 204: noContent('Deleted.') }
     })
   },
   '/permissions': {
@@ -525,9 +563,55 @@ function buildDocument(): OpenApiDocument {
       components: {
         securitySchemes: { [API_KEY_HEADER]: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'An application’s key or an authorized session’s key' } }
       },
-      paths: PATHS
+      paths: withIdempotencyKeys(PATHS)
     },
     { override: dropPatternsOfFormats }
+  )
+}
+
+const WRITE_METHODS = ['post', 'put', 'patch', 'delete'] as const
+
+const idempotencyHeader = z.object({
+  'BT-IDEMPOTENCY-KEY': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({
+      description:
+        'Makes a retry safe: the same key from the same caller within 24 hours replays the first response instead of running again (1–255 printable ASCII characters).'
+    })
+})
+
+const IDEMPOTENCY_REASONS = {
+  400: 'Invalid input: `errors` names each bad field (a malformed `BT-IDEMPOTENCY-KEY` included).',
+  409: 'A request with the same `BT-IDEMPOTENCY-KEY` is still running.',
+  422: 'The `BT-IDEMPOTENCY-KEY` was already used for a different request (method, path or body).'
+}
+
+/** Every keyed write takes `BT-IDEMPOTENCY-KEY` (middleware/idempotency.ts), and may answer its 409 and 422. */
+function withIdempotencyKeys(paths: ZodOpenApiPathsObject): ZodOpenApiPathsObject {
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, item]) => {
+      const operations = { ...item }
+      for (const method of WRITE_METHODS) {
+        const op = operations[method]
+        if (!op || op.security?.length === 0) continue
+        const documented = op.responses as Record<string, { description: string } | undefined>
+        // A status the operation answers already keeps its own reason (400) or gets this one beside it (409, 422).
+        const problem = (status: 400 | 409 | 422) => {
+          const existing = documented[status]
+          const description = !existing ? IDEMPOTENCY_REASONS[status] : status === 400 ? existing.description : `${existing.description} ${IDEMPOTENCY_REASONS[status]}`
+          return { description, content: { [PROBLEM_TYPE]: { schema: contract.problem } } }
+        }
+        operations[method] = {
+          ...op,
+          requestParams: { ...op.requestParams, header: idempotencyHeader },
+          responses: { ...op.responses, 400: problem(400), 409: problem(409), 422: problem(422) }
+        }
+      }
+      return [path, operations]
+    })
   )
 }
 

@@ -23,7 +23,8 @@ export function createApplicationBody(type?: ApplicationType) {
     name: applicationName,
     type: applicationType,
     ...grantFields(type),
-    expires_at: z.string().optional().meta({ description: 'When the application is deleted: ISO 8601 or `M/D/YYYY[ h:mm:ss AM|PM ±hh:mm]`' })
+    expires_at: z.string().optional().meta({ description: 'When the application is deleted: ISO 8601 or `M/D/YYYY[ h:mm:ss AM|PM ±hh:mm]`' }),
+    create_key: z.boolean({ error: 'must be true or false' }).optional().meta({ description: 'Whether the application gets a key at once (default `true`); without one, add keys with `POST /applications/{id}/keys`' })
   })
 }
 
@@ -86,6 +87,21 @@ export type PermissionsQuery = z.infer<typeof permissionsQuery>
 
 export const permissionList = z.array(permission).meta({ id: 'PermissionList' })
 
+/** One of an application's keys; its value only in the response that created it. */
+export const applicationKey = z
+  .strictObject({
+    id: z.uuid(),
+    key: z.string().optional().meta({ description: 'The API key (`SVC-API-KEY` or `BT-API-KEY`), only in the response that created it' }),
+    created_by: z.uuid().optional(),
+    created_at: timestamp
+  })
+  .meta({ id: 'ApplicationKey' })
+
+/** `GET /applications/{id}/keys`: takes no parameters (a given one is a 400 naming it, rather than silently ignored). */
+export const listApplicationKeysQuery = z.strictObject({})
+
+export const applicationKeyList = z.array(applicationKey).meta({ id: 'ApplicationKeyList' })
+
 const applicationFields = {
   id: z.uuid(),
   tenant_id: z.uuid(),
@@ -97,15 +113,16 @@ const applicationFields = {
   created_at: timestamp.optional(),
   modified_by: z.uuid().optional(),
   modified_at: timestamp.optional(),
-  expires_at: timestamp.optional().meta({ description: 'When the application is deleted' })
+  expires_at: timestamp.optional().meta({ description: 'When the application is deleted' }),
+  keys: z.array(applicationKey).meta({ description: 'Every key of the application, oldest first; a key’s value only in the response that created it' })
 }
 
 /** An application; its key is never shown again after create and regenerate. */
 export const application = z.strictObject(applicationFields).meta({ id: 'Application' })
 
-/** The create and regenerate responses: the application with its new key, shown this once. */
+/** The create and regenerate responses: the application with its new key (if any), shown this once. */
 export const applicationWithKey = z
-  .strictObject({ ...applicationFields, key: z.string().meta({ description: 'The API key (`SVC-API-KEY`), shown only in this response' }) })
+  .strictObject({ ...applicationFields, key: z.string().optional().meta({ description: 'The new API key (`SVC-API-KEY` or `BT-API-KEY`), shown only in this response; absent when created with `create_key: false`' }) })
   .meta({ id: 'ApplicationWithKey' })
 
 export const applicationPage = pageOf(application, 'ApplicationPage')

@@ -45,7 +45,8 @@ describe('applications', () => {
         permissions: ['token:read', 'token:create'],
         rules: [],
         created_by: adminId,
-        created_at: new Date(service.clock.now()).toISOString()
+        created_at: new Date(service.clock.now()).toISOString(),
+        keys: [{ id: expect.stringMatching(UUID), key: response.body.key, created_by: adminId, created_at: new Date(service.clock.now()).toISOString() }]
       })
     })
 
@@ -282,7 +283,8 @@ describe('applications', () => {
   describe('GET /applications/{id}', () => {
     it('returns the application without its key and logs the read', async () => {
       const created = await service.request('POST', '/applications', { body: privateApp() })
-      const { key: _key, ...withoutKey } = created.body
+      const { key: _key, keys, ...rest } = created.body
+      const withoutKey = { ...rest, keys: keys.map(({ key: _value, ...key }: Record<string, unknown>) => key) }
       const response = await service.request('GET', `/applications/${created.body.id}`)
       expect(response.status).toBe(200)
       expect(response.body).toEqual(withoutKey)

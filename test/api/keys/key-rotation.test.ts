@@ -46,7 +46,7 @@ describe('data-key rotation', () => {
 
   it('starts on version 1 with every sealed object counted on it', async () => {
     expect(await tenant()).toMatchObject({ tenant_id: service.tenantId, current_version: 1, versions: [{ version: 1, current: true, key_check_value: expect.stringMatching(/^[0-9a-f]{16}$/) }] })
-    expect(await objectsOn(1)).toEqual({ tokens: 26, outbox_mails: 1, sealed_settings: 1, token_intents: 0 })
+    expect(await objectsOn(1)).toEqual({ tokens: 26, outbox_mails: 1, sealed_settings: 1, token_intents: 0, idempotent_responses: 0 })
     expect((await tenant()).rotation).toBeUndefined()
   })
 
@@ -60,8 +60,8 @@ describe('data-key rotation', () => {
     const patched = await service.request('PATCH', `/tokens/${patchedId}`, { key, body: { data: { expiration_month: 4 } }, contentType: MERGE_PATCH })
     expect(patched.status).toBe(200)
     before.set(patchedId, { ...(patchedData as object), expiration_month: 4 })
-    expect(await objectsOn(2)).toEqual({ tokens: 2, outbox_mails: 0, sealed_settings: 0, token_intents: 0 })
-    expect(await objectsOn(1)).toEqual({ tokens: 25, outbox_mails: 1, sealed_settings: 1, token_intents: 0 })
+    expect(await objectsOn(2)).toEqual({ tokens: 2, outbox_mails: 0, sealed_settings: 0, token_intents: 0, idempotent_responses: 0 })
+    expect(await objectsOn(1)).toEqual({ tokens: 25, outbox_mails: 1, sealed_settings: 1, token_intents: 0, idempotent_responses: 0 })
     expect((await service.request('GET', `/tokens/${fresh.body.id}`, { key })).body.data).toBe('written during the rotation')
   })
 
@@ -86,8 +86,8 @@ describe('data-key rotation', () => {
   it('finishes the pass in the background job; every old token reads the same, now from version 2', async () => {
     const results = await services().jobs.runDueJobs()
     expect(results.find((result) => result.name === 'reencrypt-keys')).toEqual({ name: 'reencrypt-keys', processed: 17 })
-    expect(await objectsOn(1)).toEqual({ tokens: 0, outbox_mails: 0, sealed_settings: 0, token_intents: 0 })
-    expect(await objectsOn(2)).toEqual({ tokens: 27, outbox_mails: 1, sealed_settings: 1, token_intents: 0 })
+    expect(await objectsOn(1)).toEqual({ tokens: 0, outbox_mails: 0, sealed_settings: 0, token_intents: 0, idempotent_responses: 0 })
+    expect(await objectsOn(2)).toEqual({ tokens: 27, outbox_mails: 1, sealed_settings: 1, token_intents: 0, idempotent_responses: 0 })
     expect((await tenant()).rotation).toMatchObject({ target_version: 2, remaining: 0, finished_at: expect.any(String) })
 
     for (const [id, data] of before) {
@@ -108,8 +108,8 @@ describe('data-key rotation', () => {
       retired_version: 1,
       current_version: 2,
       rotation: { target_version: 2, finished_at: expect.any(String) },
-      counts_before: { tokens: { 1: 26 }, outbox_mails: { 1: 1 }, sealed_settings: { 1: 1 }, token_intents: {} },
-      counts_after: { tokens: { 1: 0, 2: 27 }, outbox_mails: { 1: 0, 2: 1 }, sealed_settings: { 1: 0, 2: 1 }, token_intents: { 1: 0 } },
+      counts_before: { tokens: { 1: 26 }, outbox_mails: { 1: 1 }, sealed_settings: { 1: 1 }, token_intents: {}, idempotent_responses: {} },
+      counts_after: { tokens: { 1: 0, 2: 27 }, outbox_mails: { 1: 0, 2: 1 }, sealed_settings: { 1: 0, 2: 1 }, token_intents: { 1: 0 }, idempotent_responses: { 1: 0 } },
       retired_by: `user ${service.ownerUserId} (test)`
     })
     expect(report.retired_key_check_value).not.toBe(report.current_key_check_value)
@@ -140,6 +140,6 @@ describe('data-key rotation', () => {
     expect(await services().keys.rotate(actor, service.tenantId)).toMatchObject({ current_version: 3 })
     service.clock.advance(5_000)
     await services().jobs.runDueJobs()
-    expect(await objectsOn(3)).toEqual({ tokens: 27, outbox_mails: 1, sealed_settings: 1, token_intents: 0 })
+    expect(await objectsOn(3)).toEqual({ tokens: 27, outbox_mails: 1, sealed_settings: 1, token_intents: 0, idempotent_responses: 0 })
   })
 })

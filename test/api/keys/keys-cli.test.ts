@@ -117,8 +117,8 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     expect((await server.finished).code).toBe(0)
 
     const done = await status()
-    expect(objectsOn(done, 1)).toEqual({ tokens: 0, outbox_mails: 0, sealed_settings: 0, token_intents: 0 })
-    expect(objectsOn(done, 2)).toEqual({ tokens: TOKENS, outbox_mails: 1, sealed_settings: 0, token_intents: 0 })
+    expect(objectsOn(done, 1)).toEqual({ tokens: 0, outbox_mails: 0, sealed_settings: 0, token_intents: 0, idempotent_responses: 0 })
+    expect(objectsOn(done, 2)).toEqual({ tokens: TOKENS, outbox_mails: 1, sealed_settings: 0, token_intents: 0, idempotent_responses: 0 })
     await expectAllTokensOn(2)
   })
 
@@ -133,8 +133,8 @@ describe('tessera keys', { timeout: 180_000 }, () => {
       retired_version: 1,
       current_version: 2,
       rotation: { target_version: 2, finished_at: expect.any(String) },
-      counts_before: { tokens: { 1: TOKENS }, outbox_mails: { 1: 1 }, sealed_settings: {}, token_intents: {} },
-      counts_after: { tokens: { 1: 0, 2: TOKENS }, outbox_mails: { 1: 0, 2: 1 }, sealed_settings: { 1: 0 }, token_intents: { 1: 0 } },
+      counts_before: { tokens: { 1: TOKENS }, outbox_mails: { 1: 1 }, sealed_settings: {}, token_intents: {}, idempotent_responses: {} },
+      counts_after: { tokens: { 1: 0, 2: TOKENS }, outbox_mails: { 1: 0, 2: 1 }, sealed_settings: { 1: 0 }, token_intents: { 1: 0 }, idempotent_responses: { 1: 0 } },
       retired_by: expect.stringMatching(/\(tessera CLI, OS user .+\)$/)
     })
     expect((await stat(reportFile)).mode & 0o777).toBe(0o600)

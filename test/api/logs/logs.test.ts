@@ -43,7 +43,7 @@ describe('logs', () => {
           entity_type: 'application',
           entity_id: id,
           operation: 'create',
-          message: 'Application created',
+          message: expect.stringMatching(/^Application created with key [0-9a-f-]{36}$/),
           created_at: times[2 - index]
         }))
       )

@@ -15,6 +15,7 @@ const application = (id: string, extra: Partial<Application> = {}): Application 
   permissions: ['token:read'],
   rules: [],
   created_at: '2026-11-25T10:00:00.000Z',
+  keys: [],
   ...extra
 })
 
@@ -53,6 +54,34 @@ describe('useApplicationsStore', () => {
     expect(store.shownKey).toEqual({ name: 'App a', key: 'key_private_new', regenerated: true })
   })
 
+  it('opens an application\'s keys, adds one (shown once) beside the others, and deletes one, listing the keys again each time', async () => {
+    const first = { id: 'k1', created_at: '2026-11-25T10:00:00.000Z' }
+    const second = { id: 'k2', created_at: '2026-11-25T11:00:00.000Z' }
+    let keys = [first]
+    const listKeys = vi.fn(async () => keys)
+    const createKey = vi.fn(async () => {
+      keys = [first, second]
+      return { ...second, key: 'key_private_added' }
+    })
+    const deleteKey = vi.fn(async () => {
+      keys = [second]
+    })
+    setApi(fakeApi({ applications: { listKeys, createKey, deleteKey } }))
+    const store = useApplicationsStore()
+    expect(await store.showKeys(application('a'))).toBe(true)
+    expect(store.openKeys).toEqual({ application: application('a'), keys: [first] })
+    expect(await store.addKey()).toBe(true)
+    expect(createKey).toHaveBeenCalledWith('a')
+    expect(store.shownKey).toEqual({ name: 'App a', key: 'key_private_added', regenerated: false, added: true })
+    expect(store.openKeys?.keys).toEqual([first, second])
+    expect(await store.deleteKey(first)).toBe(true)
+    expect(deleteKey).toHaveBeenCalledWith('a', 'k1')
+    expect(store.openKeys?.keys).toEqual([second])
+    expect(useNotificationsStore().queue).toEqual([expect.objectContaining({ kind: 'success', title: 'Key deleted' })])
+    store.closeKeys()
+    expect(store.openKeys).toBeUndefined()
+  })
+
   it('saves and deletes with a toast each, reading the list again', async () => {
     const list = vi.fn(async () => pageOf<Application>([]))
     setApi(fakeApi({ applications: { list, update: vi.fn(async (id: string) => application(id)), delete: vi.fn(async () => undefined) } }))
@@ -62,7 +91,7 @@ describe('useApplicationsStore', () => {
     expect(list).toHaveBeenCalledTimes(2)
     expect(useNotificationsStore().queue).toEqual([
       expect.objectContaining({ kind: 'success', title: 'Application saved' }),
-      expect.objectContaining({ kind: 'success', title: 'Application deleted', detail: 'App a and its key no longer work.' })
+      expect.objectContaining({ kind: 'success', title: 'Application deleted', detail: 'App a and its keys no longer work.' })
     ])
   })
 

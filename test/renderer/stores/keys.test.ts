@@ -6,7 +6,7 @@ import { describeObjects, KEY_STATUS_POLL_MS, useKeysStore } from '@renderer/sto
 import { useNotificationsStore } from '@renderer/stores/notifications'
 import { fakeApi, problem } from '../fake-api'
 
-const none = { tokens: 0, outbox_mails: 0, sealed_settings: 0, token_intents: 0 }
+const none = { tokens: 0, outbox_mails: 0, sealed_settings: 0, token_intents: 0, idempotent_responses: 0 }
 const version = (number: number, extra: Partial<DataKeyVersion> = {}): DataKeyVersion => ({
   version: number,
   current: false,
@@ -90,6 +90,6 @@ describe('useKeysStore', () => {
 
   it('describes what a version seals in words', () => {
     expect(describeObjects(none)).toBe('nothing')
-    expect(describeObjects({ tokens: 1, outbox_mails: 2, sealed_settings: 0, token_intents: 0 })).toBe('1 token, 2 outbox mails')
+    expect(describeObjects({ tokens: 1, outbox_mails: 2, sealed_settings: 0, token_intents: 0, idempotent_responses: 0 })).toBe('1 token, 2 outbox mails')
   })
 })

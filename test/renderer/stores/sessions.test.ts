@@ -17,7 +17,7 @@ const session = (id: string, status: Session['status'] = 'PENDING'): Session => 
   expires_at: '2026-11-25T12:03:00.000Z',
   created_at: '2026-11-25T12:00:00.000Z'
 })
-const application = (id: string, name: string, type: Application['type']): Application => ({ id, tenant_id: 't', name, type, permissions: [], rules: [], created_at: '2026-11-25T10:00:00.000Z' })
+const application = (id: string, name: string, type: Application['type']): Application => ({ id, tenant_id: 't', name, type, permissions: [], rules: [], created_at: '2026-11-25T10:00:00.000Z', keys: [] })
 
 describe('useSessionsStore', () => {
   let listed: Session[]

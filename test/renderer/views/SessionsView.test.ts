@@ -18,7 +18,8 @@ const application = (id: string, name: string, type: Application['type']): Appli
   type,
   permissions: ['token:create'],
   rules: [],
-  created_at: '2026-11-25T10:00:00.000Z'
+  created_at: '2026-11-25T10:00:00.000Z',
+  keys: []
 })
 const applications = [application('app-page', 'Payment form', 'public'), application('app-backend', 'Checkout backend', 'private')]
 

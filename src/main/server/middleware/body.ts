@@ -8,9 +8,39 @@
  * than UTF-8 is a 415, and a body that does not decode as its
  * Content-Encoding says is a 400 naming `(body)`: never a 500.
  */
+import type { IncomingMessage } from 'node:http'
+import { Readable } from 'node:stream'
 import parse from 'co-body'
-import type { Middleware, Request } from 'koa'
+import type { Context, Middleware, Request } from 'koa'
 import { AppError, UnsupportedMediaTypeError, ValidationError } from '../../app'
+
+/** Bodies an earlier middleware read already, as sent (idempotency keys hash them): parsed from here, as the stream is spent. */
+const readAhead = new WeakMap<IncomingMessage, Buffer>()
+
+/**
+ * The request body's bytes as sent (before any Content-Encoding is undone),
+ * for a middleware that must see them before the route parses them; the
+ * route's parser then reads these bytes. 413 beyond `limitBytes`.
+ */
+export async function readBodyAhead(ctx: Context, limitBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > limitBytes) throw new AppError('payload_too_large')
+    chunks.push(chunk)
+  }
+  const body = Buffer.concat(chunks)
+  readAhead.set(ctx.req, body)
+  return body
+}
+
+/** What co-body reads: the request itself, or a stream of the bytes read ahead with the request's headers. */
+function bodySource(ctx: Context): Context | IncomingMessage {
+  const body = readAhead.get(ctx.req)
+  if (!body) return ctx
+  return Object.assign(Readable.from([body], { objectMode: false }), { headers: ctx.req.headers }) as unknown as IncomingMessage
+}
 
 /** What co-body's inflation decodes; it would answer anything else with an unexposed (500) error. */
 const CONTENT_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br'])
@@ -39,7 +69,7 @@ export function bodyParser(limitBytes: number) {
       }
       if (!ctx.is(type)) throw new UnsupportedMediaTypeError(type)
       requireDecodable(ctx.request)
-      const { parsed, raw } = await parse.json(ctx, { limit: limitBytes, strict: false, returnRawBody: true }).catch((error: unknown) => {
+      const { parsed, raw } = await parse.json(bodySource(ctx), { limit: limitBytes, strict: false, returnRawBody: true }).catch((error: unknown) => {
         // co-body marks a JSON syntax error only with status 400 (no `expose`), which the error handler would treat as a 500.
         if (error instanceof SyntaxError) throw ValidationError.field('(body)', 'is not valid JSON')
         // Exposed HTTP errors (413, an aborted request) keep their status; anything else while reading is a body zlib could not decode.

@@ -25,6 +25,21 @@ export function applicationsRoutes({ services, json }: RouteDeps) {
   router.post('/:id/regenerate', async (ctx) => {
     ctx.body = await services.applications.regenerate(ctx.state.actor, ctx.params.id)
   })
+  router.post('/:id/keys', async (ctx) => {
+    ctx.body = await services.applications.createKey(ctx.state.actor, ctx.params.id)
+    ctx.status = 201
+  })
+  router.get('/:id/keys', async (ctx) => {
+    parse(contract.listApplicationKeysQuery, ctx.query)
+    ctx.body = await services.applications.listKeys(ctx.state.actor, ctx.params.id)
+  })
+  router.get('/:id/keys/:keyId', async (ctx) => {
+    ctx.body = await services.applications.getKey(ctx.state.actor, ctx.params.id, ctx.params.keyId)
+  })
+  router.delete('/:id/keys/:keyId', async (ctx) => {
+    await services.applications.deleteKey(ctx.state.actor, ctx.params.id, ctx.params.keyId)
+    ctx.status = 204
+  })
   router.delete('/:id', async (ctx) => {
     await services.applications.delete(ctx.state.actor, ctx.params.id)
     ctx.status = 204

@@ -4,7 +4,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { notExpiredAt } from '../sql'
 import { deleteReturning } from '../dialect'
 
-/** An application; its key is stored only as a keyed hash. */
+/** An application; its keys are in application_keys (see application-keys.repository). */
 export interface ApplicationRecord {
   id: string
   tenant_id: string
@@ -12,7 +12,6 @@ export interface ApplicationRecord {
   type: ApplicationType
   permissions: Permission[]
   rules: AccessRule[]
-  key_hash: string
   expires_at: number | null
   created_by: string | null
   created_at: number
@@ -41,8 +40,14 @@ export async function insertApplication(db: Db, application: ApplicationRecord):
   await sql(db)('applications').insert(toColumns(application))
 }
 
+/** The application one of whose keys has this hash. */
 export async function findApplicationByKeyHash(db: Db, keyHash: string): Promise<ApplicationRecord | undefined> {
-  return toRecord(await sql(db)('applications').where({ key_hash: keyHash }).first())
+  const row = await sql(db)('applications')
+    .select('applications.*')
+    .join('application_keys', 'application_keys.application_id', 'applications.id')
+    .where('application_keys.key_hash', keyHash)
+    .first()
+  return toRecord(row)
 }
 
 export async function findApplication(db: Db, tenantId: string, id: string): Promise<ApplicationRecord | undefined> {

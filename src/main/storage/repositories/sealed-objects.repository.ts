@@ -7,13 +7,15 @@ import type { SealedObjectKind } from '../../../shared/types'
 import { sql, type Db } from '../connections'
 import { tenantKeys } from '../tenant-keys'
 
-export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings', 'token_intents']
+export const SEALED_KINDS: readonly SealedObjectKind[] = ['tokens', 'outbox_mails', 'sealed_settings', 'token_intents', 'idempotent_responses']
 
 const TABLES: Record<SealedObjectKind, { table: string; id: string; sealed: string; byTenantKey?: true }> = {
   tokens: { table: 'tokens', id: 'id', sealed: 'sealed_data', byTenantKey: true },
   outbox_mails: { table: 'mail_outbox', id: 'id', sealed: 'sealed_body' },
   sealed_settings: { table: 'sealed_settings', id: 'name', sealed: 'sealed_value' },
-  token_intents: { table: 'token_intents', id: 'id', sealed: 'sealed_data' }
+  token_intents: { table: 'token_intents', id: 'id', sealed: 'sealed_data' },
+  // A key still held by a running request has no response yet: only completed rows count.
+  idempotent_responses: { table: 'idempotency_keys', id: 'reservation', sealed: 'sealed_response' }
 }
 
 /** The condition on a table's tenant: its key where the table holds keys (storage/tenant-keys.ts), else its id. */
@@ -32,6 +34,7 @@ export interface SealedObject {
 export async function countSealedByVersion(db: Db, kind: SealedObjectKind, tenantId: string): Promise<Map<number, number>> {
   const rows: { key_version: number | string; count: number | string }[] = await sql(db)(TABLES[kind].table)
     .where(ofTenant(db, kind, tenantId))
+    .whereNotNull(TABLES[kind].sealed)
     .select('key_version')
     .count({ count: '*' })
     .groupBy('key_version')
@@ -44,6 +47,7 @@ export async function listSealedOffVersion(db: Db, kind: SealedObjectKind, tenan
   return sql(db)(table)
     .select({ id, key_version: 'key_version', sealed })
     .where(ofTenant(db, kind, tenantId))
+    .whereNotNull(sealed)
     .andWhereNot('key_version', version)
     .limit(limit)
 }

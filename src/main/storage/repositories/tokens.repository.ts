@@ -12,7 +12,7 @@ import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
-import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261217000000_default_fingerprint_expression'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261219000000_default_fingerprint_expression'
 import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { CreateApplicationRequest, UpdateApplicationRequest } from '@shared/ipc'
-import type { Application, ApplicationType } from '@shared/types'
+import type { Application, ApplicationKey, ApplicationType } from '@shared/types'
 import { api } from '@renderer/api'
 import { useAction } from '@renderer/composables/useAction'
 import { usePagedList } from '@renderer/composables/usePagedList'
@@ -10,6 +10,14 @@ export interface ShownKey {
   name: string
   key: string
   regenerated: boolean
+  /** A key added beside the others (rotation with overlap). */
+  added?: boolean
+}
+
+/** The application whose keys are open, with its keys (never their values). */
+export interface OpenKeys {
+  application: Application
+  keys: ApplicationKey[]
 }
 
 export interface ApplicationFilters {
@@ -27,6 +35,7 @@ export const useApplicationsStore = defineStore('applications', () => {
   const { run } = useAction()
   /** The key of a just-created or regenerated application, shown once. */
   const shownKey = ref<ShownKey>()
+  const openKeys = ref<OpenKeys>()
 
   function showKey(application: Application, regenerated: boolean): void {
     shownKey.value = { name: application.name, key: application.key ?? '', regenerated }
@@ -55,7 +64,7 @@ export const useApplicationsStore = defineStore('applications', () => {
 
   function remove(application: Application): Promise<boolean> {
     return run('Deleting the application', () => api().applications.delete(application.id), {
-      success: () => ({ title: 'Application deleted', detail: `${application.name} and its key no longer work.` }),
+      success: () => ({ title: 'Application deleted', detail: `${application.name} and its keys no longer work.` }),
       after: list.load
     })
   }
@@ -64,5 +73,40 @@ export const useApplicationsStore = defineStore('applications', () => {
     shownKey.value = undefined
   }
 
-  return { ...list, shownKey, listOfType, create, update, regenerate, remove, dismissKey }
+  async function loadKeys(application: Application): Promise<void> {
+    const keys = await api().applications.listKeys(application.id)
+    openKeys.value = { application, keys }
+  }
+
+  /** Opens the keys of `application`. */
+  function showKeys(application: Application): Promise<boolean> {
+    return run('Loading the keys', () => loadKeys(application))
+  }
+
+  function closeKeys(): void {
+    openKeys.value = undefined
+  }
+
+  /** Adds a key to the open application (shown once); its other keys keep working. */
+  function addKey(): Promise<boolean> {
+    const application = openKeys.value?.application
+    if (!application) return Promise.resolve(false)
+    return run('Adding a key', async () => {
+      const added = await api().applications.createKey(application.id)
+      shownKey.value = { name: application.name, key: added.key ?? '', regenerated: false, added: true }
+      await loadKeys(application)
+    })
+  }
+
+  /** Deletes one key of the open application: it stops working at once. */
+  function deleteKey(key: ApplicationKey): Promise<boolean> {
+    const application = openKeys.value?.application
+    if (!application) return Promise.resolve(false)
+    return run('Deleting the key', () => api().applications.deleteKey(application.id, key.id), {
+      success: () => ({ title: 'Key deleted', detail: `That key of ${application.name} no longer works.` }),
+      after: () => loadKeys(application)
+    })
+  }
+
+  return { ...list, shownKey, openKeys, listOfType, create, update, regenerate, remove, dismissKey, showKeys, closeKeys, addKey, deleteKey }
 })

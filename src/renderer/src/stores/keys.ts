@@ -11,7 +11,8 @@ const KIND_LABELS: Record<keyof SealedObjectCounts, [string, string]> = {
   tokens: ['token', 'tokens'],
   outbox_mails: ['outbox mail', 'outbox mails'],
   sealed_settings: ['sealed setting', 'sealed settings'],
-  token_intents: ['token intent', 'token intents']
+  token_intents: ['token intent', 'token intents'],
+  idempotent_responses: ['stored idempotent response', 'stored idempotent responses']
 }
 
 /** "3 tokens, 1 outbox mail", or "nothing". */
