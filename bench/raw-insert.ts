@@ -23,8 +23,9 @@ import { newTimeOrderedId, randomBytes } from '../src/main/crypto/random'
 import { readySodium } from '../src/main/crypto/sodium'
 import type { DataKey } from '../src/main/crypto/types'
 import { getTokenType } from '../src/main/domain/token-types'
-import { sql } from '../src/main/storage/connections'
 import { openDatabase } from '../src/main/storage/database'
+import { insertTenant } from '../src/main/storage/repositories/tenants.repository'
+import { tenantKeys } from '../src/main/storage/tenant-keys'
 import { isPostgresUrl } from '../src/main/storage/dialect'
 import { spawnServer, stopChild } from './children'
 
@@ -34,7 +35,7 @@ export type RawKind = 'plain' | 'card'
 export type RawInsertRequest = { fillTo: number } | { measure: number; kind: RawKind } | { close: true }
 export type RawInsertReply = { ok: true; tokensPerSecond?: number } | { ok: false; error: string }
 
-const COLUMNS = ['tenant_id', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'mask', 'containers', 'metadata', 'created_at']
+const COLUMNS = ['tenant_key', 'id', 'type', 'key_version', 'sealed_data', 'fingerprint', 'fingerprint_expression', 'mask', 'containers', 'metadata', 'created_at']
 const ROWS_PER_STATEMENT = 100
 const BATCH = 1000
 const CARD = getTokenType('card')!
@@ -67,15 +68,21 @@ export function benchCard(n: number): { number: string; expiration_month: number
   return { number: cardNumber(n), expiration_month: 12, expiration_year: 2035 + (n % 10) }
 }
 
+/** The tenant's public id (in the sealing's associated data) and its key (in the row). */
+interface Tenant {
+  id: string
+  key: number
+}
+
 /** The columns of one token of `kind`, in COLUMNS order. */
-function tokenRow(kind: RawKind, key: DataKey, tenantId: string, n: number): unknown[] {
+function tokenRow(kind: RawKind, key: DataKey, tenant: Tenant, n: number): unknown[] {
   const id = newTimeOrderedId()
   const type = kind === 'card' ? CARD : PLAIN
   const data = kind === 'card' ? benchCard(n) : `value-${n}-${'x'.repeat(20)}`
-  const sealed = Buffer.from(sealJson(key, data, `token:${tenantId}:${id}`))
-  const fingerprint = keyedHash(key, `${type.name}\u0000${type.defaultFingerprintSource(data)}`)
+  const sealed = Buffer.from(sealJson(key, data, `token:${tenant.id}:${id}`))
+  const fingerprint = Buffer.from(keyedHash(key, `${type.name}\u0000${type.defaultFingerprintSource(data)}`), 'hex')
   const mask = kind === 'card' ? CARD_MASK : null
-  return [tenantId, id, type.name, 1, sealed, fingerprint, type.defaultFingerprintExpression, mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
+  return [tenant.key, id, type.name, 1, sealed, fingerprint, '', mask, JSON.stringify(type.defaultContainers), '{}', Date.now()]
 }
 
 /** A ceiling: fills its table untimed, then measures tokens per second. */
@@ -86,13 +93,14 @@ interface Ceiling {
 }
 
 /** A tenant in a fresh vault schema at `location` (migrations run), to insert tokens for. */
-async function benchTenant(location: string): Promise<string> {
+async function benchTenant(location: string): Promise<Tenant> {
   await readySodium()
   const schema = await openDatabase(location)
   const tenantId = randomUUID()
-  await sql(schema.writer)('tenants').insert({ id: tenantId, name: 'bench', created_at: Date.now() })
+  await insertTenant(schema.writer, { id: tenantId, name: 'bench', owner_user_id: null, created_at: Date.now() })
+  const tenant = { id: tenantId, key: tenantKeys(schema.writer).keyOf(tenantId) }
   await schema.close()
-  return tenantId
+  return tenant
 }
 
 /** Timing and filling, the same for both drivers: `insertBatch` seals and inserts BATCH rows in one transaction. */
@@ -119,16 +127,16 @@ abstract class BatchCeiling implements Ceiling {
 class RawPgInsertCeiling extends BatchCeiling {
   private constructor(
     private readonly client: Client,
-    private readonly tenantId: string
+    private readonly tenant: Tenant
   ) {
     super()
   }
 
   static async open(url: string): Promise<RawPgInsertCeiling> {
-    const tenantId = await benchTenant(url)
+    const tenant = await benchTenant(url)
     const client = new Client({ connectionString: url })
     await client.connect()
-    return new RawPgInsertCeiling(client, tenantId)
+    return new RawPgInsertCeiling(client, tenant)
   }
 
   async close(): Promise<void> {
@@ -142,7 +150,7 @@ class RawPgInsertCeiling extends BatchCeiling {
     await this.client.query('BEGIN')
     for (let offset = 0; offset < BATCH; offset += ROWS_PER_STATEMENT) {
       const values: unknown[] = []
-      for (let i = 0; i < ROWS_PER_STATEMENT; i++) values.push(...tokenRow(kind, key, this.tenantId, this.rows + offset + i))
+      for (let i = 0; i < ROWS_PER_STATEMENT; i++) values.push(...tokenRow(kind, key, this.tenant, this.rows + offset + i))
       await this.client.query({ name: 'insert-tokens', text, values })
     }
     await this.client.query('COMMIT')
@@ -155,18 +163,18 @@ export class RawInsertCeiling extends BatchCeiling {
   private constructor(
     private readonly db: sqlite3.Database,
     private readonly insert: sqlite3.Statement,
-    private readonly tenantId: string
+    private readonly tenant: Tenant
   ) {
     super()
   }
 
   static async open(file: string): Promise<RawInsertCeiling> {
-    const tenantId = await benchTenant(file)
+    const tenant = await benchTenant(file)
     const db = new sqlite3.Database(file)
     for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'secure_delete = ON', 'busy_timeout = 5000']) await run(db, `PRAGMA ${pragma}`)
     const tuple = `(${COLUMNS.map(() => '?').join(',')})`
     const insert = db.prepare(`insert into tokens (${COLUMNS.join(',')}) values ${Array(ROWS_PER_STATEMENT).fill(tuple).join(',')}`)
-    return new RawInsertCeiling(db, insert, tenantId)
+    return new RawInsertCeiling(db, insert, tenant)
   }
 
   async close(): Promise<void> {
@@ -179,7 +187,7 @@ export class RawInsertCeiling extends BatchCeiling {
     await run(this.db, 'BEGIN')
     for (let offset = 0; offset < BATCH; offset += ROWS_PER_STATEMENT) {
       const params: unknown[] = []
-      for (let i = 0; i < ROWS_PER_STATEMENT; i++) params.push(...tokenRow(kind, key, this.tenantId, this.rows + offset + i))
+      for (let i = 0; i < ROWS_PER_STATEMENT; i++) params.push(...tokenRow(kind, key, this.tenant, this.rows + offset + i))
       await runPrepared(this.insert, params)
     }
     await run(this.db, 'COMMIT')

@@ -12,6 +12,12 @@ import * as severalInstances from './20261205500000_several_instances'
 import * as tokenIntents from './20261211000000_token_intents'
 import * as applicationKeys from './20261212000000_application_keys'
 import * as idempotency from './20261213000000_idempotency'
+import * as compactTenantKey from './20261214000000_compact_tenant_key'
+import * as binaryHashes from './20261215000000_binary_hashes'
+import * as metadataOneTree from './20261216000000_metadata_one_tree'
+import * as binaryActorIds from './20261217000000_binary_actor_ids'
+import * as actorTypeCode from './20261218000000_actor_type_code'
+import * as defaultFingerprintExpression from './20261219000000_default_fingerprint_expression'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -30,5 +36,11 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261205500000_several_instances': severalInstances,
   '20261211000000_token_intents': tokenIntents,
   '20261212000000_application_keys': applicationKeys,
-  '20261213000000_idempotency': idempotency
+  '20261213000000_idempotency': idempotency,
+  '20261214000000_compact_tenant_key': compactTenantKey,
+  '20261215000000_binary_hashes': binaryHashes,
+  '20261216000000_metadata_one_tree': metadataOneTree,
+  '20261217000000_binary_actor_ids': binaryActorIds,
+  '20261218000000_actor_type_code': actorTypeCode,
+  '20261219000000_default_fingerprint_expression': defaultFingerprintExpression
 }

@@ -5,8 +5,8 @@
  * or not, shorter than an hour, that overlap, touch or hold nothing.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { sql } from '../../src/main/storage/connections'
 import { appendLogEntries, countLogs, countLogsByPeriod, foldLogEntities, HOUR, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
@@ -18,7 +18,7 @@ describe('countLogsByPeriod', () => {
   const db = () => temporary.db
 
   beforeAll(async () => {
-    await sql(db().writer)('tenants').insert([{ id: 't', name: 'Tenant', created_at: 0 }, { id: 'u', name: 'Other', created_at: 0 }])
+    for (const [id, name] of [['t', 'Tenant'], ['u', 'Other']]) await insertTenant(db().writer, { id, name, owner_user_id: null, created_at: 0 })
     const entry = (tenant: string, entityId: string, createdAt: number): LogRow => ({
       tenant_id: tenant,
       actor_id: null,

@@ -7,7 +7,7 @@
  * The database has no statistics (no ANALYZE), like a vault in use: the plans are
  * the ones SQLite picks in production.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Knex } from 'knex'
 import { visibleTokens } from '../../src/main/domain/access'
@@ -16,14 +16,16 @@ import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
 import { appendLogEntries, countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
 import { appendTokens, findByFingerprint, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
+import { tenantKeys } from '../../src/main/storage/tenant-keys'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
 /** Tables whose rows are one per tenant and kind: reading all of a tenant's is the point. */
 const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
 
-const METADATA_INDEX = 'token_metadata_tenant_id_key_value_folded_created_at_index (tenant_id=? AND key=? AND value_folded=?)'
-const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_id=? AND entity_type=? AND entity_id=?'
+const METADATA_INDEX = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?)'
+const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?'
 /** The entries past the entity index's folded mark: a seq range the sweep keeps short. */
 const LOG_TAIL = 'SEARCH logs USING INTEGER PRIMARY KEY (rowid>?)'
 
@@ -57,7 +59,7 @@ const readsCountersOnly = ({ steps }: Plan) =>
       !/^(SEARCH|SCAN) /.test(step) ||
       [...COUNTER_TABLES].some((table) => step.includes(` ${table} `)) ||
       step.includes('tokens_expires_at_index') ||
-      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_id=? AND token_id=? AND key=?)')
+      step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=? AND created_at=? AND token_id=?)')
   )
 
 let tables: Set<string>
@@ -106,10 +108,7 @@ describe('query plans of the lists', () => {
   beforeAll(async () => {
     const writer = sql(temporary.db.writer)
     tables = new Set((await writer('sqlite_master').select('name').where('type', 'table')).map((row: { name: string }) => row.name))
-    await writer('tenants').insert([
-      { id: tenantId, name: 'plans', created_at: 0 },
-      { id: otherTenantId, name: 'other', created_at: 0 }
-    ])
+    for (const id of [tenantId, otherTenantId]) await insertTenant(temporary.db.writer, { id, name: id, owner_user_id: null, created_at: 0 })
     const writes = new WriteQueue(temporary.db.writer)
     const types = ['token', 'card', 'bank']
     for (const tenant of [tenantId, otherTenantId]) {
@@ -131,7 +130,7 @@ describe('query plans of the lists', () => {
       type,
       key_version: 1,
       sealed_data: Buffer.alloc(40),
-      fingerprint: randomUUID(),
+      fingerprint: randomBytes(32).toString('hex'),
       fingerprint_expression: '{{ data | stringify }}',
       mask: null,
       containers: [i % 2 ? '/pci/high/' : '/general/high/'],
@@ -182,7 +181,7 @@ describe('query plans of the lists', () => {
     it('a deep page of one type', () => expectProportionalToPage(deepPage(tokenFilter({ types: ['card'] }), 70)))
     it('a deep page of several types', () => expectProportionalToPage(deepPage(tokenFilter({ types: ['card', 'bank'] }), 150)))
     // The ids a caller names bound what is sorted.
-    it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_id=? AND id=?)' }))
+    it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_key=? AND id=?)' }))
   })
 
   describe('logs', () => {
@@ -190,9 +189,9 @@ describe('query plans of the lists', () => {
     const listAndCountLogs = (filter: LogFilter) => () => Promise.all([listLogs(temporary.db.reader, filter, 100, 0), countLogs(temporary.db.reader, filter)])
 
     it('unfiltered', () => expectProportionalToPage(listAndCountLogs(logFilter())))
-    it('by entity type', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card' })), { uses: 'logs_tenant_id_entity_type_created_at_index' }))
+    it('by entity type', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card' })), { uses: 'logs_tenant_key_entity_type_created_at_index' }))
     it('by date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ startDate: 100, endDate: 400 }))))
-    it('by entity type and date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', startDate: 100, endDate: 400 })), { uses: 'logs_tenant_id_entity_type_created_at_index' }))
+    it('by entity type and date range', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', startDate: 100, endDate: 400 })), { uses: 'logs_tenant_key_entity_type_created_at_index' }))
     // An entity's folded entries come out of the index newest first, merged with the sorted tail: none of them is sorted.
     it('by entity type and id', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityType: 'card', entityId: 'token-3' })), { uses: ENTITY_INDEX }))
     it('by entity id (each entity type, merged)', () => expectProportionalToPage(listAndCountLogs(logFilter({ entityId: 'token-3' })), { uses: ENTITY_INDEX }))
@@ -211,13 +210,14 @@ describe('query plans of the lists', () => {
     it('activity chart by entity', () =>
       expectProportionalToPage(() => countLogsByPeriod(temporary.db.reader, logFilter({ entityType: 'card', entityId: 'token-3' }), chartPeriods), { uses: ENTITY_INDEX }))
     it("flags an entity page that sorts all of the entity's entries", async () => {
-      const sortedInFull = () => sql(temporary.db.reader)('log_entities').where({ tenant_id: tenantId, entity_type: 'card', entity_id: 'token-3' }).orderBy('seq', 'desc').limit(100)
+      const sortedInFull = () => sql(temporary.db.reader)('log_entities').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), entity_type: 'card', entity_id: 'token-3' }).orderBy('seq', 'desc').limit(100)
       expect((await plansOf(sortedInFull)).flatMap((plan) => unboundedSteps(plan))).toEqual(['USE TEMP B-TREE FOR ORDER BY'])
     })
   })
 
   it('deduplication finds a fingerprint through its index', async () => {
-    const [{ fingerprint }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_id: tenantId, id: 'token-7' })
+    const [{ fingerprint: stored }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), id: 'token-7' })
+    const fingerprint = Buffer.from(stored).toString('hex')
     expect(await findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now)).toMatchObject({ id: 'token-7' })
     // Only the tokens of one fingerprint are sorted.
     await expectProportionalToPage(() => findByFingerprint(temporary.db.reader, tenantId, 'card', fingerprint, now, 'token-7'), {

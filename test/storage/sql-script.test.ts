@@ -1,13 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../src/main/storage/sql-script'
 import { sql } from '../../src/main/storage/connections'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { useTemporaryDatabase } from '../helpers/database'
 
 describe('runInsertScript', () => {
   const temporary = useTemporaryDatabase('script')
   const db = () => temporary.db
   beforeAll(async () => {
-    await sql(db().writer)('tenants').insert({ id: 't1', name: 'Tenant', created_at: 1 })
+    await insertTenant(db().writer, { id: 't1', name: 'Tenant', owner_user_id: null, created_at: 1 })
   })
 
   /** Runs a script on the writer connection, as the write queue does. */
@@ -20,12 +21,12 @@ describe('runInsertScript', () => {
     }
   }
 
-  const columns = ['tenant_id', 'entity_type', 'entity_id', 'operation', 'message', 'created_at']
+  const columns = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'message', 'created_at']
 
   it('stores text exactly, whatever quotes, SQL or control characters it holds', async () => {
     const tricky = ["it's", "'); DROP TABLE logs; --", 'nul\u0000byte', 'émoji 🔐', '\\x27']
     await script([
-      { table: 'logs', columns, rows: tricky.map((message, i) => ({ tenant_id: 't1', entity_type: 'token', entity_id: `e${i}`, operation: 'read', message, created_at: i })) }
+      { table: 'logs', columns, rows: tricky.map((message, i) => ({ tenant_key: 1, entity_type: 'token', entity_id: `e${i}`, operation: 'read', message, created_at: i })) }
     ])
     const stored = await sql(db().reader)('logs').select('message').orderBy('created_at')
     expect(stored.map((row) => row.message)).toEqual(tricky)
@@ -42,7 +43,7 @@ describe('runInsertScript', () => {
   it('writes all statements or none', async () => {
     const before = await sql(db().reader)('logs').count({ n: '*' }).first()
     const insert = script([
-      { table: 'logs', columns, rows: [{ tenant_id: 't1', entity_type: 'token', entity_id: 'kept?', operation: 'read', message: 'm', created_at: 9 }] },
+      { table: 'logs', columns, rows: [{ tenant_key: 1, entity_type: 'token', entity_id: 'kept?', operation: 'read', message: 'm', created_at: 9 }] },
       { table: 'tenants', columns: ['id', 'name', 'created_at'], rows: [{ id: 't1', name: 'duplicate', created_at: 1 }] }
     ])
     await expect(insert).rejects.toMatchObject({ code: expect.stringMatching(/^SQLITE_CONSTRAINT/) })

@@ -4,15 +4,15 @@
  * into SQL for lists. Random tokens and rules, through both, against a real
  * SQLite database: a list must show exactly the tokens a single read allows.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { AccessRule, Condition } from '../../src/shared/types'
 import { transformFor, visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
-import { sql } from '../../src/main/storage/connections'
 import { appendTokens, countTokens, listTokens } from '../../src/main/storage/repositories/tokens.repository'
+import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
 
@@ -77,7 +77,7 @@ function storedToken(tenantId: string, { id, containers }: { id: string; contain
     type: 'token',
     key_version: 1,
     sealed_data: Buffer.alloc(40),
-    fingerprint: randomUUID(),
+    fingerprint: randomBytes(32).toString('hex'),
     fingerprint_expression: '{{ data | stringify }}',
     mask: null,
     containers,
@@ -103,7 +103,7 @@ describe('token visibility: the in-memory access check and the SQL list filter',
     await fc.assert(
       fc.asyncProperty(scenario, async ([shapes, rules, plainRead]) => {
         const tenantId = randomUUID()
-        await sql(temporary.db.writer)('tenants').insert({ id: tenantId, name: 'visibility', created_at: 0 })
+        await insertTenant(temporary.db.writer, { id: tenantId, name: 'visibility', owner_user_id: null, created_at: 0 })
         await writes.append((rows) => appendTokens(rows, shapes.map((shape) => ({ token: storedToken(tenantId, shape), searchIndexes: [] })), () => new Error('duplicate id')))
         const actor: Actor = { type: 'session', id: randomUUID(), tenantId, permissions: plainRead ? ['token:read'] : [], rules }
 

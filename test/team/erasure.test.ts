@@ -65,7 +65,8 @@ describe('erasure on a team vault', { timeout: 120_000 }, () => {
       await host.vault.services.context.writes.idle()
       const direct = openVaultFile(dataDir)
       try {
-        backup = await direct('tokens').where({ id: created.body!.id }).first()
+        // The row as a backup holds it, with its tenant's id (the row holds the tenant's key).
+        backup = await direct('tokens').join('tenants', 'tenants.tenant_key', 'tokens.tenant_key').select('tokens.*', { tenant_id: 'tenants.id' }).where({ 'tokens.id': created.body!.id }).first()
         expect((await api(app.body!.key, 'DELETE', `/tokens/${created.body!.id}`)).status).toBe(204)
         await host.vault.services.context.writes.idle()
         expect(await direct('tokens').where({ id: created.body!.id }).first()).toBeUndefined()

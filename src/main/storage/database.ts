@@ -9,6 +9,7 @@ import knex, { type Knex } from 'knex'
 import { isPostgresUrl, MIGRATION_LOCK, postgresConnection } from './dialect'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 import { migrationSource } from './migrations'
+import { loadTenantKeys } from './tenant-keys'
 
 /** Pragmas applied to every connection. */
 const CONNECTION_PRAGMAS = [
@@ -63,6 +64,7 @@ async function openSqlite(filename: string, readers: number): Promise<Database> 
     throw error
   }
   const reader = connect(filename, readers)
+  await loadTenantKeys(writer, reader)
   return {
     writer: writerOf(writer),
     reader: readerOf(reader),
@@ -88,6 +90,7 @@ async function openPostgres(url: string, readers: number): Promise<Database> {
     throw error
   }
   const reader = connectPostgres(url, readers)
+  await loadTenantKeys(writer, reader)
   return {
     writer: writerOf(writer),
     reader: readerOf(reader),

@@ -24,6 +24,7 @@ import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
 import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
 import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
+import { tenantKeys, type TenantKeys } from './tenant-keys'
 
 export interface InsertOptions {
   /** The error a uniqueness violation stands for (a duplicate id), reported to the unit that caused it. */
@@ -38,6 +39,8 @@ export interface InsertOptions {
 export interface RowBuffer {
   /** Queues rows for `table`; a table takes rows of one kind only (sealed or not). */
   insert(table: string, columns: readonly string[], rows: readonly object[], options?: InsertOptions): void
+  /** The tenant keys of the database the rows go to. */
+  readonly tenantKeys: TenantKeys
 }
 
 /**
@@ -113,7 +116,10 @@ class BatchRows implements RowBuffer {
   /** The sealer's state after the rows of this batch sealed so far. */
   private link: unknown
 
-  constructor(private readonly sealer: RowSealer | undefined) {
+  constructor(
+    private readonly sealer: RowSealer | undefined,
+    readonly tenantKeys: TenantKeys
+  ) {
     this.link = sealer?.head
   }
 
@@ -193,12 +199,14 @@ export class WriteQueue {
    * @param options.sealer stamps the rows of its table in commit order (the audit chain)
    */
   private readonly db: Knex
+  private readonly tenantKeys: TenantKeys
 
   constructor(
     writer: Writer,
     private readonly options: { maxBatch?: number; sealer?: RowSealer } = {}
   ) {
     this.db = sql(writer)
+    this.tenantKeys = tenantKeys(writer)
     this.scriptable = isSqlite3(this.db)
   }
 
@@ -286,13 +294,13 @@ export class WriteQueue {
 
   private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {
     if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
-      const rows = new BatchRows(this.options.sealer)
+      const rows = new BatchRows(this.options.sealer, this.tenantKeys)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
       await rows.runAsScript(connection)
       rows.committed()
       return results
     }
-    const rows = new BatchRows(this.options.sealer)
+    const rows = new BatchRows(this.options.sealer, this.tenantKeys)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)

@@ -53,7 +53,7 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     const db = openVaultFile(dataDir)
     try {
       const keyring = await unlockKeyring(readerOf(db), (await loadMasterKey(dataDir, {}))!)
-      const rows = await db('tokens').select('tenant_id', 'id', 'key_version', 'sealed_data')
+      const rows = await db('tokens').join('tenants', 'tenants.tenant_key', 'tokens.tenant_key').select({ tenant_id: 'tenants.id' }, 'tokens.id', 'key_version', 'sealed_data')
       expect(rows).toHaveLength(TOKENS)
       for (const row of rows) {
         expect(row.key_version).toBe(version)

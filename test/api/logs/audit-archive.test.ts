@@ -79,7 +79,7 @@ describe.skipIf(onPostgres)('tessera logs archive', { timeout: 180_000 }, () => 
     await withVaultFile(service.dataDir, async (db) => {
       expect(Number((await db('log_entities').min({ seq: 'seq' }).first())!.seq)).toBeGreaterThan(lastBefore)
       const entry = await db('logs').where({ operation: 'archive' }).first()
-      expect(entry).toMatchObject({ entity_type: 'log', actor_id: service.ownerUserId, seq: lastEntry + 1 })
+      expect(entry).toMatchObject({ entity_type: 'log', actor: Buffer.from(service.ownerUserId.replaceAll('-', ''), 'hex'), seq: lastEntry + 1 })
       expect(entry.message).toBe(`Archived ${lastBefore} entries through seq ${lastBefore} (created before ${CUT}) to archive.jsonl (sha256 ${sha256})`)
     })
   })

@@ -79,7 +79,7 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
   it.each([
     ['an edited message', 'UPDATE logs SET message = ? WHERE seq = 40', ['Token deleted'], 40, 'its content was changed'],
     ['a changed created_at', 'UPDATE logs SET created_at = created_at - 3600000 WHERE seq = 55', [], 55, 'its content was changed'],
-    ['a changed actor', 'UPDATE logs SET actor_id = NULL, actor_type = NULL WHERE seq = 70', [], 70, 'its content was changed'],
+    ['a changed actor', 'UPDATE logs SET actor = NULL, actor_type_code = NULL WHERE seq = 70', [], 70, 'its content was changed'],
     ['a deleted entry', 'DELETE FROM logs WHERE seq = 90', [], 91, 'the entries before it (seq 90–90) are missing'],
     ['an entry written without a MAC', 'UPDATE logs SET mac = NULL WHERE seq = 100', [], 100, 'it has no MAC']
   ])('fails on %s, naming the first broken link', async (name, sql, bindings, seq, problem) => {
@@ -90,7 +90,7 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
   })
 
   it('fails on two entries whose contents were swapped, at the first of them', async () => {
-    const columns = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count']
+    const columns = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count']
     const dir = await tampered('swapped', async (db) => {
       const [a, b] = await db('logs').select(columns).whereIn('seq', [120, 200]).orderBy('seq')
       await db('logs').update(b).where({ seq: 120 })

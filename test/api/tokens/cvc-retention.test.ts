@@ -145,7 +145,9 @@ describe('CVC retention of 0', () => {
     const direct = openVaultFile(service.dataDir)
     try {
       const keyring = await unlockKeyring(readerOf(direct), service.masterKey)
-      const rows = await direct('tokens').select('tenant_id', 'id', 'key_version', 'sealed_data', 'cvc_expires_at')
+      const rows = await direct('tokens')
+        .join('tenants', 'tenants.tenant_key', 'tokens.tenant_key')
+        .select({ tenant_id: 'tenants.id' }, 'tokens.id', 'key_version', 'sealed_data', 'cvc_expires_at')
       expect(rows).toHaveLength(2)
       for (const row of rows) {
         const data = openJson<Record<string, unknown>>(keyring.dataKey(row.tenant_id, row.key_version), row.sealed_data, tokenAssociatedData(row.tenant_id, row.id))

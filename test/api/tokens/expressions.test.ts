@@ -102,6 +102,19 @@ describe('tokens', () => {
       expect(a.fingerprint).toBe(b.fingerprint)
     })
 
+    it('reads back each fingerprint_expression as given: the default, another type\'s default, and an empty one', async () => {
+      const cases = [
+        [{ type: 'token', data: 'a' }, '{{ data | stringify }}'],
+        [{ type: 'token', data: 'b', fingerprint_expression: '' }, ''],
+        [{ type: 'card', data: card(), fingerprint_expression: '{{ data | stringify }}' }, '{{ data | stringify }}'],
+        [{ type: 'card', data: card() }, '{{ data.number }}']
+      ] as const
+      for (const [request, expression] of cases) {
+        const { id } = await create(request)
+        expect((await get(id)).body.fingerprint_expression).toBe(expression)
+      }
+    })
+
     it('can fingerprint metadata', async () => {
       const fingerprint_expression = '{{ metadata.customer }}'
       const a = await create({ type: 'token', data: 'one', metadata: { customer: 'c-42' }, fingerprint_expression })

@@ -33,22 +33,22 @@ export async function logMacAt(db: Db, seq: number): Promise<Buffer | undefined>
 export async function deleteLogsThrough(trx: Tx, throughSeq: number): Promise<number> {
   // By key, row by row: log_entities is keyed by entity first, so a condition on seq alone would scan all of it.
   await sql(trx).raw(
-    `DELETE FROM log_entities WHERE (tenant_id, entity_type, entity_id, created_at, seq) IN
-       (SELECT tenant_id, entity_type, entity_id, created_at, seq FROM logs WHERE seq <= ?)`,
+    `DELETE FROM log_entities WHERE (tenant_key, entity_type, entity_id, created_at, seq) IN
+       (SELECT tenant_key, entity_type, entity_id, created_at, seq FROM logs WHERE seq <= ?)`,
     [throughSeq]
   )
   // The counters behind the unfiltered and per-type totals, and the activity chart's, lose what goes.
   await sql(trx).raw(
     `UPDATE log_counts SET count = log_counts.count - pruned.pruned_count
-       FROM (SELECT tenant_id, entity_type, count(*) AS pruned_count FROM logs WHERE seq <= ? GROUP BY tenant_id, entity_type) AS pruned
-      WHERE log_counts.tenant_id = pruned.tenant_id AND log_counts.entity_type = pruned.entity_type`,
+       FROM (SELECT tenant_key, entity_type, count(*) AS pruned_count FROM logs WHERE seq <= ? GROUP BY tenant_key, entity_type) AS pruned
+      WHERE log_counts.tenant_key = pruned.tenant_key AND log_counts.entity_type = pruned.entity_type`,
     [throughSeq]
   )
   await sql(trx).raw(
     `UPDATE log_hour_counts SET count = log_hour_counts.count - pruned.pruned_count
-       FROM (SELECT tenant_id, created_at / ${HOUR} AS hour, entity_type, count(*) AS pruned_count FROM logs WHERE seq <= ?
-              GROUP BY tenant_id, created_at / ${HOUR}, entity_type) AS pruned
-      WHERE log_hour_counts.tenant_id = pruned.tenant_id AND log_hour_counts.hour = pruned.hour AND log_hour_counts.entity_type = pruned.entity_type`,
+       FROM (SELECT tenant_key, created_at / ${HOUR} AS hour, entity_type, count(*) AS pruned_count FROM logs WHERE seq <= ?
+              GROUP BY tenant_key, created_at / ${HOUR}, entity_type) AS pruned
+      WHERE log_hour_counts.tenant_key = pruned.tenant_key AND log_hour_counts.hour = pruned.hour AND log_hour_counts.entity_type = pruned.entity_type`,
     [throughSeq]
   )
   await sql(trx)('log_hour_counts').where('count', 0).del()

@@ -4,6 +4,9 @@ import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
+import { tenantKeys, type TenantKeys } from '../tenant-keys'
+import { uuidBytes, uuidText } from '../uuid-bytes'
+import type { ActorType } from '../../domain/actor'
 
 export interface LogRow {
   /** Position in the audit chain; assigned by the writer as the row is sealed. */
@@ -42,32 +45,68 @@ export interface LogFilter {
   endDate?: number
 }
 
-const ENTRY_COLUMNS = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
+/**
+ * An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id,
+ * `actor` is the actor id's bytes and `actor_type_code` the actor type's code.
+ */
+const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
 
-const LOG_COLUMNS: (keyof LogRow)[] = ['seq', ...ENTRY_COLUMNS, 'mac']
+const LOG_COLUMNS = ['seq', ...ENTRY_COLUMNS, 'mac'] as const
 
-const LOG_COUNT_COLUMNS = ['tenant_id', 'entity_type', 'count'] as const
-const LOG_COUNTER: AddOnConflict = { key: ['tenant_id', 'entity_type'], column: 'count' }
+const ACTOR_TYPE_CODES: Record<ActorType, number> = { application: 1, session: 2, user: 3 }
+const ACTOR_TYPES = new Map(Object.entries(ACTOR_TYPE_CODES).map(([type, code]) => [code, type]))
+
+function actorTypeCode(type: string | null): number | null {
+  if (type === null) return null
+  const code = ACTOR_TYPE_CODES[type as ActorType]
+  if (code === undefined) throw new TypeError(`Unknown actor type ${type}`)
+  return code
+}
+
+/** An unknown code (an altered entry) reads as one no entry holds, so its MAC fails to verify. */
+const actorTypeOf = (code: number | null) => (code === null ? null : (ACTOR_TYPES.get(Number(code)) ?? `unknown code ${code}`))
+
+/** The stored, compact forms of the tenant and the actor. */
+interface StoredForms {
+  tenant_key: number
+  actor: Buffer | null
+  actor_type_code: number | null
+}
+
+/** An entry with the stored forms beside the values they stand for: the MAC covers the values, the table holds the compact forms. */
+type StoredLogRow = LogRow & StoredForms
+
+const toStored = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] =>
+  entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id), actor: uuidBytes(entry.actor_id), actor_type_code: actorTypeCode(entry.actor_type) }))
+
+/** A stored entry as the layers above see it: with its tenant's and actor's ids and the actor's type. */
+function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, ...row }: T): Omit<T, keyof StoredForms> & Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> {
+  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), actor_type: actorTypeOf(actor_type_code), ...row }
+}
+
+const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
+const LOG_COUNTER: AddOnConflict = { key: ['tenant_key', 'entity_type'], column: 'count' }
 
 /** The hour an entry is counted in by `log_hour_counts`: its `created_at` divided by this, rounded down. */
 export const HOUR = 3_600_000
 const hourOf = (createdAt: number) => Math.floor(createdAt / HOUR)
 
-const LOG_HOUR_COUNT_COLUMNS = ['tenant_id', 'hour', 'entity_type', 'count'] as const
-const LOG_HOUR_COUNTER: AddOnConflict = { key: ['tenant_id', 'hour', 'entity_type'], column: 'count' }
+const LOG_HOUR_COUNT_COLUMNS = ['tenant_key', 'hour', 'entity_type', 'count'] as const
+const LOG_HOUR_COUNTER: AddOnConflict = { key: ['tenant_key', 'hour', 'entity_type'], column: 'count' }
 
 /** One `log_counts` row per entry, added up per tenant and entity type as they are written. */
-const countRows = (entries: readonly LogRow[]) => entries.map((entry) => ({ tenant_id: entry.tenant_id, entity_type: entry.entity_type, count: 1 }))
+const countRows = (entries: readonly StoredLogRow[]) => entries.map((entry) => ({ tenant_key: entry.tenant_key, entity_type: entry.entity_type, count: 1 }))
 
 /** One `log_hour_counts` row per entry, added up per tenant, hour and entity type as they are written. */
-const hourCountRows = (entries: readonly LogRow[]) =>
-  entries.map((entry) => ({ tenant_id: entry.tenant_id, hour: hourOf(entry.created_at), entity_type: entry.entity_type, count: 1 }))
+const hourCountRows = (entries: readonly StoredLogRow[]) =>
+  entries.map((entry) => ({ tenant_key: entry.tenant_key, hour: hourOf(entry.created_at), entity_type: entry.entity_type, count: 1 }))
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
-  await insertRows(sql(db), 'logs', LOG_COLUMNS, rows)
-  await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(rows), LOG_COUNTER)
-  await insertRows(sql(db), 'log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(rows), LOG_HOUR_COUNTER)
+  const stored = toStored(tenantKeys(db), rows)
+  await insertRows(sql(db), 'logs', LOG_COLUMNS, stored)
+  await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(stored), LOG_COUNTER)
+  await insertRows(sql(db), 'log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(stored), LOG_HOUR_COUNTER)
 }
 
 /**
@@ -75,19 +114,20 @@ export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
  * The tenant's entry counters move in the same commit.
  */
 export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
-  rows.insert('logs', LOG_COLUMNS, entries, { sealed: true })
-  rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(entries), { addTo: LOG_COUNTER })
-  rows.insert('log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(entries), { addTo: LOG_HOUR_COUNTER })
+  const stored = toStored(rows.tenantKeys, entries)
+  rows.insert('logs', LOG_COLUMNS, stored, { sealed: true })
+  rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(stored), { addTo: LOG_COUNTER })
+  rows.insert('log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(stored), { addTo: LOG_HOUR_COUNTER })
 }
 
 const hasDates = (filter: LogFilter) => filter.startDate !== undefined || filter.endDate !== undefined
 
 /**
- * The entries of a filter without an entity id, through (tenant_id, entity_type, created_at)
- * or (tenant_id, created_at), which give them in list order.
+ * The entries of a filter without an entity id, through (tenant_key, entity_type, created_at)
+ * or (tenant_key, created_at), which give them in list order.
  */
 function filtered(db: Db, filter: LogFilter): Knex.QueryBuilder {
-  const query = sql(db)('logs').where('tenant_id', filter.tenantId)
+  const query = sql(db)('logs').where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   if (filter.entityType !== undefined && hasDates(filter)) {
     // One range of (entity_type, created_at): with the type and the dates apart, SQLite would rather range over the time index alone.
     query.andWhereRaw('(entity_type, created_at) >= (?, ?) and (entity_type, created_at) < (?, ?)', [
@@ -121,26 +161,27 @@ function listOrder(filter: LogFilter): { column: string; order: 'desc' }[] {
 /** The entity types whose `log_entities` ranges may hold an entity: the filter's, or each type the tenant's log holds (from its counters). */
 async function entityTypesOf(db: Db, filter: LogFilter): Promise<string[]> {
   if (filter.entityType !== undefined) return [filter.entityType]
-  return sql(db)('log_counts').where('tenant_id', filter.tenantId).orderBy('entity_type').pluck('entity_type')
+  return sql(db)('log_counts').where('tenant_key', tenantKeys(db).keyOf(filter.tenantId)).orderBy('entity_type').pluck('entity_type')
 }
 
 /** What an entity arm selects: the entries themselves, or their seq alone (to count them). */
 type EntityColumns = 'entries' | 'seq'
 
 /** The columns `log_entities` holds are taken from it, so the merge follows its key order; the rest from `logs`. */
-const FOLDED_ENTRY_COLUMNS = ENTRY_COLUMNS.map((column) => (['tenant_id', 'entity_type', 'entity_id', 'created_at'].includes(column) ? `log_entities.${column}` : `logs.${column}`))
+const FOLDED_ENTRY_COLUMNS = ENTRY_COLUMNS.map((column) => (['tenant_key', 'entity_type', 'entity_id', 'created_at'].includes(column) ? `log_entities.${column}` : `logs.${column}`))
 
 /**
  * An entity's entries as one SELECT per source, to be combined by UNION ALL:
  * - for each entity type, its entries up to the folded mark: one range of the
- *   `log_entities` key (tenant_id, entity_type, entity_id, created_at, seq),
+ *   `log_entities` key (tenant_key, entity_type, entity_id, created_at, seq),
  *   newest first, each joined to its row in `logs` by seq;
  * - the entries past the folded mark, from the tail of `logs` (a seq range the sweep keeps short).
  * Ordered by (created_at, seq), the union merges the sorted ranges and stops at the page.
  */
 function entityArms(db: Db, filter: LogFilter, types: readonly string[], columns: EntityColumns): Knex.QueryBuilder[] {
+  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
   const folded = types.map((type) => {
-    const arm = sql(db)('log_entities').where('log_entities.tenant_id', filter.tenantId).andWhere('log_entities.entity_type', type).andWhere('log_entities.entity_id', filter.entityId!)
+    const arm = sql(db)('log_entities').where('log_entities.tenant_key', tenantKey).andWhere('log_entities.entity_type', type).andWhere('log_entities.entity_id', filter.entityId!)
     if (columns === 'entries') arm.join('logs', 'logs.seq', 'log_entities.seq').select(...FOLDED_ENTRY_COLUMNS, 'log_entities.seq')
     else arm.select('log_entities.seq')
     return withinDates(arm, filter, 'log_entities.created_at')
@@ -148,8 +189,8 @@ function entityArms(db: Db, filter: LogFilter, types: readonly string[], columns
   const tail = sql(db)('logs')
     .where('seq', '>', foldedThrough(db))
     // The tenant through an expression: on the column itself SQLite would walk one of the tenant's
-    // (tenant_id, …) indexes, all of the tenant's entries, rather than the tail's seq range.
-    .andWhereRaw("tenant_id || '' = ?", [filter.tenantId])
+    // (tenant_key, …) indexes, all of the tenant's entries, rather than the tail's seq range.
+    .andWhereRaw('tenant_key + 0 = ?', [tenantKey])
     .andWhere('entity_id', filter.entityId!)
   if (filter.entityType !== undefined) tail.andWhere('entity_type', filter.entityType)
   tail.select(...(columns === 'entries' ? [...ENTRY_COLUMNS, 'seq'] : ['seq']))
@@ -171,10 +212,10 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
  */
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   const [{ folded_through: from }] = await foldedThrough(trx)
-  const chunk = sql(trx)('logs').select('tenant_id', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
+  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
   const [{ last, count }] = await sql(trx).from(chunk.clone().as('chunk')).max({ last: 'seq' }).count({ count: '*' })
   if (Number(count) === 0) return 0
-  await sql(trx).raw('INSERT INTO log_entities (tenant_id, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5', [chunk])
+  await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5', [chunk])
   await sql(trx)('log_entity_index').update({ folded_through: Number(last) })
   return Number(count)
 }
@@ -186,7 +227,7 @@ export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
 export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
   if (filter.entityId !== undefined) return countEntityEntries(db, filter, await entityTypesOf(db, filter), COUNTED_ITEMS_LIMIT + 1)
   if (!hasDates(filter)) {
-    const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
+    const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
     if (filter.entityType !== undefined) counted.andWhere('entity_type', filter.entityType)
     const [{ count }] = await counted
     return Number(count ?? 0)
@@ -225,7 +266,7 @@ async function hourlyCounts(db: Db, filter: LogFilter, from: number, to: number)
   const query = sql(db)('log_hour_counts')
     .select('hour')
     .sum({ count: 'count' })
-    .where('tenant_id', filter.tenantId)
+    .where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
     .andWhere('hour', '>=', Math.ceil(from / HOUR))
     .andWhere('hour', '<', Math.floor(to / HOUR))
     .groupBy('hour')
@@ -253,20 +294,25 @@ async function countEntries(db: Db, filter: LogFilter): Promise<number> {
 
 /** A page of the entries matching `filter`, newest first. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
-  if (filter.entityId !== undefined) {
-    const arms = entityArms(db, filter, await entityTypesOf(db, filter), 'entries')
-    return unionAll(arms).orderBy(NEWEST_FIRST).limit(limit).offset(offset)
-  }
-  return filtered(db, filter)
-    .select(...ENTRY_COLUMNS)
-    .orderBy(listOrder(filter))
-    .limit(limit)
-    .offset(offset)
+  const page =
+    filter.entityId !== undefined
+      ? unionAll(entityArms(db, filter, await entityTypesOf(db, filter), 'entries')).orderBy(NEWEST_FIRST)
+      : filtered(db, filter).select(...ENTRY_COLUMNS).orderBy(listOrder(filter))
+  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await page.limit(limit).offset(offset)
+  const keys = tenantKeys(db)
+  return rows.map((row) => fromStored(keys, row))
 }
 
 /** Entries in chain order after `afterSeq`, with their MACs. */
 export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
-  return sql(db)('logs').select('seq', ...ENTRY_COLUMNS, 'mac').where('seq', '>', afterSeq).andWhere('seq', '<=', throughSeq).orderBy('seq').limit(limit)
+  const rows: (Omit<ChainedLogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await sql(db)('logs')
+    .select(...LOG_COLUMNS)
+    .where('seq', '>', afterSeq)
+    .andWhere('seq', '<=', throughSeq)
+    .orderBy('seq')
+    .limit(limit)
+  const keys = tenantKeys(db)
+  return rows.map((row) => fromStored(keys, row))
 }
 
 /**

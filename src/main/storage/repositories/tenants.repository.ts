@@ -1,4 +1,5 @@
 import { sql, type Db } from '../connections'
+import { tenantKeys } from '../tenant-keys'
 
 
 export interface TenantRow {
@@ -29,8 +30,12 @@ export interface MemberRow {
   modified_at: number | null
 }
 
+/** Adds a tenant with the next tenant key (storage/tenant-keys.ts); tenants are created one at a time. */
 export async function insertTenant(db: Db, row: TenantRow): Promise<void> {
-  await sql(db)('tenants').insert(row)
+  const [{ last }] = await sql(db)('tenants').max({ last: 'tenant_key' })
+  const key = Number(last ?? 0) + 1
+  await sql(db)('tenants').insert({ ...row, tenant_key: key })
+  tenantKeys(db).add(row.id, key)
 }
 
 export async function listTenants(db: Db): Promise<TenantRow[]> {

@@ -10,11 +10,21 @@ import { sql, type Db, type Tx } from '../connections'
 import { cappedCount, insertRows, notExpiredAt, type AddOnConflict } from '../sql'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
-import { insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
+import { tenantKeys, type TenantKeys } from '../tenant-keys'
+import { uuidBytes, uuidText } from '../uuid-bytes'
+import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261219000000_default_fingerprint_expression'
+import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 
-/** The row as the table holds it: four columns hold JSON text. */
-interface TokenRow extends Omit<StoredToken, 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
+/**
+ * The row as the table holds it: the tenant's key (storage/tenant-keys.ts) stands for its id,
+ * the fingerprint and actor ids are their bytes, four columns hold JSON text.
+ */
+interface TokenRow extends Omit<StoredToken, 'tenant_id' | 'fingerprint' | 'created_by' | 'modified_by' | 'mask' | 'containers' | 'metadata' | 'search_indexes'> {
+  tenant_key: number
+  fingerprint: Buffer
+  created_by: Buffer | null
+  modified_by: Buffer | null
   mask: string | null
   containers: string
   metadata: string
@@ -22,7 +32,7 @@ interface TokenRow extends Omit<StoredToken, 'mask' | 'containers' | 'metadata' 
 }
 
 const TOKEN_COLUMNS: (keyof TokenRow)[] = [
-  'tenant_id',
+  'tenant_key',
   'id',
   'type',
   'key_version',
@@ -41,13 +51,36 @@ const TOKEN_COLUMNS: (keyof TokenRow)[] = [
   'modified_at'
 ]
 
+/** A keyed hash (hex above storage) as the bytes the tables hold. */
+const hashBytes = (hex: string) => Buffer.from(hex, 'hex')
+
+/**
+ * A fingerprint expression as stored: '' for the default of the token's type as the migration that
+ * introduced it lists them (what most tokens keep), and '{{' (which no expression that passed
+ * validation can be) for an expression that is ''.
+ */
+function storedExpression(type: string, expression: string): string {
+  if (expression === DEFAULT_FINGERPRINT_EXPRESSIONS[type]) return ''
+  return expression === '' ? EMPTY_EXPRESSION : expression
+}
+
+function expressionOf(type: string, stored: string): string {
+  if (stored === '') return DEFAULT_FINGERPRINT_EXPRESSIONS[type]
+  return stored === EMPTY_EXPRESSION ? '' : stored
+}
+
 const nullableJson = (value: unknown) => (value === null ? null : JSON.stringify(value))
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value))
 
-/** The columns of (some of) a token's fields. */
-function toColumns(token: Partial<StoredToken>): Partial<TokenRow> {
-  const { mask, containers, metadata, search_indexes, ...plain } = token
+/** The columns of (some of) a token's fields; `type` is the token's (given when `token` has no type but an expression). */
+function toColumns(keys: TenantKeys, token: Partial<StoredToken>, type = token.type): Partial<TokenRow> {
+  const { tenant_id, fingerprint, fingerprint_expression, created_by, modified_by, mask, containers, metadata, search_indexes, ...plain } = token
   const columns: Partial<TokenRow> = plain
+  if (fingerprint_expression !== undefined) columns.fingerprint_expression = storedExpression(type!, fingerprint_expression)
+  if (tenant_id !== undefined) columns.tenant_key = keys.keyOf(tenant_id)
+  if (fingerprint !== undefined) columns.fingerprint = hashBytes(fingerprint)
+  if (created_by !== undefined) columns.created_by = uuidBytes(created_by)
+  if (modified_by !== undefined) columns.modified_by = uuidBytes(modified_by)
   if (mask !== undefined) columns.mask = nullableJson(mask)
   if (containers !== undefined) columns.containers = JSON.stringify(containers)
   if (metadata !== undefined) columns.metadata = JSON.stringify(metadata)
@@ -55,9 +88,14 @@ function toColumns(token: Partial<StoredToken>): Partial<TokenRow> {
   return columns
 }
 
-function fromRow(row: TokenRow): StoredToken {
+function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modified_by, ...row }: TokenRow): StoredToken {
   return {
+    tenant_id: keys.idOf(tenant_key),
     ...row,
+    fingerprint: fingerprint.toString('hex'),
+    fingerprint_expression: expressionOf(row.type, row.fingerprint_expression),
+    created_by: uuidText(created_by),
+    modified_by: uuidText(modified_by),
     key_version: Number(row.key_version),
     mask: row.mask === null ? null : JSON.parse(row.mask),
     containers: JSON.parse(row.containers),
@@ -70,10 +108,13 @@ function fromRow(row: TokenRow): StoredToken {
   }
 }
 
-const toRows = (rows: TokenRow[]) => rows.map(fromRow)
-const toToken = (row: TokenRow | undefined) => (row ? fromRow(row) : undefined)
+const toRows = (db: Db, rows: TokenRow[]) => rows.map((row) => fromRow(tenantKeys(db), row))
+const toToken = (db: Db, row: TokenRow | undefined) => (row ? fromRow(tenantKeys(db), row) : undefined)
 
-const SEARCH_INDEX_COLUMNS: (keyof SearchIndexEntry)[] = ['tenant_id', 'token_id', 'index_hash']
+const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash'] as const
+
+const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[]) =>
+  entries.map(({ tenant_id, token_id, index_hash }) => ({ tenant_key: keys.keyOf(tenant_id), token_id, index_hash: hashBytes(index_hash) }))
 
 /**
  * Metadata values as filters compare them: JavaScript's `toLowerCase` (full Unicode case
@@ -81,19 +122,20 @@ const SEARCH_INDEX_COLUMNS: (keyof SearchIndexEntry)[] = ['tenant_id', 'token_id
  */
 export const foldMetadataValue = (value: string) => value.toLowerCase()
 
-const METADATA_COLUMNS = ['tenant_id', 'token_id', 'key', 'value_folded', 'created_at'] as const
+const METADATA_COLUMNS = ['tenant_key', 'key', 'value_folded', 'created_at', 'token_id'] as const
 
 /** The `token_metadata` rows of a token: one per key, the value folded. */
-function metadataRows(token: Pick<StoredToken, 'tenant_id' | 'id' | 'metadata' | 'created_at'>) {
-  return Object.entries(token.metadata).map(([key, value]) => ({ tenant_id: token.tenant_id, token_id: token.id, key, value_folded: foldMetadataValue(value), created_at: token.created_at }))
+function metadataRows(keys: TenantKeys, token: Pick<StoredToken, 'tenant_id' | 'id' | 'metadata' | 'created_at'>) {
+  const tenantKey = keys.keyOf(token.tenant_id)
+  return Object.entries(token.metadata).map(([key, value]) => ({ tenant_key: tenantKey, token_id: token.id, key, value_folded: foldMetadataValue(value), created_at: token.created_at }))
 }
 
-const TOKEN_COUNT_COLUMNS = ['tenant_id', 'type', 'count'] as const
-const TOKEN_COUNTER: AddOnConflict = { key: ['tenant_id', 'type'], column: 'count' }
+const TOKEN_COUNT_COLUMNS = ['tenant_key', 'type', 'count'] as const
+const TOKEN_COUNTER: AddOnConflict = { key: ['tenant_key', 'type'], column: 'count' }
 
 /** Adds `delta` to the tenant's count of tokens of `type`, with the batch's other counts (one row per key per commit). */
 function countTokenChange(rows: RowBuffer, tenantId: string, type: string, delta: number): void {
-  rows.insert('token_counts', TOKEN_COUNT_COLUMNS, [{ tenant_id: tenantId, type, count: delta }], { addTo: TOKEN_COUNTER })
+  rows.insert('token_counts', TOKEN_COUNT_COLUMNS, [{ tenant_key: rows.tenantKeys.keyOf(tenantId), type, count: delta }], { addTo: TOKEN_COUNTER })
 }
 
 /** A token to insert, with the keyed hashes of its search indexes. */
@@ -107,9 +149,10 @@ export interface NewToken {
  * A token id that is already taken fails the unit that queued it with `onDuplicate()`.
  */
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
-  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(token.token)), { onConflict: onDuplicate })
-  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => token.searchIndexes))
-  rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(token.token)))
+  const keys = rows.tenantKeys
+  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(keys, token.token)), { onConflict: onDuplicate })
+  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes)))
+  rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(keys, token.token)))
   for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
 }
 
@@ -120,19 +163,19 @@ export async function insertTokens(tx: Tx, tokens: readonly NewToken[], onDuplic
 }
 
 export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexEntry[]): Promise<void> {
-  await sql(tx)('token_search_indexes').where({ tenant_id: tenantId, token_id: tokenId }).delete()
-  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, rows)
+  await sql(tx)('token_search_indexes').where({ tenant_key: tenantKeys(tx).keyOf(tenantId), token_id: tokenId }).delete()
+  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, searchIndexRows(tenantKeys(tx), rows))
 }
 
 /** A live (not expired) token. */
 export async function findToken(db: Db, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
-  return toToken(await sql(db)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first())
+  return toToken(db, await sql(db)('tokens').where({ tenant_key: tenantKeys(db).keyOf(tenantId), id }).andWhere(notExpiredAt(now)).first())
 }
 
 /** A live token, its row locked until the caller's transaction ends: a read-modify-write (merge patch) on another instance waits. */
 export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, now: number): Promise<StoredToken | undefined> {
-  const query = sql(tx)('tokens').where({ tenant_id: tenantId, id }).andWhere(notExpiredAt(now)).first()
-  return toToken(await lockingRows(sql(tx), query))
+  const query = sql(tx)('tokens').where({ tenant_key: tenantKeys(tx).keyOf(tenantId), id }).andWhere(notExpiredAt(now)).first()
+  return toToken(tx, await lockingRows(sql(tx), query))
 }
 
 /**
@@ -151,12 +194,13 @@ const IDS_PER_LOOKUP = 500
 /** The live tokens of `ids`, in no particular order; ids that name none are left out. */
 export async function findTokens(db: Db, tenantId: string, ids: readonly string[], now: number): Promise<StoredToken[]> {
   const found: StoredToken[] = []
+  const tenantKey = tenantKeys(db).keyOf(tenantId)
   for (let start = 0; start < ids.length; start += IDS_PER_LOOKUP) {
     const rows: TokenRow[] = await sql(db)('tokens')
-      .where({ tenant_id: tenantId })
+      .where({ tenant_key: tenantKey })
       .whereIn('id', ids.slice(start, start + IDS_PER_LOOKUP))
       .andWhere(notExpiredAt(now))
-    found.push(...rows.map(fromRow))
+    found.push(...toRows(db, rows))
   }
   return found
 }
@@ -166,27 +210,49 @@ export async function findByFingerprint(db: Db, tenantId: string, type: string, 
   // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
   // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
   const query = sql(db)('tokens')
-    .where({ fingerprint })
-    .andWhereRaw(`${unindexed(sql(db), 'tenant_id')} = ? and ${unindexed(sql(db), 'type')} = ?`, [tenantId, type])
+    .where({ fingerprint: hashBytes(fingerprint) })
+    .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ? and ${unindexed(sql(db), 'type')} = ?`, [tenantKeys(db).keyOf(tenantId), type])
     .andWhere(notExpiredAt(now))
   if (exceptId !== undefined) query.andWhereNot('id', exceptId)
-  return toToken(await query.orderBy('created_at').first())
+  return toToken(db, await query.orderBy('created_at').first())
+}
+
+async function typeOf(db: Db, tenantKey: number, id: string): Promise<string | undefined> {
+  return (await sql(db)('tokens').select('type').where({ tenant_key: tenantKey, id }).first())?.type
+}
+
+/** What finds a token's `token_metadata` rows: its stored metadata and creation time (the row locked, so that no other instance changes them meanwhile). */
+async function metadataKeyOf(db: Db, tenantKey: number, id: string): Promise<{ metadata: Record<string, string>; created_at: number } | undefined> {
+  const row = await lockingRows(sql(db), sql(db)('tokens').select('metadata', 'created_at').where({ tenant_key: tenantKey, id }).first())
+  return row && { metadata: JSON.parse(row.metadata), created_at: Number(row.created_at) }
+}
+
+/** Deletes a token's `token_metadata` rows, each by its whole primary key (the table is ordered for filters, not by token). */
+async function deleteMetadataRows(db: Db, tenantKey: number, id: string, { metadata, created_at }: { metadata: Record<string, string>; created_at: number }): Promise<void> {
+  for (const [key, value] of Object.entries(metadata)) {
+    await sql(db)('token_metadata').where({ tenant_key: tenantKey, key, value_folded: foldMetadataValue(value), created_at, token_id: id }).delete()
+  }
 }
 
 /** Changes a token's columns; new metadata replaces its `token_metadata` rows. */
 export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<StoredToken>): Promise<number> {
-  const updated = await sql(db)('tokens').where({ tenant_id: tenantId, id }).update(toColumns(changes))
-  if (updated && changes.metadata !== undefined) {
-    await sql(db)('token_metadata').where({ tenant_id: tenantId, token_id: id }).delete()
-    const { created_at } = await sql(db)('tokens').select('created_at').where({ tenant_id: tenantId, id }).first()
-    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows({ tenant_id: tenantId, id, metadata: changes.metadata, created_at }))
+  const keys = tenantKeys(db)
+  const tenantKey = keys.keyOf(tenantId)
+  const before = changes.metadata === undefined ? undefined : await metadataKeyOf(db, tenantKey, id)
+  const type = changes.type ?? (changes.fingerprint_expression === undefined ? undefined : await typeOf(db, tenantKey, id))
+  if (changes.fingerprint_expression !== undefined && type === undefined) return 0
+  const updated = await sql(db)('tokens').where({ tenant_key: tenantKey, id }).update(toColumns(keys, changes, type))
+  if (updated && before && changes.metadata !== undefined) {
+    await deleteMetadataRows(db, tenantKey, id, before)
+    await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows(keys, { tenant_id: tenantId, id, metadata: changes.metadata, created_at: before.created_at }))
   }
   return updated
 }
 
 /**
  * Erases a token and leaves a tombstone for audit, in the caller's transaction (one of the write queue).
- * Search indexes and metadata go with the row (foreign key cascade); secure_delete overwrites the freed pages.
+ * Search indexes go with the row (foreign key cascade), its metadata rows are deleted by their keys (from the
+ * row as deleted); secure_delete overwrites the freed pages.
  * False when this statement deleted nothing: the token is gone already (another instance deleted it), or,
  * for `reason` 'expired', it no longer expires by `deletedAt` (its expiry was changed meanwhile).
  */
@@ -197,10 +263,12 @@ export async function deleteToken(
   deletedBy: string | null,
   reason: 'deleted' | 'expired'
 ): Promise<boolean> {
-  const query = sql(db)('tokens').where({ tenant_id: row.tenant_id, id: row.id })
+  const tenantKey = tenantKeys(db).keyOf(row.tenant_id)
+  const query = sql(db)('tokens').where({ tenant_key: tenantKey, id: row.id })
   if (reason === 'expired') query.andWhere('expires_at', '<=', deletedAt)
-  const removed = await query.delete()
+  const [removed] = await deleteReturning<{ metadata: string; created_at: number | string }>(sql(db), query, ['metadata', 'created_at'])
   if (!removed) return false
+  await deleteMetadataRows(db, tenantKey, row.id, { metadata: JSON.parse(removed.metadata), created_at: Number(removed.created_at) })
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
     tenant_id: row.tenant_id,
@@ -215,7 +283,7 @@ export async function deleteToken(
 }
 
 export async function listExpiredTokens(db: Db, now: number, limit: number): Promise<StoredToken[]> {
-  return toRows(await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
+  return toRows(db, await sql(db)('tokens').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
 }
 
 /**
@@ -225,7 +293,7 @@ export async function listExpiredTokens(db: Db, now: number, limit: number): Pro
  */
 export async function listCvcDue(tx: Tx, now: number, limit: number): Promise<StoredToken[]> {
   const query = sql(tx)('tokens').where('cvc_expires_at', '<=', now).orderBy('cvc_expires_at').limit(limit)
-  return toRows(await lockingRows(sql(tx), query, { skipLocked: true }))
+  return toRows(tx, await lockingRows(sql(tx), query, { skipLocked: true }))
 }
 
 export interface TokenFilter {
@@ -276,7 +344,7 @@ type MetadataEntry = [key: string, value: string]
  */
 function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): { query: Knex.QueryBuilder; order: string } {
   const [first, ...others] = metadata
-  const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_id', filter.tenantId)
+  const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   query.andWhere(notExpiredAt(filter.now))
   if (filter.ids.length) query.whereIn('tokens.id', filter.ids)
   if (filter.types.length === 1) query.andWhere('tokens.type', filter.types[0])
@@ -292,19 +360,19 @@ const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(
 
 /** The `token_metadata` rows (as `m`) of a tenant's tokens holding exactly `key` with `value`, both folded. */
 function metadataMatches(db: Db, tenantId: string, [key, value]: MetadataEntry): Knex.QueryBuilder {
-  return sql(db)({ m: 'token_metadata' }).where({ 'm.tenant_id': tenantId, 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
+  return sql(db)({ m: 'token_metadata' }).where({ 'm.tenant_key': tenantKeys(db).keyOf(tenantId), 'm.key': key, 'm.value_folded': foldMetadataValue(value) })
 }
 
 function withMetadata(db: Db, tenantId: string, entry: MetadataEntry): Knex.QueryBuilder {
-  return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_id': 'm.tenant_id', 'tokens.id': 'm.token_id' })
+  return metadataMatches(db, tenantId, entry).join('tokens', { 'tokens.tenant_key': 'm.tenant_key', 'tokens.id': 'm.token_id' })
 }
 
-/** The same test for a further key, on the token of `table` (one search of the primary key, which holds the value). */
+/** The same test for a further key, on the token of `table`: one search of the primary key, whole (the token's time and id end it). */
 function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens'): Knex.QueryBuilder {
-  const [tenantId, tokenId] = table === 'm' ? ['m.tenant_id', 'm.token_id'] : ['tokens.tenant_id', 'tokens.id']
+  const [tenantKey, createdAt, tokenId] = table === 'm' ? ['m.tenant_key', 'm.created_at', 'm.token_id'] : ['tokens.tenant_key', 'tokens.created_at', 'tokens.id']
   return sql(db)('token_metadata')
     .select(sql(db).raw('1'))
-    .whereRaw(`token_metadata.tenant_id = ${tenantId} and token_metadata.token_id = ${tokenId}`)
+    .whereRaw(`token_metadata.tenant_key = ${tenantKey} and token_metadata.created_at = ${createdAt} and token_metadata.token_id = ${tokenId}`)
     .andWhere({ 'token_metadata.key': key, 'token_metadata.value_folded': foldMetadataValue(value) })
 }
 
@@ -338,7 +406,7 @@ function countOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEn
 
 /** The tenant's tokens (of some types) less those past their expiry that the sweep has not removed yet. */
 async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
-  const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_id', filter.tenantId)
+  const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   const expired = dueTokens(db, filter)
   if (filter.types.length) {
     stored.whereIn('type', filter.types)
@@ -363,7 +431,10 @@ async function countFromMetadata(db: Db, filter: TokenFilter, [first, ...others]
 
 /** A count of the tenant's tokens already past their expiry, through the expiry index: only those due, which the sweep keeps few. */
 function dueTokens(db: Db, filter: TokenFilter): Knex.QueryBuilder {
-  return sql(db)('tokens').count({ count: '*' }).where('expires_at', '<=', filter.now).andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_id')} = ?`, [filter.tenantId])
+  return sql(db)('tokens')
+    .count({ count: '*' })
+    .where('expires_at', '<=', filter.now)
+    .andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_key')} = ?`, [tenantKeys(db).keyOf(filter.tenantId)])
 }
 
 /** Newest first; insertion order breaks ties between tokens of the same millisecond. */
@@ -374,6 +445,7 @@ export async function listTokens(db: Db, filter: TokenFilter, limit: number, off
 async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number, direction: 'desc' | 'asc' = 'desc'): Promise<StoredToken[]> {
   const { query, order } = filtered(db, filter, metadata)
   return toRows(
+    db,
     await query
       .select('tokens.*')
       .orderByRaw(`${order} ${direction}, ${insertionOrder(sql(db), 'tokens')} ${direction}`)
