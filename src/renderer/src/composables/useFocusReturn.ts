@@ -17,6 +17,8 @@ export function useFocusReturn(fallback: () => HTMLElement | null | undefined) {
     const target = opener?.isConnected ? opener : fallback()
     opener = undefined
     target?.focus()
+    // The action behind the dialog may redraw the opener's row once its data reloads, taking focus with it.
+    for (const delay of [100, 500, 1500]) setTimeout(() => void focusIfLost(fallback), delay)
   }
 
   return { remember, restore }
