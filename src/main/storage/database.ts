@@ -56,22 +56,33 @@ async function openSqlite(filename: string, readers: number): Promise<Database> 
   // Create the file owner-only before SQLite does; its -wal and -shm files inherit the mode.
   closeSync(openSync(filename, 'a', 0o600))
   const writer = connect(filename, 1)
+  return assemble(writer, {
+    async prepare() {
+      await writer.raw('PRAGMA journal_mode = WAL')
+      await writer.migrate.latest()
+    },
+    openReader: () => connect(filename, readers),
+    // Fold the WAL back into the main file so a closed vault is one file.
+    beforeClose: () => writer.raw('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined)
+  })
+}
+
+/** Brings the writer's schema up to date, opens the readers, and closes both in order; a failed preparation closes the writer. */
+async function assemble(writer: Knex, steps: { prepare(): Promise<void>; openReader(): Knex; beforeClose?(): Promise<unknown> }): Promise<Database> {
   try {
-    await writer.raw('PRAGMA journal_mode = WAL')
-    await writer.migrate.latest()
+    await steps.prepare()
   } catch (error) {
     await writer.destroy()
     throw error
   }
-  const reader = connect(filename, readers)
+  const reader = steps.openReader()
   await loadTenantKeys(writer, reader)
   return {
     writer: writerOf(writer),
     reader: readerOf(reader),
     async close() {
       await reader.destroy()
-      // Fold the WAL back into the main file so a closed vault is one file.
-      await writer.raw('PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined)
+      await steps.beforeClose?.()
       await writer.destroy()
     }
   }
@@ -83,22 +94,7 @@ function connectPostgres(url: string, poolSize: number): Knex {
 
 async function openPostgres(url: string, readers: number): Promise<Database> {
   const writer = connectPostgres(url, 1)
-  try {
-    await migrateAlone(url, writer)
-  } catch (error) {
-    await writer.destroy()
-    throw error
-  }
-  const reader = connectPostgres(url, readers)
-  await loadTenantKeys(writer, reader)
-  return {
-    writer: writerOf(writer),
-    reader: readerOf(reader),
-    async close() {
-      await reader.destroy()
-      await writer.destroy()
-    }
-  }
+  return assemble(writer, { prepare: () => migrateAlone(url, writer), openReader: () => connectPostgres(url, readers) })
 }
 
 /**
