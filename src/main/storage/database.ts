@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
-import { isPostgresUrl, MIGRATION_LOCK, postgresConnection } from './dialect'
+import { isPostgresUrl, lockUntilCommit, MIGRATION_LOCK, postgresConnection } from './dialect'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 import { migrationSource } from './migrations'
 import { loadTenantKeys } from './tenant-keys'
@@ -105,7 +105,7 @@ async function migrateAlone(url: string, writer: Knex): Promise<void> {
   const lock = connectPostgres(url, 1)
   try {
     await lock.transaction(async (trx) => {
-      await trx.raw('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK])
+      await lockUntilCommit(trx, MIGRATION_LOCK)
       await writer.migrate.latest()
     })
   } finally {

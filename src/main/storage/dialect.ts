@@ -80,6 +80,11 @@ export function lockingRows(db: Knex, query: Knex.QueryBuilder, { skipLocked = f
   return skipLocked ? query.skipLocked() : query
 }
 
+/** Takes the advisory lock `key` until the transaction `db` ends (PostgreSQL); SQLite's one writer needs none. */
+export async function lockUntilCommit(db: Knex, key: number): Promise<void> {
+  if (engineOf(db) === 'postgres') await db.raw('SELECT pg_advisory_xact_lock(?)', [key])
+}
+
 /**
  * Holds, until the transaction ends, a lock named by `parts` (PostgreSQL's
  * `pg_advisory_xact_lock` on a hash of them): a check-then-insert that no

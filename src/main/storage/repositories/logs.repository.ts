@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
-import { AUDIT_CHAIN_LOCK, engineOf } from '../dialect'
+import { AUDIT_CHAIN_LOCK, lockUntilCommit } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
@@ -320,7 +320,7 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
  * take turns, until the end of the transaction `db`; SQLite has one writer.
  */
 export async function awaitAuditChainTurn(db: Db): Promise<void> {
-  if (engineOf(sql(db)) === 'postgres') await sql(db).raw('SELECT pg_advisory_xact_lock(?)', [AUDIT_CHAIN_LOCK])
+  await lockUntilCommit(sql(db), AUDIT_CHAIN_LOCK)
 }
 
 /** The newest entry's seq and MAC, if any. */

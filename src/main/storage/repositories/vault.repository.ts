@@ -1,6 +1,6 @@
 import type { KeyRetirementReport, SealedCountsByVersion } from '../../../shared/types'
 import { sql, type Db } from '../connections'
-import { engineOf, VAULT_CREATION_LOCK } from '../dialect'
+import { lockUntilCommit, VAULT_CREATION_LOCK } from '../dialect'
 
 export interface VaultRow {
   format_version: number
@@ -34,7 +34,7 @@ export interface TenantKeyRow {
  * of the transaction `db` (PostgreSQL's advisory lock; SQLite's writer is one).
  */
 export async function awaitVaultCreationTurn(db: Db): Promise<void> {
-  if (engineOf(sql(db)) === 'postgres') await sql(db).raw('SELECT pg_advisory_xact_lock(?)', [VAULT_CREATION_LOCK])
+  await lockUntilCommit(sql(db), VAULT_CREATION_LOCK)
 }
 
 export async function findVault(db: Db): Promise<VaultRow | undefined> {
