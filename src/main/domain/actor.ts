@@ -20,4 +20,6 @@ export interface Actor {
    * plaintext only through an explicit, logged reveal.
    */
   isMember?: boolean
+  /** The request's trace id (`BT-TRACE-ID`, sent or generated) when the call came over REST. */
+  traceId?: string
 }

@@ -1,6 +1,12 @@
 import type { Middleware } from 'koa'
 import { UnauthenticatedError } from '../../app'
 import type { AuthService } from '../../app/auth.service'
+import type { Actor } from '../../domain/actor'
+
+/** The cached actor, marked with this request's trace id (a copy: the cache's actor is shared by requests). */
+function withTrace(actor: Actor, traceId: string): Actor {
+  return { ...actor, traceId }
+}
 
 /**
  * Resolves the API key to `ctx.state.actor`; 401 when it cannot. The key comes in
@@ -18,11 +24,11 @@ export function authenticate(auth: AuthService): Middleware {
     const actor = auth.authenticate(svcKey ?? btKey)
     if (actor instanceof Promise) {
       return actor.then((resolved) => {
-        ctx.state.actor = resolved
+        ctx.state.actor = withTrace(resolved, ctx.state.traceId)
         return next()
       })
     }
-    ctx.state.actor = actor
+    ctx.state.actor = withTrace(actor, ctx.state.traceId)
     return next()
   }
 }
