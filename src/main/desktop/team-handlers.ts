@@ -85,8 +85,15 @@ async function exportLogs(client: TeamClient, filters: contract.LogFilters): Pro
 
 export function createTeamHandlers(session: TeamSession, embeddedStatus: () => Promise<VaultStatus>): TeamHandlers {
   const { management, tokens } = session
-  /** The window's status on a team vault: open, with the connection; the embedded vault's own fields stay as they are. */
-  const status = async (): Promise<VaultStatus> => ({ ...(await embeddedStatus()), state: 'unlocked', team: session.info })
+  /**
+   * The window's status on a team vault: open, with the connection. The embedded vault's own fields stay as
+   * they are, but not its idle lock's countdown, which does not apply to the team vault.
+   */
+  const status = async (): Promise<VaultStatus> => {
+    const embedded: VaultStatus = { ...(await embeddedStatus()), state: 'unlocked', team: session.info }
+    delete embedded.idleLock
+    return embedded
+  }
 
   return {
     vault: {
