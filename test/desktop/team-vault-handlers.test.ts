@@ -22,7 +22,7 @@ vi.mock('electron', () => ({
 }))
 
 const { createTeamCredentialStore, TEAM_CONNECTION_FILE } = await import('../../src/main/electron/keychain')
-const { TeamConnection } = await import('../../src/main/desktop/team-connection')
+const { memoryTeamCredentialStore, TeamConnection } = await import('../../src/main/desktop/team-connection')
 const { createDesktopHandlers } = await import('../../src/main/desktop/handlers')
 const { dispatch } = await import('../../src/main/desktop/dispatch')
 const { silentLogger } = await import('../../src/main/infra/logger')
@@ -162,6 +162,19 @@ describe.skipIf(onPostgres)('the desktop on a team vault', () => {
     expect(await call('app:tokens.list', {})).toMatchObject({ ok: false, problem: { status: 503, code: 'vault_locked' } })
     const applications = await rest('/applications')
     expect(applications.body.data.map((application: { name: string }) => application.name)).not.toContain('Tessera desktop (test-laptop)')
+  })
+
+  it('still starts on a remembered team vault that does not answer, and says so', async () => {
+    const store = memoryTeamCredentialStore()
+    const url = `http://127.0.0.1:${await freePort()}`
+    await store.save({ url, managementKey: 'key_management_x', tokenKey: 'key_private_x', tokenApplicationId: '00000000-0000-4000-8000-000000000000' })
+    const team = new TeamConnection({ store, logger })
+    expect(await team.restore(() => started.desktop.status())).toMatchObject({ kind: 'team', url, error: expect.stringMatching(/cannot be reached: the connection was refused/) })
+    const handlers = createDesktopHandlers(started.desktop, { team, logger })
+    expect(await dispatch(handlers, 'app:tokens.list', [{}], logger)).toMatchObject({
+      ok: false,
+      problem: { status: 503, detail: `The team vault at ${new URL(url).host} cannot be reached: the connection was refused.` }
+    })
   })
 
   it('never hands a key back to the window', () => {

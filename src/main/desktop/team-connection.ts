@@ -9,9 +9,10 @@
  * so neither table needs to know about the other.
  */
 import { hostname } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { z } from 'zod'
 import { connectTeamRequest, tenant as tenantSchema } from '../../shared/contracts'
-import { IPC_METHODS, type Namespace, type TeamVaultConnection, type VaultConnection, type VaultStatus } from '../../shared/ipc'
+import { IPC_METHODS, type ConnectTeamRequest, type Namespace, type TeamVaultConnection, type VaultConnection, type VaultStatus } from '../../shared/ipc'
 import type { Application, Tenant } from '../../shared/types'
 import { AppError, ValidationError } from '../app'
 import type { Logger } from '../infra/logger'
@@ -51,6 +52,11 @@ export function memoryTeamCredentialStore(): TeamCredentialStore {
 /** The token permissions of the desktop's application on a team vault: everything but `token:use`. */
 const DESKTOP_TOKEN_PERMISSIONS = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search']
 
+/** How long the start waits for the remembered team vault to answer before showing the window anyway. */
+const RESTORE_WAIT_MS = 3_000
+/** How often an unreachable team vault is asked again while the window polls. */
+const RETRY_MS = 10_000
+
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
 
 /** The server's base URL (no trailing slash), or a 400 naming `url`. Plain http only to this computer: the key would cross in the clear. */
@@ -80,6 +86,7 @@ export interface TeamConnectionOptions {
 export class TeamConnection {
   private session: TeamSession | undefined
   private handlers: TeamHandlers | undefined
+  private lastRetry = 0
   /** Serialises connect, disconnect and restore. */
   private turn: Promise<unknown> = Promise.resolve()
 
@@ -94,7 +101,11 @@ export class TeamConnection {
     return this.session ? { ...this.session.info } : { kind: 'embedded' }
   }
 
-  /** On start: back onto the remembered team vault, if any. An unreachable server still connects; its calls then say why. */
+  /**
+   * On start: back onto the remembered team vault, if any. The tenant's name is waited for a few
+   * seconds at most, so a server that does not answer cannot hold the window back; it still
+   * connects, its calls then say why, and the sidebar says it is not reachable until it answers.
+   */
   restore(embeddedStatus: () => Promise<VaultStatus>): Promise<VaultConnection> {
     return this.exclusive(async () => {
       const credentials = await this.options.store.load().catch((error: Error) => {
@@ -103,16 +114,15 @@ export class TeamConnection {
       })
       if (credentials) {
         this.open(credentials, embeddedStatus)
-        await this.refreshTenant()
+        await Promise.race([this.refreshTenant(), sleep(RESTORE_WAIT_MS)])
       }
       return this.current()
     })
   }
 
   /** Tests the key, registers the desktop's application, keeps the keys, and moves the window onto the team vault. */
-  connect(request: unknown, embeddedStatus: () => Promise<VaultStatus>): Promise<VaultConnection> {
+  connect({ url, key }: ConnectTeamRequest, embeddedStatus: () => Promise<VaultStatus>): Promise<VaultConnection> {
     return this.exclusive(async () => {
-      const { url, key } = request as z.infer<typeof connectTeamRequest>
       const baseUrl = teamBaseUrl(url)
       const management = this.client(baseUrl, key)
       const tenant = await this.checkManagementKey(management)
@@ -156,13 +166,28 @@ export class TeamConnection {
   private open(credentials: TeamCredentials, embeddedStatus: () => Promise<VaultStatus>): void {
     const management = this.client(credentials.url, credentials.managementKey)
     const info: TeamVaultConnection = { kind: 'team', url: credentials.url, host: management.host, remembered: this.options.store.persistent }
-    const session: TeamSession = { management, tokens: this.client(credentials.url, credentials.tokenKey), applicationId: credentials.tokenApplicationId, info }
+    const session: TeamSession = {
+      management,
+      tokens: this.client(credentials.url, credentials.tokenKey),
+      applicationId: credentials.tokenApplicationId,
+      info,
+      revalidate: () => this.retryUnreachable()
+    }
     this.session = session
     this.handlers = createTeamHandlers(session, embeddedStatus)
   }
 
+  /** While the server is marked unreachable, the window's status polls ask it again, at most every RETRY_MS. */
+  private retryUnreachable(): void {
+    const now = Date.now()
+    if (!this.session?.info.error || now - this.lastRetry < RETRY_MS) return
+    this.lastRetry = now
+    void this.refreshTenant()
+  }
+
   private async refreshTenant(): Promise<void> {
-    const session = this.session!
+    const session = this.session
+    if (!session) return
     try {
       const tenant = await session.management.get<Tenant>('/tenants/self')
       session.info = { ...session.info, tenantId: tenant.id, tenantName: tenant.name, error: undefined }

@@ -26,6 +26,8 @@ export interface TeamSession {
   /** The id of that private application, deleted again on disconnect. */
   applicationId: string
   info: TeamVaultConnection
+  /** Asks the server again when it was unreachable (throttled); the status polls call it. */
+  revalidate(): void
 }
 
 /** The channels the table answers; `connection` and `clipboard` stay local. */
@@ -90,6 +92,7 @@ export function createTeamHandlers(session: TeamSession, embeddedStatus: () => P
    * they are, but not its idle lock's countdown, which does not apply to the team vault.
    */
   const status = async (): Promise<VaultStatus> => {
+    session.revalidate()
     const embedded: VaultStatus = { ...(await embeddedStatus()), state: 'unlocked', team: session.info }
     delete embedded.idleLock
     return embedded
