@@ -9,9 +9,10 @@ import { DesktopVault } from './desktop/desktop-vault'
 import { createDesktopHandlers } from './desktop/handlers'
 import { SecretClipboard } from './desktop/secret-clipboard'
 import { SettingsStore } from './desktop/settings'
+import { TeamConnection } from './desktop/team-connection'
 import { watchIdleness } from './electron/idle-monitor'
 import { registerIpcHandlers } from './electron/ipc'
-import { createKeychainStore } from './electron/keychain'
+import { createKeychainStore, createTeamCredentialStore } from './electron/keychain'
 import { claimSingleInstance, installQuitHandler } from './electron/lifecycle'
 import { desktopDataDir, devServerUrl, preloadPath, rendererDir } from './electron/paths'
 import { registerAppScheme, serveRenderer } from './electron/protocol'
@@ -46,8 +47,9 @@ async function main(): Promise<void> {
   const devServer = devServerUrl()
   if (!devServer) serveRenderer(rendererDir())
   installSessionPolicies(session.defaultSession, devServer)
+  const team = new TeamConnection({ store: await createTeamCredentialStore(dataDir), logger })
   registerIpcHandlers({
-    handlers: createDesktopHandlers(desktop, { clipboard: secretClipboard }),
+    handlers: createDesktopHandlers(desktop, { clipboard: secretClipboard, team, logger }),
     mainFrame: () => window?.webContents.mainFrame,
     logger,
     devServerUrl: devServer
@@ -55,6 +57,8 @@ async function main(): Promise<void> {
 
   // Open an existing vault before the first paint; a failure is shown by the GUI's unlock screen.
   if ((await desktop.status()).state === 'locked') await desktop.unlock().catch(() => undefined)
+  // Back onto the team vault the window was on when it last closed, if any.
+  await team.restore(() => desktop.status())
   window = createMainWindow({ preload: preloadPath(), url: devServer ?? APP_ENTRY_URL })
   window.on('closed', () => (window = undefined))
 }

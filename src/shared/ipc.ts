@@ -80,6 +80,34 @@ export interface VaultStatus {
   version: string
   /** While unlocked: the idle lock's setting, and when the vault locks if the computer stays idle (ISO 8601). */
   idleLock?: { minutes: number; lockAt?: string }
+  /** Set while the window is on a team vault: every view's calls then go to that server. */
+  team?: TeamVaultConnection
+}
+
+/** The team vault the window is on: a `tessera serve` reached over REST with a management key. */
+export interface TeamVaultConnection {
+  kind: 'team'
+  /** The server's base URL, as entered (no credentials). */
+  url: string
+  /** The URL's host (and port), for the indicator. */
+  host: string
+  tenantId?: string
+  tenantName?: string
+  /** Whether the key is kept in the OS keychain for the next start (false without a keychain: this session only). */
+  remembered: boolean
+  /** Why the server could not be reached on the last try, safe to show. */
+  error?: string
+}
+
+/** Which vault the window is on. */
+export type VaultConnection = { kind: 'embedded' } | TeamVaultConnection
+
+/** What the connection form sends; the key never comes back. */
+export interface ConnectTeamRequest {
+  /** `https://…` (plain `http://` only to this computer). */
+  url: string
+  /** The team vault's management key, as `tessera init` printed it. */
+  key: string
 }
 
 export type CreateVaultRequest = z.input<typeof contract.createVaultRequest>
@@ -242,6 +270,14 @@ export interface TesseraApi {
      */
     copySecret(text: string): Promise<void>
   }
+  // Which vault the window is on: the embedded one, or a team vault over REST.
+  connection: {
+    current(): Promise<VaultConnection>
+    /** Tests the key against the server, keeps it in the OS keychain, and moves the window onto the team vault. */
+    connect(request: ConnectTeamRequest): Promise<VaultConnection>
+    /** Back to the embedded vault; the kept key is forgotten. */
+    disconnect(): Promise<VaultConnection>
+  }
   // Key ceremonies (Settings): the same as `tessera keys`, audited as the desktop user.
   keys: {
     /** Data-key versions, what each seals, and the latest rotation's progress. */
@@ -275,7 +311,8 @@ export const IPC_METHODS = {
   invitations: ['list', 'create', 'resend', 'delete'],
   outbox: ['list'],
   clipboard: ['copySecret'],
-  keys: ['status', 'rotate', 'retire', 'report', 'rotateMaster']
+  keys: ['status', 'rotate', 'retire', 'report', 'rotateMaster'],
+  connection: ['current', 'connect', 'disconnect']
 } as const satisfies MethodTable
 
 // Compile-time proof that IPC_METHODS lists every method of TesseraApi.

@@ -10,32 +10,35 @@ import { z } from 'zod'
 import * as contract from '../../shared/contracts'
 import type { MethodOf, Namespace, TesseraApi } from '../../shared/ipc'
 import { parse } from '../app'
+import { body, id, keyVersion, method, none } from './handler-method'
 import type { DesktopVault } from './desktop-vault'
 import { memoryClipboard, SecretClipboard } from './secret-clipboard'
+import { memoryTeamCredentialStore, routeByConnection, TeamConnection } from './team-connection'
+import { silentLogger, type Logger } from '../infra/logger'
 
 /** The handler of each channel: untrusted arguments in, the contract's result out. */
 export type DesktopHandlers = {
   [N in Namespace]: { [M in MethodOf<N>]: TesseraApi[N][M] extends (...args: never[]) => infer R ? (...args: unknown[]) => R : never }
 }
 
-const id = z.string().min(1, 'is required').max(400, 'is too long')
-/** A request body: an object, whose fields the command's contract then checks (field paths as REST names them). */
-const body = z.record(z.string(), z.unknown())
-const keyVersion = z.number().int('must be a whole number').min(1, 'must be 1 or more').max(2 ** 31 - 1)
-
-/** Wraps a handler so its arguments are checked first; errors name `args[i].field`. */
-function method<S extends z.ZodType, R>(schema: S, run: (args: z.infer<S>) => Promise<R>): (...args: unknown[]) => Promise<R> {
-  return async (...args: unknown[]) => run(parse(schema, args, 'args'))
-}
-
-const none = z.tuple([])
 
 export interface DesktopHandlerOptions {
   /** The system clipboard for copied secrets; an in-memory one without it (tests, the browser harness). */
   clipboard?: SecretClipboard
+  /** The team vault connection; one kept in memory only without it (tests, the browser harness). */
+  team?: TeamConnection
+  logger?: Logger
 }
 
+/** Every channel, answered by the embedded vault or, while connected, by the team vault (team-connection.ts). */
 export function createDesktopHandlers(desktop: DesktopVault, options: DesktopHandlerOptions = {}): DesktopHandlers {
+  const team = options.team ?? new TeamConnection({ store: memoryTeamCredentialStore(), logger: options.logger ?? silentLogger() })
+  const embeddedStatus = () => desktop.status()
+  return routeByConnection(createEmbeddedHandlers(desktop, options), team, embeddedStatus)
+}
+
+/** The embedded vault's table: the services in this process, as the tenant OWNER. */
+function createEmbeddedHandlers(desktop: DesktopVault, options: DesktopHandlerOptions): Omit<DesktopHandlers, 'connection'> {
   const clipboard = options.clipboard ?? new SecretClipboard(memoryClipboard())
   const services = () => desktop.requireVault().services
   const owner = () => desktop.actor()

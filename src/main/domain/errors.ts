@@ -21,6 +21,7 @@ export const ERRORS = {
   },
   method_not_allowed: { status: 405, message: 'The method is not allowed on this route.' },
   conflict: { status: 409, message: 'The request conflicts with the current state.' },
+  not_on_team_vault: { status: 409, message: 'Not available on a team vault: use the `tessera` CLI on the server.' },
   invitation_expired: { status: 410, message: 'This invitation has expired. Ask the tenant administrator to resend it.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   expression_budget_exceeded: { status: 413, message: "The request's expressions need more time than one request may spend on them." },
@@ -130,6 +131,13 @@ export class BusinessRuleError extends AppError {
 export class VaultLockedError extends AppError {
   constructor(message: string = ERRORS.vault_locked.message) {
     super('vault_locked', message)
+  }
+}
+
+/** 409: the desktop is connected to a team vault, and this only exists for its embedded vault. */
+export class NotOnTeamVaultError extends AppError {
+  constructor(what: string) {
+    super('not_on_team_vault', `${what} is not available on a team vault: use the \`tessera\` CLI on the server.`)
   }
 }
 

@@ -7,12 +7,13 @@
  * same `master.key` the CLI uses.
  */
 import { existsSync } from 'node:fs'
-import { readFile, writeFile, chmod } from 'node:fs/promises'
+import { readFile, writeFile, chmod, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { safeStorage } from 'electron'
 import { CannotUnlockError } from '../app'
 import { decodeMasterKey, generateMasterKey, replaceKeyFile, type MasterKey } from '../bootstrap/master-key'
 import { keyFileStore, type MasterKeyStore } from '../desktop/key-store'
+import { memoryTeamCredentialStore, type TeamCredentialStore, type TeamCredentials } from '../desktop/team-connection'
 
 export const KEYCHAIN_KEY_FILE = 'master.key.safe'
 
@@ -63,6 +64,33 @@ export async function createKeychainStore(dataDir: string, env: NodeJS.ProcessEn
       if (env.TESSERA_MASTER_KEY || !existsSync(wrappedKeyPath)) return fallback.replace(key)
       if (!keychainAvailable) throw new CannotUnlockError('the OS keychain is not available in this session.')
       await replaceKeyFile(wrappedKeyPath, await safeStorage.encryptStringAsync(Buffer.from(key).toString('base64')))
+    }
+  }
+}
+
+/** Where the team vault connection (its URL and keys) is kept, encrypted by the OS keychain. */
+export const TEAM_CONNECTION_FILE = 'team-vault.safe'
+
+/**
+ * The team vault connection in the OS keychain: safeStorage encrypts it into
+ * `<dataDir>/team-vault.safe` (0600). Without a keychain nothing is written:
+ * the connection lasts until the app quits.
+ */
+export async function createTeamCredentialStore(dataDir: string): Promise<TeamCredentialStore> {
+  if (!(await isKeychainAvailable())) return memoryTeamCredentialStore()
+  const file = join(dataDir, TEAM_CONNECTION_FILE)
+  return {
+    persistent: true,
+    async load() {
+      if (!existsSync(file)) return undefined
+      const { result } = await safeStorage.decryptStringAsync(await readFile(file))
+      return JSON.parse(result) as TeamCredentials
+    },
+    async save(credentials) {
+      await replaceKeyFile(file, await safeStorage.encryptStringAsync(JSON.stringify(credentials)))
+    },
+    async clear() {
+      await rm(file, { force: true })
     }
   }
 }

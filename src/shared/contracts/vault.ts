@@ -8,3 +8,9 @@ export const createVaultRequest = z.strictObject({
   ownerEmail: emailSchema.optional(),
   keyStorage: z.enum(['keychain', 'key-file'])
 })
+
+/** The desktop's connection to a team vault: the server's URL and its management key (IPC only). */
+export const connectTeamRequest = z.strictObject({
+  url: z.string().trim().min(1, 'is required').max(2000, 'is too long'),
+  key: z.string().trim().min(1, 'is required').max(500, 'is too long')
+})

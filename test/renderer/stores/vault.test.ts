@@ -47,6 +47,20 @@ describe('useVaultStore', () => {
     expect(useNotificationsStore().queue).toEqual([expect.objectContaining({ kind: 'error', title: 'Unlocking the vault failed' })])
   })
 
+  it('connects to a team vault and back, reading the state after each', async () => {
+    const team = { kind: 'team' as const, url: 'https://vault.example.com', host: 'vault.example.com', tenantName: 'Acme', remembered: true }
+    const read = vi.fn(async () => ({ ...status('unlocked'), team }))
+    const connect = vi.fn(async () => team)
+    setApi(fakeApi({ vault: { status: read }, connection: { connect, disconnect: vi.fn(async () => ({ kind: 'embedded' as const })) } }))
+    const vault = useVaultStore()
+    expect(await vault.connect({ url: 'https://vault.example.com', key: 'key_management_secret' })).toBe(true)
+    expect(connect).toHaveBeenCalledWith({ url: 'https://vault.example.com', key: 'key_management_secret' })
+    expect([vault.onTeam, vault.team?.host]).toEqual([true, 'vault.example.com'])
+    read.mockResolvedValueOnce(status('locked') as never)
+    expect(await vault.disconnect()).toBe(true)
+    expect([vault.onTeam, vault.state]).toEqual([false, 'locked'])
+  })
+
   it('holds the first-run application key until it is dismissed', async () => {
     const application = { id: 'a', name: 'Management', key: 'key_management_secret' }
     setApi(fakeApi({ vault: { create: vi.fn(async () => ({ status: status('unlocked'), application })) } }))

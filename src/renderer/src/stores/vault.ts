@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
-import type { CreateVaultRequest, VaultCreated, VaultStatus } from '@shared/ipc'
+import type { ConnectTeamRequest, CreateVaultRequest, VaultCreated, VaultStatus } from '@shared/ipc'
 import { api } from '@renderer/api'
 import { useAction } from '@renderer/composables/useAction'
 import { useNotificationsStore } from './notifications'
@@ -19,6 +19,9 @@ export const useVaultStore = defineStore('vault', () => {
   const state = computed(() => status.value?.state)
   const unlocked = computed(() => status.value?.state === 'unlocked')
   const serviceUrl = computed(() => status.value?.service.url)
+  /** The team vault the window is on, if it is not on the embedded one. */
+  const team = computed(() => status.value?.team)
+  const onTeam = computed(() => team.value !== undefined)
 
   async function refresh(): Promise<void> {
     await reading.run('Reading the vault state', async () => {
@@ -49,6 +52,20 @@ export const useVaultStore = defineStore('vault', () => {
 
   const unlock = () => change('Unlocking the vault', () => api().vault.unlock())
   const lock = () => change('Locking the vault', () => api().vault.lock())
+
+  /** Moves the window onto a team vault; the key is not kept here once sent. */
+  const connect = (request: ConnectTeamRequest) =>
+    change('Connecting to the team vault', async () => {
+      await api().connection.connect(request)
+      return api().vault.status()
+    })
+
+  /** Back onto the embedded vault. */
+  const disconnect = () =>
+    change('Disconnecting from the team vault', async () => {
+      await api().connection.disconnect()
+      return api().vault.status()
+    })
 
   /** When the idle lock will lock the vault if nobody touches the computer (ISO 8601), while unlocked. */
   const idleLockAt = computed(() => status.value?.idleLock?.lockAt)
@@ -82,5 +99,25 @@ export const useVaultStore = defineStore('vault', () => {
     createdApplication.value = undefined
   }
 
-  return { status, busy, createdApplication, unlockedHere, state, unlocked, serviceUrl, refresh, create, unlock, lock, idleLockAt, poll, stayUnlocked, forgetCreatedApplication }
+  return {
+    status,
+    busy,
+    createdApplication,
+    unlockedHere,
+    state,
+    unlocked,
+    serviceUrl,
+    team,
+    onTeam,
+    refresh,
+    create,
+    unlock,
+    lock,
+    connect,
+    disconnect,
+    idleLockAt,
+    poll,
+    stayUnlocked,
+    forgetCreatedApplication
+  }
 })

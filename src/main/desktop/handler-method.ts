@@ -1,0 +1,19 @@
+/**
+ * The pieces every IPC handler table is built from: a handler that parses its
+ * untrusted arguments with a schema before it runs, and the argument schemas
+ * the tables share.
+ */
+import { z } from 'zod'
+import { parse } from '../app'
+
+export const id = z.string().min(1, 'is required').max(400, 'is too long')
+/** A request body: an object, whose fields the command's contract then checks (field paths as REST names them). */
+export const body = z.record(z.string(), z.unknown())
+export const keyVersion = z.number().int('must be a whole number').min(1, 'must be 1 or more').max(2 ** 31 - 1)
+
+/** Wraps a handler so its arguments are checked first; errors name `args[i].field`. */
+export function method<S extends z.ZodType, R>(schema: S, run: (args: z.infer<S>) => Promise<R>): (...args: unknown[]) => Promise<R> {
+  return async (...args: unknown[]) => run(parse(schema, args, 'args'))
+}
+
+export const none = z.tuple([])
