@@ -13,7 +13,7 @@ import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261219000000_default_fingerprint_expression'
-import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
+import { deleteReturning, insertionOrder, jsonArrayElements, jsonTextMember, lockName, lockingRows, unindexed } from '../dialect'
 
 
 /**
@@ -111,10 +111,11 @@ function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modifi
 const toRows = (db: Db, rows: TokenRow[]) => rows.map((row) => fromRow(tenantKeys(db), row))
 const toToken = (db: Db, row: TokenRow | undefined) => (row ? fromRow(tenantKeys(db), row) : undefined)
 
-const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash'] as const
+const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash', 'created_at'] as const
 
-const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[]) =>
-  entries.map(({ tenant_id, token_id, index_hash }) => ({ tenant_key: keys.keyOf(tenant_id), token_id, index_hash: hashBytes(index_hash) }))
+/** A token's search index rows, with its creation time: a search walks them newest first. */
+const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[], createdAt: number) =>
+  entries.map(({ tenant_id, token_id, index_hash }) => ({ tenant_key: keys.keyOf(tenant_id), token_id, index_hash: hashBytes(index_hash), created_at: createdAt }))
 
 /**
  * Metadata values as filters compare them: JavaScript's `toLowerCase` (full Unicode case
@@ -151,7 +152,7 @@ export interface NewToken {
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
   const keys = rows.tenantKeys
   rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(keys, token.token)), { onConflict: onDuplicate })
-  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes)))
+  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes, token.token.created_at)))
   rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(keys, token.token)))
   for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
 }
@@ -162,9 +163,9 @@ export async function insertTokens(tx: Tx, tokens: readonly NewToken[], onDuplic
   await flushRows(tx)
 }
 
-export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexEntry[]): Promise<void> {
-  await sql(tx)('token_search_indexes').where({ tenant_key: tenantKeys(tx).keyOf(tenantId), token_id: tokenId }).delete()
-  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, searchIndexRows(tenantKeys(tx), rows))
+export async function replaceSearchIndexes(tx: Tx, token: Pick<StoredToken, 'tenant_id' | 'id' | 'created_at'>, rows: readonly SearchIndexEntry[]): Promise<void> {
+  await sql(tx)('token_search_indexes').where({ tenant_key: tenantKeys(tx).keyOf(token.tenant_id), token_id: token.id }).delete()
+  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, searchIndexRows(tenantKeys(tx), rows, token.created_at))
 }
 
 /** A live (not expired) token. */
@@ -380,7 +381,7 @@ function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens
  * The metadata filters, the one matching fewest tokens first (counted in its index, up to the
  * count limit): it drives the walk, so a rare value ANDed with a common one reads few rows.
  */
-async function metadataBySelectivity(db: Db, filter: TokenFilter): Promise<MetadataEntry[]> {
+async function metadataBySelectivity(db: Db, filter: Pick<TokenFilter, 'tenantId' | 'metadata'>): Promise<MetadataEntry[]> {
   const entries = Object.entries(filter.metadata)
   if (entries.length < 2) return entries
   const counts = await Promise.all(entries.map((entry) => cappedCount(sql(db), metadataMatches(db, filter.tenantId, entry))))
@@ -474,4 +475,96 @@ export async function findTokenPage(db: Db, filter: TokenFilter, limit: number, 
   const metadata = await metadataBySelectivity(db, filter)
   const [total, rows] = await Promise.all([countOrdered(db, filter, metadata), listOrdered(db, filter, metadata, limit, offset)])
   return { total, rows }
+}
+
+/** Where a v2 list stands: its last token's creation time and id (the list's order, newest first). */
+export interface TokenPosition {
+  createdAt: number
+  id: string
+}
+
+/** What a v2 list or search keeps: every criterion given must hold. */
+export interface TokenSeek {
+  tenantId: string
+  now: number
+  type?: string
+  /** A fingerprint (hex, as tokens show it); anything else matches no token. */
+  fingerprint?: string
+  /** Tokens in each of these containers or below it. */
+  containers: readonly string[]
+  /** Exact, case-sensitive metadata matches, ANDed. */
+  metadata: Record<string, string>
+  /** The keyed hash of a search index value: tokens one of whose search indexes rendered it. */
+  indexHash?: string
+  /** As in `TokenFilter`: the access rules' predicate. */
+  visibleBy?: readonly (readonly Condition[])[]
+}
+
+/** The rows a seek walks, and the columns of its order (creation time, then token id, both descending). */
+interface SeekWalk {
+  query: Knex.QueryBuilder
+  createdAt: string
+  id: string
+}
+
+/**
+ * The index a seek walks, newest first: a search index value's entries, the metadata entry matching
+ * fewest tokens (its folded value; the exact value is checked on the token), a fingerprint's few tokens
+ * (sorted: deduplication keeps them few), or the tenant's tokens by type or by time.
+ */
+function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): SeekWalk {
+  const tenantKey = tenantKeys(db).keyOf(seek.tenantId)
+  if (seek.indexHash !== undefined) {
+    const query = sql(db)({ s: 'token_search_indexes' })
+      .where({ 's.tenant_key': tenantKey, 's.index_hash': hashBytes(seek.indexHash) })
+      .join('tokens', { 'tokens.tenant_key': 's.tenant_key', 'tokens.id': 's.token_id' })
+    return { query, createdAt: 's.created_at', id: 's.token_id' }
+  }
+  if (first) return { query: withMetadata(db, seek.tenantId, first), createdAt: 'm.created_at', id: 'm.token_id' }
+  if (seek.fingerprint !== undefined) {
+    const query = sql(db)('tokens').where('tokens.fingerprint', fingerprintBytes(seek.fingerprint)).andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_key')} = ?`, [tenantKey])
+    return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
+  }
+  const query = sql(db)('tokens').where('tokens.tenant_key', tenantKey)
+  if (seek.type !== undefined) query.andWhere('tokens.type', seek.type)
+  return { query, createdAt: 'tokens.created_at', id: 'tokens.id' }
+}
+
+/** A fingerprint's bytes; text that is not one (64 lowercase hex digits) gives bytes no token has. */
+const fingerprintBytes = (fingerprint: string) => (/^[0-9a-f]{64}$/.test(fingerprint) ? hashBytes(fingerprint) : Buffer.alloc(0))
+
+/** The seek's criteria that its walk does not already apply, checked on each token it reaches. */
+function applySeekChecks(db: Db, query: Knex.QueryBuilder, seek: TokenSeek): void {
+  query.andWhere(notExpiredAt(seek.now))
+  const walksType = seek.indexHash === undefined && Object.keys(seek.metadata).length === 0 && seek.fingerprint === undefined
+  if (seek.type !== undefined && !walksType) query.andWhereRaw(`${unindexed(sql(db), 'tokens.type')} = ?`, [seek.type])
+  if (seek.fingerprint !== undefined && (seek.indexHash !== undefined || Object.keys(seek.metadata).length > 0)) {
+    query.andWhereRaw(`${unindexed(sql(db), 'tokens.fingerprint')} = ?`, [fingerprintBytes(seek.fingerprint)])
+  }
+  // The metadata index holds values case-folded: the exact value is compared on the token itself.
+  for (const [key, value] of Object.entries(seek.metadata)) {
+    const member = jsonTextMember(sql(db), 'tokens.metadata', key)
+    query.andWhereRaw(`${member.sql} = ?`, [...member.bindings, value])
+  }
+  for (const container of seek.containers) applyCondition(sql(db), query, { attribute: 'container', operator: 'starts_with', value: container })
+  if (seek.visibleBy) applyClauses(sql(db), query, seek.visibleBy)
+}
+
+/**
+ * Up to `limit` tokens of a seek after `after` (from the newest without it), newest first, tokens of one
+ * millisecond by id; `more` tells whether any follow. Keyset paging: the walk resumes in its index at the
+ * position, so a page costs the same however deep it is, and nothing is counted.
+ */
+export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<{ rows: StoredToken[]; more: boolean }> {
+  const walk = seekWalk(db, seek, await metadataBySelectivity(db, seek))
+  applySeekChecks(db, walk.query, seek)
+  if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
+  const found: TokenRow[] = await walk.query
+    .select('tokens.*')
+    .orderByRaw(`${walk.createdAt} desc, ${walk.id} desc`)
+    .limit(limit + 1)
+  // Two search indexes of one token may render the same value: its entries come out side by side.
+  const rows = toRows(db, found).filter((row, index, all) => index === 0 || all[index - 1].id !== row.id)
+  if (rows.length > limit) return { rows: rows.slice(0, limit), more: true }
+  return { rows, more: found.length > limit }
 }
