@@ -115,7 +115,8 @@ const V2_DEFAULT_SIZE = 20
 const V2_MAX_SIZE = 100
 
 /** Where a v2 list resumes: the previous page's `pagination.next`, as it was given. */
-const cursor = withoutNul(z.string().min(1).max(2000)).meta({ description: 'The previous page’s `pagination.next`; absent for the first page' })
+const cursor = withoutNul(z.string().min(1).max(2000))
+const CURSOR_DESCRIPTION = 'The previous page’s `pagination.next`, as it was given; absent for the first page'
 
 /** `GET /v2/tokens` as the service takes it (the REST query string: `listTokensV2Search`). Every filter given must hold. */
 export const listTokensV2Query = z.strictObject({
@@ -123,7 +124,7 @@ export const listTokensV2Query = z.strictObject({
   container: containerPath.optional().meta({ description: 'Only tokens in this container or below it' }),
   fingerprint: withoutNul(z.string().max(100)).optional().meta({ description: 'Only tokens with this fingerprint' }),
   metadata: metadataFilters.optional().transform((filters) => filters ?? {}),
-  start: cursor.optional(),
+  start: cursor.optional().meta({ description: CURSOR_DESCRIPTION }),
   size: queryInt(V2_DEFAULT_SIZE, 1, V2_MAX_SIZE).meta({ description: 'Tokens per page' })
 })
 
@@ -167,7 +168,7 @@ export const searchTokensV2Body = z
       description:
         'One `field:value` term, or two joined by `AND` where one is a `container` term. Fields: `type`, `fingerprint`, `container` (the container and those below it), `metadata.<key>` (exact, case-sensitive), `data` (exactly one of the token’s search index values). Values may be quoted with double quotes (`\\"` and `\\\\` inside quotes).'
     }),
-    start: cursor.optional(),
+    start: cursor.optional().meta({ description: CURSOR_DESCRIPTION }),
     size: z.number().int('must be a whole number').min(1, 'must be at least 1').max(V2_MAX_SIZE, `must be at most ${V2_MAX_SIZE}`).optional().transform((size) => size ?? V2_DEFAULT_SIZE).meta({ description: 'Tokens per page (default 20)' })
   })
   .meta({ id: 'SearchTokensV2Request' })
