@@ -60,14 +60,6 @@ export function jsonArrayElements(db: Knex, column: string, alias: string): stri
 }
 
 /**
- * SQL for the text of member `key` of the JSON object in `column`, and its bindings. Keys reaching
- * here hold no quote or backslash (metadata keys are checked), so SQLite's quoted path is exact.
- */
-export function jsonTextMember(db: Knex, column: string, key: string): { sql: string; bindings: string[] } {
-  return engineOf(db) === 'postgres' ? { sql: `(${column}::json ->> ?)`, bindings: [key] } : { sql: `json_extract(${column}, ?)`, bindings: [`$."${key}"`] }
-}
-
-/**
  * Whether several service instances may share this database (PostgreSQL). Work that
  * must happen once (a sweep, a mail) is then claimed with a lease or a row lock;
  * a SQLite vault has one process (the vault lock), which needs neither.

@@ -116,6 +116,18 @@ describe('GET /v2/tokens', () => {
     expect(await ids(`${json({ batch, colour: 'Red' })}&size=1`)).toEqual([small, red])
   })
 
+  it('passes over values in another case without short or empty pages: next only when a token follows', async () => {
+    const batch = randomUUID()
+    const container = freshContainer()
+    const exact: string[] = []
+    for (let i = 0; i < 9; i++) {
+      const [id] = await tokensIn(container, 1, { metadata: { batch, colour: i % 3 === 0 ? 'Red' : 'red' } })
+      if (i % 3 === 0) exact.push(id)
+    }
+    const pages = await pagesOf(`metadata.batch=${batch}&metadata.colour=Red&size=1`)
+    expect(pages).toEqual([...exact].reverse().map((id) => [id]))
+  })
+
   it('leaves out tokens the caller may not read and shows each under its transform', async () => {
     const container = freshContainer()
     const number = card().number

@@ -64,7 +64,9 @@ describe('POST /v2/tokens/search', () => {
     const value = `v${randomBytes(6).toString('hex')}`
     const id = await token({ data: value, search_indexes: ['{{ data }}', '{{ data | to_string }}'] })
     expect(await found(`data:${value}`)).toEqual([id])
-    expect(await found(`data:${value}`, searcher.key, 1)).toEqual([id])
+    const onePerPage = await search({ query: `data:${value}`, size: 1 })
+    expect(onePerPage.body).toMatchObject({ pagination: { page_size: 1 }, data: [{ id }] })
+    expect(onePerPage.body.pagination).not.toHaveProperty('next')
   })
 
   it('finds tokens by type, fingerprint, container with those below it, and exact case-sensitive metadata', async () => {

@@ -13,7 +13,7 @@ import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261219000000_default_fingerprint_expression'
-import { deleteReturning, insertionOrder, jsonArrayElements, jsonTextMember, lockName, lockingRows, unindexed } from '../dialect'
+import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
 
 
 /**
@@ -533,38 +533,53 @@ function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): S
 /** A fingerprint's bytes; text that is not one (64 lowercase hex digits) gives bytes no token has. */
 const fingerprintBytes = (fingerprint: string) => (/^[0-9a-f]{64}$/.test(fingerprint) ? hashBytes(fingerprint) : Buffer.alloc(0))
 
-/** The seek's criteria that its walk does not already apply, checked on each token it reaches. */
-function applySeekChecks(db: Db, query: Knex.QueryBuilder, seek: TokenSeek): void {
+/**
+ * The seek's criteria that its walk does not already apply, checked on each token it reaches; `metadata`
+ * are the metadata entries the walk does not follow, checked folded (the exact values are compared on the rows read).
+ */
+function applySeekChecks(db: Db, query: Knex.QueryBuilder, seek: TokenSeek, metadata: readonly MetadataEntry[]): void {
   query.andWhere(notExpiredAt(seek.now))
   const walksType = seek.indexHash === undefined && Object.keys(seek.metadata).length === 0 && seek.fingerprint === undefined
   if (seek.type !== undefined && !walksType) query.andWhereRaw(`${unindexed(sql(db), 'tokens.type')} = ?`, [seek.type])
   if (seek.fingerprint !== undefined && (seek.indexHash !== undefined || Object.keys(seek.metadata).length > 0)) {
     query.andWhereRaw(`${unindexed(sql(db), 'tokens.fingerprint')} = ?`, [fingerprintBytes(seek.fingerprint)])
   }
-  // The metadata index holds values case-folded: the exact value is compared on the token itself.
-  for (const [key, value] of Object.entries(seek.metadata)) {
-    const member = jsonTextMember(sql(db), 'tokens.metadata', key)
-    query.andWhereRaw(`${member.sql} = ?`, [...member.bindings, value])
-  }
+  for (const entry of metadata) query.whereExists(metadataEntry(db, entry, 'tokens'))
   for (const container of seek.containers) applyCondition(sql(db), query, { attribute: 'container', operator: 'starts_with', value: container })
   if (seek.visibleBy) applyClauses(sql(db), query, seek.visibleBy)
+}
+
+/** Whether a token holds exactly these metadata values, case included (the index holds them folded). */
+const holdsExactly = (row: StoredToken, metadata: Record<string, string>) => Object.entries(metadata).every(([key, value]) => Object.hasOwn(row.metadata, key) && row.metadata[key] === value)
+
+/** One batch of a seek's walk: up to `limit` rows after `after`, in the walk's order. */
+async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], limit: number, after?: TokenPosition): Promise<StoredToken[]> {
+  const walk = seekWalk(db, seek, metadata)
+  // The walk follows the first metadata entry unless it walks a search index value.
+  applySeekChecks(db, walk.query, seek, seek.indexHash === undefined ? metadata.slice(1) : metadata)
+  if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
+  return toRows(db, await walk.query.select('tokens.*').orderByRaw(`${walk.createdAt} desc, ${walk.id} desc`).limit(limit))
 }
 
 /**
  * Up to `limit` tokens of a seek after `after` (from the newest without it), newest first, tokens of one
  * millisecond by id; `more` tells whether any follow. Keyset paging: the walk resumes in its index at the
- * position, so a page costs the same however deep it is, and nothing is counted.
+ * position, so a page costs the same however deep it is, and nothing is counted. Rows the walk reads but
+ * the page does not keep (a metadata value in another case; a token's second search index entry of the
+ * same value) are passed over by reading on from the last row read.
  */
 export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<{ rows: StoredToken[]; more: boolean }> {
-  const walk = seekWalk(db, seek, await metadataBySelectivity(db, seek))
-  applySeekChecks(db, walk.query, seek)
-  if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
-  const found: TokenRow[] = await walk.query
-    .select('tokens.*')
-    .orderByRaw(`${walk.createdAt} desc, ${walk.id} desc`)
-    .limit(limit + 1)
-  // Two search indexes of one token may render the same value: its entries come out side by side.
-  const rows = toRows(db, found).filter((row, index, all) => index === 0 || all[index - 1].id !== row.id)
-  if (rows.length > limit) return { rows: rows.slice(0, limit), more: true }
-  return { rows, more: found.length > limit }
+  const metadata = seek.indexHash === undefined ? await metadataBySelectivity(db, seek) : Object.entries(seek.metadata)
+  const kept: StoredToken[] = []
+  for (let position = after; ; ) {
+    const batch = await seekBatch(db, seek, metadata, limit + 1, position)
+    for (const row of batch) {
+      // Two search indexes of one token may render the same value: its entries come out side by side.
+      if (kept.at(-1)?.id !== row.id && holdsExactly(row, seek.metadata)) kept.push(row)
+    }
+    if (kept.length > limit) return { rows: kept.slice(0, limit), more: true }
+    const last = batch.at(-1)
+    if (batch.length <= limit || !last) return { rows: kept, more: false }
+    position = { createdAt: last.created_at, id: last.id }
+  }
 }
