@@ -354,7 +354,33 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     for (const { id, fingerprint_expression } of given) expect(await findToken(readerOf(db), 't', id, 0)).toMatchObject({ fingerprint_expression })
 
-    await db.migrate.down()
+    while (Number(await db.migrate.currentVersion()) >= 20261219000000) await db.migrate.down()
     expect(await db('tokens').orderBy('id').pluck('fingerprint_expression')).toEqual(given.map((row) => row.fingerprint_expression))
+  })
+
+  it('gives search index rows their token\'s created_at, in an index of the v2 search order, and rolls back', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261219000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    const token = (id: string, created_at: number) => ({
+      tenant_key: 1, id, type: 'token', key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: '', containers: '[]', metadata: '{}', created_at
+    })
+    await db('tokens').insert([token('a', 7), token('b', 9)])
+    await db('token_search_indexes').insert([
+      { tenant_key: 1, token_id: 'a', index_hash: Buffer.alloc(32, 1) },
+      { tenant_key: 1, token_id: 'b', index_hash: Buffer.alloc(32, 1) }
+    ])
+    const indexes = () => db.raw("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'token_search_indexes' ORDER BY name")
+
+    await db.migrate.latest()
+    expect(await db('token_search_indexes').orderBy('token_id').select('token_id', 'created_at')).toEqual([{ token_id: 'a', created_at: 7 }, { token_id: 'b', created_at: 9 }])
+    expect((await indexes()).map((row: { name: string }) => row.name)).toEqual([
+      'token_search_indexes_tenant_key_index_hash_created_at_token_id_index',
+      'token_search_indexes_tenant_key_token_id_index'
+    ])
+
+    while (Number(await db.migrate.currentVersion()) >= 20261220000000) await db.migrate.down()
+    expect(await db('token_search_indexes').columnInfo()).not.toHaveProperty('created_at')
+    expect((await indexes()).map((row: { name: string }) => row.name)).toEqual(['token_search_indexes_tenant_key_index_hash_index', 'token_search_indexes_tenant_key_token_id_index'])
   })
 })

@@ -15,7 +15,7 @@ import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
 import { sql } from '../../src/main/storage/connections'
 import { appendLogEntries, countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../../src/main/storage/repositories/logs.repository'
-import { appendTokens, findByFingerprint, findTokenPage, type TokenFilter } from '../../src/main/storage/repositories/tokens.repository'
+import { appendTokens, findByFingerprint, findTokenPage, seekTokens, type TokenFilter, type TokenSeek } from '../../src/main/storage/repositories/tokens.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { tenantKeys } from '../../src/main/storage/tenant-keys'
 import { WriteQueue } from '../../src/main/storage/write-queue'
@@ -25,6 +25,9 @@ import { useTemporaryDatabase } from '../helpers/database'
 const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
 
 const METADATA_INDEX = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?)'
+/** The metadata walk of a v2 list: the first page from the value's newest entry, a page after a cursor inside the value's range. */
+const METADATA_WALK = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?'
+const SEARCH_INDEX = 's USING COVERING INDEX token_search_indexes_tenant_key_index_hash_created_at_token_id_index (tenant_key=? AND index_hash=?'
 const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?'
 /** The entries past the entity index's folded mark: a seq range the sweep keeps short. */
 const LOG_TAIL = 'SEARCH logs USING INTEGER PRIMARY KEY (rowid>?)'
@@ -112,7 +115,7 @@ describe('query plans of the lists', () => {
     const writes = new WriteQueue(temporary.db.writer)
     const types = ['token', 'card', 'bank']
     for (const tenant of [tenantId, otherTenantId]) {
-      const tokens = Array.from({ length: 300 }, (_, i) => ({ token: storedToken(tenant, i, types[i % 3]), searchIndexes: [] }))
+      const tokens = Array.from({ length: 300 }, (_, i) => ({ token: storedToken(tenant, i, types[i % 3]), searchIndexes: [searchIndex(tenant, i)] }))
       const entries = Array.from({ length: 600 }, (_, i) => logEntry(tenant, i, types[i % 3]))
       await writes.append((rows) => {
         appendTokens(rows, tokens, () => new Error('duplicate id'))
@@ -144,6 +147,10 @@ describe('query plans of the lists', () => {
       modified_at: null
     }
   }
+
+  /** Each token's one search index value: one of 10, so a value matches a tenth of the tokens. */
+  const searchValue = (i: number) => (i % 10).toString(16).repeat(64)
+  const searchIndex = (tenant: string, i: number) => ({ tenant_id: tenant, token_id: `token-${i}`, index_hash: searchValue(i) })
 
   function logEntry(tenant: string, i: number, type: string): LogRow {
     return { tenant_id: tenant, actor_id: null, actor_type: null, entity_type: type, entity_id: `token-${i % 300}`, operation: 'read', message: 'Token retrieved', created_at: i, count: null }
@@ -182,6 +189,38 @@ describe('query plans of the lists', () => {
     it('a deep page of several types', () => expectProportionalToPage(deepPage(tokenFilter({ types: ['card', 'bank'] }), 150)))
     // The ids a caller names bound what is sorted.
     it('by ids', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ ids: ['token-3', 'token-4', 'token-200'] })), { sortsBoundedSet: true, uses: '(tenant_key=? AND id=?)' }))
+  })
+
+  describe('tokens, v2 (cursor pages)', () => {
+    const seek = (criteria: Partial<TokenSeek> = {}): TokenSeek => ({ tenantId, now, containers: [], metadata: {}, ...criteria })
+    /** The first page and the page after a cursor in the middle of the list (token-150's position). */
+    const pages = (criteria: TokenSeek) => () =>
+      Promise.all([seekTokens(temporary.db.reader, criteria, 20), seekTokens(temporary.db.reader, criteria, 20, { createdAt: 150, id: 'token-150' })])
+
+    const after = (criteria: TokenSeek) => () => seekTokens(temporary.db.reader, criteria, 20, { createdAt: 150, id: 'token-150' })
+
+    it('unfiltered: the time index', () => expectProportionalToPage(pages(seek()), { uses: 'tokens_tenant_key_created_at_index (tenant_key=?' }))
+    it('unfiltered, resumed inside the time index at the cursor', () => expectProportionalToPage(after(seek()), { uses: 'tokens_tenant_key_created_at_index (tenant_key=? AND created_at<?)' }))
+    it('by type', () => expectProportionalToPage(pages(seek({ type: 'card' })), { uses: 'tokens_tenant_key_type_created_at_index (tenant_key=? AND type=?' }))
+    it('by type after a cursor', () => expectProportionalToPage(after(seek({ type: 'card' })), { uses: 'tokens_tenant_key_type_created_at_index (tenant_key=? AND type=? AND created_at<?)' }))
+    it('by container (each token checked, newest first)', () => expectProportionalToPage(pages(seek({ containers: ['/pci/'] }))))
+    it('by metadata, exact (the folded index, the value checked on the token)', () =>
+      expectProportionalToPage(pages(seek({ metadata: { colour: 'Red' } })), { uses: METADATA_WALK }))
+    it('by metadata after a cursor', () => expectProportionalToPage(after(seek({ metadata: { colour: 'Red' } })), { uses: `${METADATA_WALK} AND created_at<?)` }))
+    // The key matching fewest tokens (counted in its index first) drives the walk.
+    it('by two metadata keys', () => expectProportionalToPage(pages(seek({ metadata: { colour: 'Red', size: '3' } })), { uses: METADATA_WALK }))
+    it('by metadata, type and access-rule containers', () =>
+      expectProportionalToPage(pages(seek({ metadata: { colour: 'Red' }, type: 'bank', visibleBy: ruleBound(['/pci/']) })), { uses: METADATA_WALK }))
+    it('by search index value', () => expectProportionalToPage(pages(seek({ indexHash: searchValue(3) })), { uses: SEARCH_INDEX }))
+    it('by search index value and container', () => expectProportionalToPage(pages(seek({ indexHash: searchValue(3), containers: ['/pci/'] })), { uses: SEARCH_INDEX }))
+    it('by search index value after a cursor', () => expectProportionalToPage(after(seek({ indexHash: searchValue(3) })), { uses: `${SEARCH_INDEX} AND created_at<?)` }))
+    // A fingerprint's tokens are few (deduplication): they are sorted.
+    it('by fingerprint', async () => {
+      const [{ fingerprint: stored }] = await sql(temporary.db.reader)('tokens').select('fingerprint').where({ tenant_key: tenantKeys(temporary.db.reader).keyOf(tenantId), id: 'token-7' })
+      const fingerprint = Buffer.from(stored).toString('hex')
+      expect((await seekTokens(temporary.db.reader, seek({ fingerprint }), 20)).rows.map((row) => row.id)).toEqual(['token-7'])
+      await expectProportionalToPage(pages(seek({ fingerprint })), { sortsBoundedSet: true, uses: 'tokens_fingerprint_index (fingerprint=?)' })
+    })
   })
 
   describe('logs', () => {

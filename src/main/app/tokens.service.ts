@@ -5,8 +5,16 @@
  */
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import type { Db, Tx } from '../storage/connections'
-import { tokenMetadata, type CreateTokenInput, type ListTokensQuery, type UpdateTokenInput } from '../../shared/contracts'
-import type { Page, Token, Transform } from '../../shared/types'
+import {
+  tokenMetadata,
+  type CreateTokenInput,
+  type ListTokensQuery,
+  type ListTokensV2Query,
+  type SearchTokensV2Body,
+  type TokenCursorPage,
+  type UpdateTokenInput
+} from '../../shared/contracts'
+import type { Page, Permission, Token, Transform } from '../../shared/types'
 import {
   deleteToken,
   findByFingerprint,
@@ -20,8 +28,12 @@ import {
   listCvcDue,
   listExpiredTokens,
   replaceSearchIndexes,
-  updateToken
+  seekTokens,
+  updateToken,
+  type TokenSeek
 } from '../storage/repositories/tokens.repository'
+import { parseTokenSearch, type SearchTerm } from '../domain/token-search'
+import { readCursor, writeCursor } from './token-cursor'
 import { holdsPermission, requireTokenAccess, transformFor, visibleTokens, type AccessTarget } from '../domain/access'
 import type { Actor } from '../domain/actor'
 import { holdsShortLived, retainShortLived, sameShortLived, withoutShortLived } from '../domain/cvc-retention'
@@ -189,15 +201,24 @@ export class TokensService {
     const now = this.context.clock.now()
     const filter = { tenantId: actor.tenantId, now, ids: q.id, types: q.type, metadata: q.metadata, visibleBy: visibleTokens(actor, 'token:read') }
     const { total, rows } = await findTokenPage(this.context.reader, filter, q.size, offsetOf(q))
-    // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
-    const budget = new ExpressionBudget()
-    const tokens: Token[] = []
-    for (const row of rows) {
-      await budget.breathe()
-      tokens.push(this.view(row, transformFor(actor, 'token:read', targetOf(row)) ?? 'redact', { single: false, budget }))
-    }
-    await audit(this.context.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message: 'Token listed' })))
-    return toPage(tokens, total, q)
+    return toPage(await this.listed(actor, 'token:read', rows, now, 'Token listed'), total, q)
+  }
+
+  /** `GET /v2/tokens`: as `list`, with Basis Theory's filters and cursor paging. */
+  async listV2(actor: Actor, q: ListTokensV2Query): Promise<TokenCursorPage> {
+    if (!holdsPermission(actor, 'token:read')) throw new ForbiddenError('The caller lacks the token:read permission.')
+    const criteria = { type: q.type, fingerprint: q.fingerprint, containers: q.container === undefined ? [] : [q.container], metadata: q.metadata }
+    return this.seekPage(actor, 'token:read', criteria, q, 'Token listed')
+  }
+
+  /**
+   * `POST /v2/tokens/search`: the tokens a query finds, shown and hidden as the caller's `token:search`
+   * grants decide (as `token:read` grants decide a list's); `data` terms match search index values.
+   */
+  async searchV2(actor: Actor, body: SearchTokensV2Body): Promise<TokenCursorPage> {
+    if (!holdsPermission(actor, 'token:search')) throw new ForbiddenError('The caller lacks the token:search permission.')
+    const criteria = this.searchCriteria(actor, parseTokenSearch(body.query))
+    return this.seekPage(actor, 'token:search', criteria, body, 'Token found by search')
   }
 
   /**
@@ -233,7 +254,7 @@ export class TokensService {
       if (patch.search_indexes !== undefined || patch.data !== undefined) {
         const expressions = patch.search_indexes ?? row.search_indexes ?? []
         const indexes = await searchIndexEntries(this.keys, actor.tenantId, row.id, expressions, indexedData, '', budget)
-        await replaceSearchIndexes(trx, actor.tenantId, row.id, indexes)
+        await replaceSearchIndexes(trx, row, indexes)
       }
       audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'update', message: 'Token updated' }])
       await notifyChange(trx, { kind: 'token', tenantId: actor.tenantId, ids: [row.id] })
@@ -330,6 +351,54 @@ export class TokensService {
   bypassCache(bypassed: boolean): void {
     if (bypassed) this.rowCache.bypass()
     else this.rowCache.resume()
+  }
+
+  /**
+   * The tokens of a list page as the caller sees them under `permission` (tokens no rule shows are
+   * redacted), their reads audited with `message`.
+   */
+  private async listed(actor: Actor, permission: Permission, rows: readonly StoredToken[], now: number, message: string): Promise<Token[]> {
+    // One expression budget for the page: custom masks of many tokens cannot add up, nor hold the event loop.
+    const budget = new ExpressionBudget()
+    const tokens: Token[] = []
+    for (const row of rows) {
+      await budget.breathe()
+      tokens.push(this.view(row, transformFor(actor, permission, targetOf(row)) ?? 'redact', { single: false, budget }))
+    }
+    await audit(this.context.writes, now, rows.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message })))
+    return tokens
+  }
+
+  /** One page of a v2 list after the cursor `start`, of the tokens the caller's `permission` grants. */
+  private async seekPage(
+    actor: Actor,
+    permission: Permission,
+    criteria: Omit<TokenSeek, 'tenantId' | 'now' | 'visibleBy'>,
+    { start, size }: { start?: string; size: number },
+    message: string
+  ): Promise<TokenCursorPage> {
+    const now = this.context.clock.now()
+    const cursorKey = this.context.keyring.fingerprintKey(actor.tenantId)
+    const after = start === undefined ? undefined : readCursor(cursorKey, start)
+    const seek = { ...criteria, tenantId: actor.tenantId, now, visibleBy: visibleTokens(actor, permission) }
+    const { rows, more } = await seekTokens(this.context.reader, seek, size, after)
+    const data = await this.listed(actor, permission, rows, now, message)
+    const last = rows.at(-1)
+    const next = more && last ? writeCursor(cursorKey, { createdAt: last.created_at, id: last.id }) : undefined
+    return { pagination: { page_size: size, ...(next === undefined ? {} : { next }) }, data }
+  }
+
+  /** What a parsed v2 search keeps; a `data` value is looked up by its keyed hash, as search indexes are stored. */
+  private searchCriteria(actor: Actor, terms: readonly SearchTerm[]): Omit<TokenSeek, 'tenantId' | 'now' | 'visibleBy'> {
+    const criteria: Omit<TokenSeek, 'tenantId' | 'now' | 'visibleBy'> & { containers: string[] } = { containers: [], metadata: {} }
+    for (const term of terms) {
+      // Built with `Object.fromEntries`: a key `__proto__` is an own property, not the prototype.
+      if (term.field === 'metadata') criteria.metadata = Object.fromEntries([[term.key, term.value]])
+      else if (term.field === 'container') criteria.containers.push(term.value)
+      else if (term.field === 'data') criteria.indexHash = this.keys.indexHash(actor.tenantId, term.value)
+      else criteria[term.field] = term.value
+    }
+    return criteria
   }
 
   /** `findOr404` through the row cache; an expired cached row reads as absent. */

@@ -173,6 +173,32 @@ const PATHS: ZodOpenApiPathsObject = {
       reasons: TOKEN_REASONS
     })
   },
+  '/v2/tokens': {
+    get: operation('listTokensV2', {
+      tag: 'Tokens',
+      summary: 'List tokens (v2, cursor pages)',
+      description:
+        'Basis Theory’s v2 list. Newest first (tokens created in the same millisecond by id, descending). Tokens the caller may not read are left out. Every filter given must hold; metadata values match exactly (case-sensitive). Pass `pagination.next` as `start` for the next page; the last page has no `next`. A `start` this list did not give is a 400 naming `start`.',
+      permissions: ['token:read'],
+      query: contract.listTokensV2Query.omit({ metadata: true }).extend({
+        metadata: z.string().optional().meta({
+          description: 'A JSON object of metadata keys and values, e.g. `{"customer":"c-42"}`; `metadata.<key>=<value>` parameters may be given instead or as well'
+        })
+      }),
+      responses: { 200: jsonResponse('One page of tokens, each shaped by the caller’s transform.', contract.tokenCursorPage) }
+    })
+  },
+  '/v2/tokens/search': {
+    post: operation('searchTokensV2', {
+      tag: 'Tokens',
+      summary: 'Search tokens (v2, cursor pages)',
+      description:
+        'Basis Theory’s v2 search: `query` is one `field:value` term, or two joined by `AND` where one is a `container` term. OR, NOT, parentheses, ranges, wildcards and other fields are a 400 naming `query`. Results come newest first, shown under the transform of the caller’s `token:search` grants; tokens no grant covers are left out. Paged like `GET /v2/tokens`.',
+      permissions: ['token:search'],
+      body: { schema: contract.searchTokensV2Body },
+      responses: { 200: jsonResponse('One page of the tokens found, each shaped by the caller’s transform.', contract.tokenCursorPage) }
+    })
+  },
   '/token-intents': {
     post: operation('createTokenIntent', {
       tag: 'Token intents',

@@ -2,7 +2,7 @@
 import { z } from 'zod'
 import { containerPath } from './access'
 import { isTokenTypeName, TOKEN_TYPE_NAMES } from '../token-rules'
-import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
+import { checkWith, pageOf, pageQuery, queryInt, queryList, timestamp } from './common'
 import { withoutNul } from './fields'
 
 /** Metadata: non-sensitive text values. */
@@ -110,6 +110,71 @@ export const listTokensSearch = z.preprocess(gatherMetadataParameters, listToken
 
 export type ListTokensQuery = z.infer<typeof listTokensQuery>
 
+/** The v2 lists' page size: 1–100, 20 by default (Basis Theory's). */
+const V2_DEFAULT_SIZE = 20
+const V2_MAX_SIZE = 100
+
+/** Where a v2 list resumes: the previous page's `pagination.next`, as it was given. */
+const cursor = withoutNul(z.string().min(1).max(2000))
+const CURSOR_DESCRIPTION = 'The previous page’s `pagination.next`, as it was given; absent for the first page'
+
+/** `GET /v2/tokens` as the service takes it (the REST query string: `listTokensV2Search`). Every filter given must hold. */
+export const listTokensV2Query = z.strictObject({
+  type: withoutNul(z.string().max(50)).optional().meta({ description: 'Only tokens of this type' }),
+  container: containerPath.optional().meta({ description: 'Only tokens in this container or below it' }),
+  fingerprint: withoutNul(z.string().max(100)).optional().meta({ description: 'Only tokens with this fingerprint' }),
+  metadata: metadataFilters.optional().transform((filters) => filters ?? {}),
+  start: cursor.optional().meta({ description: CURSOR_DESCRIPTION }),
+  size: queryInt(V2_DEFAULT_SIZE, 1, V2_MAX_SIZE).meta({ description: 'Tokens per page' })
+})
+
+export type ListTokensV2Query = z.infer<typeof listTokensV2Query>
+
+/**
+ * Gathers the metadata filters of `GET /v2/tokens`: `metadata` as JSON object text (as the SDK sends
+ * it) and `metadata.<key>` parameters (as on `GET /tokens`); a key given both ways takes the parameter.
+ */
+function gatherV2Metadata(query: unknown, ctx: z.core.$RefinementCtx): unknown {
+  if (typeof query !== 'object' || query === null) return query
+  const entries = Object.entries(query)
+  let metadata: unknown = {}
+  const text = (query as Record<string, unknown>).metadata
+  if (Object.hasOwn(query, 'metadata')) {
+    try {
+      metadata = typeof text === 'string' ? JSON.parse(text) : undefined
+    } catch {
+      metadata = undefined
+    }
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
+      ctx.issues.push({ code: 'custom', path: ['metadata'], message: 'must be a JSON object of metadata keys and values', input: query })
+      return z.NEVER
+    }
+  }
+  const parameters = entries.flatMap(([name, value]) => (name.startsWith('metadata.') && typeof value === 'string' ? [[name.slice('metadata.'.length), value]] : []))
+  return {
+    ...Object.fromEntries(entries.filter(([name]) => name !== 'metadata' && !name.startsWith('metadata.'))),
+    // Built with `Object.fromEntries`, so every key is an own property, `__proto__` included.
+    metadata: Object.fromEntries([...Object.entries(metadata as object), ...parameters])
+  }
+}
+
+/** `GET /v2/tokens`'s query string: `listTokensV2Query` with the metadata filters as JSON text or `metadata.<key>=<value>` parameters. */
+export const listTokensV2Search = z.preprocess(gatherV2Metadata, listTokensV2Query)
+
+/** `POST /v2/tokens/search`. */
+export const searchTokensV2Body = z
+  .strictObject({
+    query: withoutNul(z.string().max(10_000)).meta({
+      description:
+        'One `field:value` term, or two joined by `AND` where one is a `container` term. Fields: `type`, `fingerprint`, `container` (the container and those below it), `metadata.<key>` (exact, case-sensitive), `data` (exactly one of the token’s search index values). Values may be quoted with double quotes (`\\"` and `\\\\` inside quotes).'
+    }),
+    start: cursor.optional().meta({ description: CURSOR_DESCRIPTION }),
+    size: z.number().int('must be a whole number').min(1, 'must be at least 1').max(V2_MAX_SIZE, `must be at most ${V2_MAX_SIZE}`).optional().transform((size) => size ?? V2_DEFAULT_SIZE).meta({ description: 'Tokens per page (default 20)' })
+  })
+  .meta({ id: 'SearchTokensV2Request' })
+
+export type SearchTokensV2Body = z.infer<typeof searchTokensV2Body>
+
 /** Desktop only: why a member reveals a token's plaintext (logged). */
 export const revealReason = withoutNul(z.string().trim().min(3, 'give a reason of at least 3 characters').max(200))
 
@@ -135,6 +200,21 @@ export const token = z
   .meta({ id: 'Token' })
 
 export const tokenPage = pageOf(token, 'TokenPage')
+
+/** One page of a v2 list: `next` leads to the following page and is absent on the last. */
+export const tokenCursorPage = z
+  .strictObject({
+    pagination: z
+      .strictObject({
+        page_size: z.number().int().min(1).meta({ description: 'The page size asked for' }),
+        next: z.string().optional().meta({ description: 'Pass as `start` for the next page; absent on the last page' })
+      })
+      .meta({ id: 'CursorPagination' }),
+    data: z.array(token)
+  })
+  .meta({ id: 'TokenCursorPage' })
+
+export type TokenCursorPage = z.infer<typeof tokenCursorPage>
 
 type TokenizeValue = string | number | boolean | null | CreateTokenInput | TokenizeValue[] | { [key: string]: TokenizeValue }
 

@@ -12,9 +12,9 @@ import { sessionsRoutes } from './sessions.routes'
 import { tokenIntentsRoutes } from './token-intents.routes'
 import { tokenizeRoutes } from './tokenize.routes'
 import { tenantsRoutes } from './tenants.routes'
-import { tokensRoutes } from './tokens.routes'
+import { tokensRoutes, tokensV2Routes } from './tokens.routes'
 
-const RESOURCE_ROUTES = [tokensRoutes, tokenIntentsRoutes, tokenizeRoutes, detokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, tenantsRoutes, invitationsRoutes]
+const RESOURCE_ROUTES = [tokensRoutes, tokensV2Routes, tokenIntentsRoutes, tokenizeRoutes, detokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, tenantsRoutes, invitationsRoutes]
 
 /** Mounts the resource routers and returns them. */
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {

@@ -35,3 +35,15 @@ export function tokensRoutes({ services, json }: RouteDeps) {
   })
   return router
 }
+
+/** Basis Theory's v2 token list and search: cursor pages (`pagination.next`, passed back as `start`). */
+export function tokensV2Routes({ services, json }: RouteDeps) {
+  const router = new Router<AppState>({ prefix: '/v2/tokens' })
+  router.get('/', async (ctx) => {
+    ctx.body = await services.tokens.listV2(ctx.state.actor, parse(contract.listTokensV2Search, ctx.query))
+  })
+  router.post('/search', json(), async (ctx) => {
+    ctx.body = await services.tokens.searchV2(ctx.state.actor, parse(contract.searchTokensV2Body, ctx.request.body))
+  })
+  return router
+}

@@ -111,10 +111,11 @@ function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modifi
 const toRows = (db: Db, rows: TokenRow[]) => rows.map((row) => fromRow(tenantKeys(db), row))
 const toToken = (db: Db, row: TokenRow | undefined) => (row ? fromRow(tenantKeys(db), row) : undefined)
 
-const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash'] as const
+const SEARCH_INDEX_COLUMNS = ['tenant_key', 'token_id', 'index_hash', 'created_at'] as const
 
-const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[]) =>
-  entries.map(({ tenant_id, token_id, index_hash }) => ({ tenant_key: keys.keyOf(tenant_id), token_id, index_hash: hashBytes(index_hash) }))
+/** A token's search index rows, with its creation time: a search walks them newest first. */
+const searchIndexRows = (keys: TenantKeys, entries: readonly SearchIndexEntry[], createdAt: number) =>
+  entries.map(({ tenant_id, token_id, index_hash }) => ({ tenant_key: keys.keyOf(tenant_id), token_id, index_hash: hashBytes(index_hash), created_at: createdAt }))
 
 /**
  * Metadata values as filters compare them: JavaScript's `toLowerCase` (full Unicode case
@@ -151,7 +152,7 @@ export interface NewToken {
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
   const keys = rows.tenantKeys
   rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(keys, token.token)), { onConflict: onDuplicate })
-  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes)))
+  rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes, token.token.created_at)))
   rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(keys, token.token)))
   for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
 }
@@ -162,9 +163,9 @@ export async function insertTokens(tx: Tx, tokens: readonly NewToken[], onDuplic
   await flushRows(tx)
 }
 
-export async function replaceSearchIndexes(tx: Tx, tenantId: string, tokenId: string, rows: readonly SearchIndexEntry[]): Promise<void> {
-  await sql(tx)('token_search_indexes').where({ tenant_key: tenantKeys(tx).keyOf(tenantId), token_id: tokenId }).delete()
-  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, searchIndexRows(tenantKeys(tx), rows))
+export async function replaceSearchIndexes(tx: Tx, token: Pick<StoredToken, 'tenant_id' | 'id' | 'created_at'>, rows: readonly SearchIndexEntry[]): Promise<void> {
+  await sql(tx)('token_search_indexes').where({ tenant_key: tenantKeys(tx).keyOf(token.tenant_id), token_id: token.id }).delete()
+  await insertRows(sql(tx), 'token_search_indexes', SEARCH_INDEX_COLUMNS, searchIndexRows(tenantKeys(tx), rows, token.created_at))
 }
 
 /** A live (not expired) token. */
@@ -380,7 +381,7 @@ function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens
  * The metadata filters, the one matching fewest tokens first (counted in its index, up to the
  * count limit): it drives the walk, so a rare value ANDed with a common one reads few rows.
  */
-async function metadataBySelectivity(db: Db, filter: TokenFilter): Promise<MetadataEntry[]> {
+async function metadataBySelectivity(db: Db, filter: Pick<TokenFilter, 'tenantId' | 'metadata'>): Promise<MetadataEntry[]> {
   const entries = Object.entries(filter.metadata)
   if (entries.length < 2) return entries
   const counts = await Promise.all(entries.map((entry) => cappedCount(sql(db), metadataMatches(db, filter.tenantId, entry))))
@@ -474,4 +475,111 @@ export async function findTokenPage(db: Db, filter: TokenFilter, limit: number, 
   const metadata = await metadataBySelectivity(db, filter)
   const [total, rows] = await Promise.all([countOrdered(db, filter, metadata), listOrdered(db, filter, metadata, limit, offset)])
   return { total, rows }
+}
+
+/** Where a v2 list stands: its last token's creation time and id (the list's order, newest first). */
+export interface TokenPosition {
+  createdAt: number
+  id: string
+}
+
+/** What a v2 list or search keeps: every criterion given must hold. */
+export interface TokenSeek {
+  tenantId: string
+  now: number
+  type?: string
+  /** A fingerprint (hex, as tokens show it); anything else matches no token. */
+  fingerprint?: string
+  /** Tokens in each of these containers or below it. */
+  containers: readonly string[]
+  /** Exact, case-sensitive metadata matches, ANDed. */
+  metadata: Record<string, string>
+  /** The keyed hash of a search index value: tokens one of whose search indexes rendered it. */
+  indexHash?: string
+  /** As in `TokenFilter`: the access rules' predicate. */
+  visibleBy?: readonly (readonly Condition[])[]
+}
+
+/** The rows a seek walks, and the columns of its order (creation time, then token id, both descending). */
+interface SeekWalk {
+  query: Knex.QueryBuilder
+  createdAt: string
+  id: string
+}
+
+/**
+ * The index a seek walks, newest first: a search index value's entries, the metadata entry matching
+ * fewest tokens (its folded value; the exact value is checked on the token), a fingerprint's few tokens
+ * (sorted: deduplication keeps them few), or the tenant's tokens by type or by time.
+ */
+function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): SeekWalk {
+  const tenantKey = tenantKeys(db).keyOf(seek.tenantId)
+  if (seek.indexHash !== undefined) {
+    const query = sql(db)({ s: 'token_search_indexes' })
+      .where({ 's.tenant_key': tenantKey, 's.index_hash': hashBytes(seek.indexHash) })
+      .join('tokens', { 'tokens.tenant_key': 's.tenant_key', 'tokens.id': 's.token_id' })
+    return { query, createdAt: 's.created_at', id: 's.token_id' }
+  }
+  if (first) return { query: withMetadata(db, seek.tenantId, first), createdAt: 'm.created_at', id: 'm.token_id' }
+  if (seek.fingerprint !== undefined) {
+    const query = sql(db)('tokens').where('tokens.fingerprint', fingerprintBytes(seek.fingerprint)).andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_key')} = ?`, [tenantKey])
+    return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
+  }
+  const query = sql(db)('tokens').where('tokens.tenant_key', tenantKey)
+  if (seek.type !== undefined) query.andWhere('tokens.type', seek.type)
+  return { query, createdAt: 'tokens.created_at', id: 'tokens.id' }
+}
+
+/** A fingerprint's bytes; text that is not one (64 lowercase hex digits) gives bytes no token has. */
+const fingerprintBytes = (fingerprint: string) => (/^[0-9a-f]{64}$/.test(fingerprint) ? hashBytes(fingerprint) : Buffer.alloc(0))
+
+/**
+ * The seek's criteria that its walk does not already apply, checked on each token it reaches; `metadata`
+ * are the metadata entries the walk does not follow, checked folded (the exact values are compared on the rows read).
+ */
+function applySeekChecks(db: Db, query: Knex.QueryBuilder, seek: TokenSeek, metadata: readonly MetadataEntry[]): void {
+  query.andWhere(notExpiredAt(seek.now))
+  const walksType = seek.indexHash === undefined && Object.keys(seek.metadata).length === 0 && seek.fingerprint === undefined
+  if (seek.type !== undefined && !walksType) query.andWhereRaw(`${unindexed(sql(db), 'tokens.type')} = ?`, [seek.type])
+  if (seek.fingerprint !== undefined && (seek.indexHash !== undefined || Object.keys(seek.metadata).length > 0)) {
+    query.andWhereRaw(`${unindexed(sql(db), 'tokens.fingerprint')} = ?`, [fingerprintBytes(seek.fingerprint)])
+  }
+  for (const entry of metadata) query.whereExists(metadataEntry(db, entry, 'tokens'))
+  for (const container of seek.containers) applyCondition(sql(db), query, { attribute: 'container', operator: 'starts_with', value: container })
+  if (seek.visibleBy) applyClauses(sql(db), query, seek.visibleBy)
+}
+
+/** Whether a token holds exactly these metadata values, case included (the index holds them folded). */
+const holdsExactly = (row: StoredToken, metadata: Record<string, string>) => Object.entries(metadata).every(([key, value]) => Object.hasOwn(row.metadata, key) && row.metadata[key] === value)
+
+/** One batch of a seek's walk: up to `limit` rows after `after`, in the walk's order. */
+async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], limit: number, after?: TokenPosition): Promise<StoredToken[]> {
+  const walk = seekWalk(db, seek, metadata)
+  // The walk follows the first metadata entry unless it walks a search index value.
+  applySeekChecks(db, walk.query, seek, seek.indexHash === undefined ? metadata.slice(1) : metadata)
+  if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
+  return toRows(db, await walk.query.select('tokens.*').orderByRaw(`${walk.createdAt} desc, ${walk.id} desc`).limit(limit))
+}
+
+/**
+ * Up to `limit` tokens of a seek after `after` (from the newest without it), newest first, tokens of one
+ * millisecond by id; `more` tells whether any follow. Keyset paging: the walk resumes in its index at the
+ * position, so a page costs the same however deep it is, and nothing is counted. Rows the walk reads but
+ * the page does not keep (a metadata value in another case; a token's second search index entry of the
+ * same value) are passed over by reading on from the last row read.
+ */
+export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<{ rows: StoredToken[]; more: boolean }> {
+  const metadata = seek.indexHash === undefined ? await metadataBySelectivity(db, seek) : Object.entries(seek.metadata)
+  const kept: StoredToken[] = []
+  for (let position = after; ; ) {
+    const batch = await seekBatch(db, seek, metadata, limit + 1, position)
+    for (const row of batch) {
+      // Two search indexes of one token may render the same value: its entries come out side by side.
+      if (kept.at(-1)?.id !== row.id && holdsExactly(row, seek.metadata)) kept.push(row)
+    }
+    if (kept.length > limit) return { rows: kept.slice(0, limit), more: true }
+    const last = batch.at(-1)
+    if (batch.length <= limit || !last) return { rows: kept, more: false }
+    position = { createdAt: last.created_at, id: last.id }
+  }
 }
