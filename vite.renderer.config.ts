@@ -21,6 +21,8 @@ export function rendererConfig(): UserConfig {
     },
     plugins: [vue()],
     build: {
+      // electron-vite leaves the renderer unminified by default; the window parses half the script minified.
+      minify: true,
       rollupOptions: { input: { index: resolve(RENDERER_ROOT, 'index.html') } },
       chunkSizeWarningLimit: 1500
     }

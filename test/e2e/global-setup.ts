@@ -20,7 +20,7 @@ export default async function setup(): Promise<void> {
     mergeConfig(rendererConfig(), {
       configFile: false,
       logLevel: 'warn',
-      build: { outDir: E2E_RENDERER_DIR, emptyOutDir: true, reportCompressedSize: false, minify: false }
+      build: { outDir: E2E_RENDERER_DIR, emptyOutDir: true, reportCompressedSize: false }
     })
   )
 }

@@ -2,8 +2,14 @@ import { createPinia } from 'pinia'
 import { createApp } from 'vue'
 import App from './App.vue'
 import { watchNaiveAria } from './composables/naiveAria'
-import { createAppRouter } from './router'
+import { createAppRouter, preloadViews } from './router'
 import './styles.css'
 
-createApp(App).use(createPinia()).use(createAppRouter()).mount('#app')
-watchNaiveAria()
+const router = createAppRouter()
+const app = createApp(App).use(createPinia()).use(router)
+// Mounted once the first view's chunk is in: the shell then starts on that view, not on an empty route.
+void router.isReady().then(() => {
+  app.mount('#app')
+  watchNaiveAria()
+  requestIdleCallback(preloadViews)
+})

@@ -1,11 +1,4 @@
 import { createRouter, createWebHashHistory, type RouteRecordRaw } from 'vue-router'
-import ApplicationsView from './views/ApplicationsView.vue'
-import LogsView from './views/LogsView.vue'
-import MembersView from './views/MembersView.vue'
-import SessionsView from './views/SessionsView.vue'
-import SettingsView from './views/SettingsView.vue'
-import TokenizeView from './views/TokenizeView.vue'
-import TokensView from './views/TokensView.vue'
 import type { IconName } from './components/icons'
 
 export interface NavEntry {
@@ -26,14 +19,18 @@ export const NAVIGATION: NavEntry[] = [
   { path: '/settings', name: 'settings', title: 'Settings', icon: 'settings' }
 ]
 
+/**
+ * Each view is its own chunk, loaded when first opened: a window opened on one
+ * view parses only the shell and that view, not all seven.
+ */
 const VIEWS = {
-  tokens: TokensView,
-  tokenize: TokenizeView,
-  logs: LogsView,
-  applications: ApplicationsView,
-  sessions: SessionsView,
-  members: MembersView,
-  settings: SettingsView
+  tokens: () => import('./views/TokensView.vue'),
+  tokenize: () => import('./views/TokenizeView.vue'),
+  logs: () => import('./views/LogsView.vue'),
+  applications: () => import('./views/ApplicationsView.vue'),
+  sessions: () => import('./views/SessionsView.vue'),
+  members: () => import('./views/MembersView.vue'),
+  settings: () => import('./views/SettingsView.vue')
 }
 
 export const routes: RouteRecordRaw[] = [
@@ -41,6 +38,11 @@ export const routes: RouteRecordRaw[] = [
   ...NAVIGATION.map((entry) => ({ path: entry.path, name: entry.name, component: VIEWS[entry.name as keyof typeof VIEWS], meta: { title: entry.title } })),
   { path: '/:pathMatch(.*)*', redirect: '/tokens' }
 ]
+
+/** Loads every view's chunk, so that later switches need no fetch: called once the first view shows. */
+export function preloadViews(): void {
+  for (const load of Object.values(VIEWS)) void load()
+}
 
 /** Hash history: the app is loaded from a file, where path URLs cannot be resolved. */
 export function createAppRouter() {

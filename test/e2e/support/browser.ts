@@ -63,6 +63,8 @@ export async function openApp(browser: Browser, harness: DesktopHarness, theme: 
   page.on('pageerror', (error) => errors.push(error))
   pageErrors.set(page, errors)
   await page.goto(`${harness.url}#${path}`)
+  // The app mounts once its first view's chunk has loaded, which may be after the load event.
+  await page.locator('#app > *').first().waitFor({ state: 'attached' })
   return page
 }
 
