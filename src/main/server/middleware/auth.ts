@@ -1,7 +1,6 @@
 import type { Middleware } from 'koa'
-import { UnauthenticatedError } from '../../app'
+import { UnauthenticatedError, type Actor } from '../../app'
 import type { AuthService } from '../../app/auth.service'
-import type { Actor } from '../../domain/actor'
 
 /** The cached actor, marked with this request's trace id (a copy: the cache's actor is shared by requests). */
 function withTrace(actor: Actor, traceId: string): Actor {
