@@ -4,7 +4,13 @@
  * the tables share.
  */
 import { z } from 'zod'
+import type { MethodOf, Namespace, TesseraApi } from '../../shared/ipc'
 import { parse } from '../app'
+
+/** The handler of each channel: untrusted arguments in, the contract's result out. */
+export type DesktopHandlers = {
+  [N in Namespace]: { [M in MethodOf<N>]: TesseraApi[N][M] extends (...args: never[]) => infer R ? (...args: unknown[]) => R : never }
+}
 
 export const id = z.string().min(1, 'is required').max(400, 'is too long')
 /** A request body: an object, whose fields the command's contract then checks (field paths as REST names them). */

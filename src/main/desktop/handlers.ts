@@ -8,18 +8,14 @@
  */
 import { z } from 'zod'
 import * as contract from '../../shared/contracts'
-import type { MethodOf, Namespace, TesseraApi } from '../../shared/ipc'
 import { parse } from '../app'
-import { body, id, keyVersion, method, none } from './handler-method'
+import { body, id, keyVersion, method, none, type DesktopHandlers } from './handler-method'
 import type { DesktopVault } from './desktop-vault'
 import { memoryClipboard, SecretClipboard } from './secret-clipboard'
 import { memoryTeamCredentialStore, routeByConnection, TeamConnection } from './team-connection'
 import { silentLogger, type Logger } from '../infra/logger'
 
-/** The handler of each channel: untrusted arguments in, the contract's result out. */
-export type DesktopHandlers = {
-  [N in Namespace]: { [M in MethodOf<N>]: TesseraApi[N][M] extends (...args: never[]) => infer R ? (...args: unknown[]) => R : never }
-}
+export type { DesktopHandlers } from './handler-method'
 
 
 export interface DesktopHandlerOptions {

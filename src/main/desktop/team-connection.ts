@@ -17,7 +17,7 @@ import type { Application, Tenant } from '../../shared/types'
 import { AppError, ValidationError } from '../app'
 import type { Logger } from '../infra/logger'
 import { method, none } from './handler-method'
-import type { DesktopHandlers } from './handlers'
+import type { DesktopHandlers } from './handler-method'
 import { TeamClient } from './team-client'
 import { createTeamHandlers, type TeamHandlers, type TeamSession } from './team-handlers'
 

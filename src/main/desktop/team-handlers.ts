@@ -14,7 +14,7 @@ import type { VaultStatus, TeamVaultConnection } from '../../shared/ipc'
 import type { Application, ApplicationKey, EntityType, LogEntry, Page, Session, TenantInvitation, TenantMember, Token } from '../../shared/types'
 import { NotOnTeamVaultError } from '../app'
 import { body, id, method, none } from './handler-method'
-import type { DesktopHandlers } from './handlers'
+import type { DesktopHandlers } from './handler-method'
 import type { Query, TeamClient } from './team-client'
 
 /** The server's clients and what the window shows of the connection. */
