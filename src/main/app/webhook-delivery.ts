@@ -123,6 +123,7 @@ export class WebhookDelivery {
     const { clock, reader, writes, logger } = this.context
     const webhook = await findWebhook(reader, delivery.tenant_id, delivery.webhook_id)
     const started = clock.now()
+    const startedTick = performance.now()
     let result: SendOutcome
     if (!webhook) {
       result = { outcome: 'failed', error: 'WEBHOOK_DELETED' }
@@ -141,7 +142,7 @@ export class WebhookDelivery {
     }
     const finished = clock.now()
     const attempts = delivery.attempts + 1
-    const entry: DeliveryAttemptRecord = { at: started, outcome: result.outcome, duration_ms: Math.max(0, finished - started) }
+    const entry: DeliveryAttemptRecord = { at: started, outcome: result.outcome, duration_ms: Math.round(performance.now() - startedTick) }
     if ('statusCode' in result && result.statusCode !== undefined) entry.status_code = result.statusCode
     if (result.error) entry.error = result.error
     const final = result.outcome !== 'failed' || !webhook || attempts >= this.settings.maxAttempts

@@ -108,3 +108,17 @@ function pendingDelivery(webhookId: string, event: WebhookEvent, now: number): D
     completed_at: null
   }
 }
+
+/** Emits one event of `tenantId` (the cause's tenant unless given) through the context's emitter, if it has one. */
+export function emitEvent(
+  context: { webhookEvents?: WebhookEvents },
+  into: Tx | RowBuffer,
+  now: number,
+  type: WebhookEventType,
+  cause: EventCause,
+  data: Record<string, unknown>,
+  tenantId = cause?.tenantId
+): void {
+  if (!context.webhookEvents || tenantId === undefined) return
+  context.webhookEvents.emit(into, now, [{ tenantId, type, cause, data }])
+}
