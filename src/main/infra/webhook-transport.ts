@@ -48,12 +48,17 @@ export interface WebhookRequest {
   timeoutMs: number
 }
 
-/** Resolves `hostname`; undefined when the host is refused (or unresolvable: then an error code). */
-async function checkedAddress(hostname: string, allow: WebhookAllowList): Promise<{ address: string; family: number } | { blocked: true } | { error: string }> {
+/** Every address a host name resolves to. */
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>
+
+const resolveAll: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true })
+
+/** The address to connect to, checked; `blocked` when the host is not allowed, an error code when it does not resolve. */
+async function checkedAddress(hostname: string, allow: WebhookAllowList, resolve: Resolver): Promise<{ address: string; family: number } | { blocked: true } | { error: string }> {
   const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
   let resolved: { address: string; family: number }[]
   try {
-    resolved = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true, verbatim: true })
+    resolved = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolve(host)
   } catch (error) {
     return { error: errorCode(error) }
   }
@@ -71,10 +76,10 @@ function errorCode(error: unknown): string {
   return typeof code === 'string' && SAFE_CODE.test(code) ? code : 'SEND_FAILED'
 }
 
-/** POSTs `request.body` to `request.url` if its host is allowed; never throws. */
-export async function sendWebhook(request: WebhookRequest, allow: WebhookAllowList): Promise<SendOutcome> {
+/** POSTs `request.body` to `request.url` if its host is allowed; never throws. `resolve` is for tests. */
+export async function sendWebhook(request: WebhookRequest, allow: WebhookAllowList, resolve: Resolver = resolveAll): Promise<SendOutcome> {
   const url = new URL(request.url)
-  const target = await checkedAddress(url.hostname, allow)
+  const target = await checkedAddress(url.hostname, allow, resolve)
   if ('blocked' in target) return { outcome: 'blocked', error: 'HOST_NOT_ALLOWED' }
   if ('error' in target) return { outcome: 'failed', error: target.error }
   const options: RequestOptions = {
