@@ -128,6 +128,18 @@ describe('webhooks', () => {
     expect((await service.request('GET', '/webhooks/signing-key', { key: null })).body).toBe(first.body)
   })
 
+  it('keeps its signing key sealed across a data-key rotation and the old version’s retirement', async () => {
+    const before = (await service.request('GET', '/webhooks/signing-key', { key: null })).body
+    const keys = () => service.host.vault.services.keys
+    const actor = { userId: service.ownerUserId, via: 'test' }
+    const { current_version: version } = await keys().rotate(actor, service.tenantId)
+    while ((await keys().reencrypt(100)) > 0);
+    await keys().retire(actor, service.tenantId, version - 1)
+    await service.pause()
+    await service.resume()
+    expect((await service.request('GET', '/webhooks/signing-key', { key: null })).body).toBe(before)
+  })
+
   it('answers an empty delivery log for a new webhook, and 404 for an unknown one', async () => {
     const created = (await request('POST', '/webhooks', WEBHOOK)).body
     const log = await request('GET', `/webhooks/${created.id}/deliveries`)
