@@ -10,7 +10,7 @@ import { toIsoString } from '../domain/dates'
 import { deliveryBody, type WebhookEvent } from '../domain/webhook-events'
 import { signBody } from '../crypto/webhook-signing'
 import { parseWebhookAllowList, sendWebhook, type SendOutcome, type WebhookAllowList } from '../infra/webhook-transport'
-import { claimDueDelivery, findWebhook, recordDeliveryAttempt, type DeliveryAttemptRecord, type DeliveryRecord } from '../storage/repositories/webhooks.repository'
+import { claimDueDelivery, findWebhook, hasDueDelivery, recordDeliveryAttempt, type DeliveryAttemptRecord, type DeliveryRecord } from '../storage/repositories/webhooks.repository'
 import type { ServiceContext } from './service-context'
 import type { WebhookEvents } from './webhook-events'
 import type { WebhookSigningKey } from './webhook-signing-key'
@@ -106,6 +106,7 @@ export class WebhookDelivery {
     const run = this.queue.then(async () => {
       this.kickQueued = false
       let delivered = 0
+      if (!(await hasDueDelivery(this.context.reader, this.context.clock.now()))) return 0
       for (let n = 0; n < limit && !this.closed; n++) {
         const now = this.context.clock.now()
         const delivery = await this.context.writes.run((trx) => claimDueDelivery(trx, now, now + this.settings.timeoutMs * 3 + 60_000))

@@ -129,6 +129,11 @@ export function queueDeliveries(rows: RowBuffer, deliveries: readonly DeliveryRe
   )
 }
 
+/** Whether any delivery is due at `now`: a read, so an idle poll takes no write turn. */
+export async function hasDueDelivery(db: Db, now: number): Promise<boolean> {
+  return (await sql(db)(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now).first()) !== undefined
+}
+
 /**
  * Takes the oldest delivery due at `now` for one attempt by pushing its
  * `next_attempt_at` to `leaseUntil` (a crash mid-attempt lets it be retried
