@@ -33,6 +33,8 @@ export interface WebhookDeliveryConfig {
 
 const DEFAULTS = { retryBaseMs: 30_000, maxAttempts: 8, timeoutMs: 10_000, pollMs: 1_000 }
 const MAX_RETRY_MS = 60 * 60_000
+/** How long a claimed delivery is held beyond its POST's time-out before another worker may retry it (a crash mid-send). */
+const LEASE_MARGIN_MS = 80_000
 const BATCH = 50
 
 /** Delay after failed attempt number `attempts`: base, 2×base, 4×base…, capped at an hour. */
@@ -109,7 +111,7 @@ export class WebhookDelivery {
       if (!(await hasDueDelivery(this.context.reader, this.context.clock.now()))) return 0
       for (let n = 0; n < limit && !this.closed; n++) {
         const now = this.context.clock.now()
-        const delivery = await this.context.writes.run((trx) => claimDueDelivery(trx, now, now + this.settings.timeoutMs * 3 + 60_000))
+        const delivery = await this.context.writes.run((trx) => claimDueDelivery(trx, now, now + this.settings.timeoutMs + LEASE_MARGIN_MS))
         if (!delivery) break
         if (await this.attempt(delivery)) delivered++
       }
