@@ -5,7 +5,10 @@
  * Runs on both engines.
  */
 import { createPublicKey } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { onPostgres } from '../../helpers/postgres'
 import { startTestService, type TestService } from '../../helpers/service'
 
 const WEBHOOK = { name: 'Orders', url: 'https://hooks.example.com/tessera', events: ['token.created', 'token.deleted'] }
@@ -126,6 +129,15 @@ describe('webhooks', () => {
     expect(key.asymmetricKeyType).toBe('rsa')
     expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048)
     expect((await service.request('GET', '/webhooks/signing-key', { key: null })).body).toBe(first.body)
+  })
+
+  it.skipIf(onPostgres)('stores the private signing key sealed: no PEM private key in the database file or its WAL', async () => {
+    expect((await service.request('GET', '/webhooks/signing-key', { key: null })).status).toBe(200)
+    const files = await readdir(service.dataDir, { withFileTypes: true })
+    for (const file of files.filter((entry) => entry.isFile())) {
+      const bytes = await readFile(join(service.dataDir, file.name))
+      expect(bytes.includes(Buffer.from('PRIVATE KEY')), file.name).toBe(false)
+    }
   })
 
   it('keeps its signing key sealed across a data-key rotation and the old version’s retirement', async () => {
