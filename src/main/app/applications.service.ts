@@ -396,6 +396,7 @@ export class ApplicationsService {
         now,
         rows.map((row) => ({ actor: null, tenantId: row.tenant_id, entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }))
       )
+      for (const row of rows) emitEvent(this.context, trx, now, 'application.deleted', null, { id: row.id, tenant_id: row.tenant_id }, row.tenant_id)
       await notifyChange(trx, { kind: 'application', ids: rows.map((row) => row.id) })
       return { applicationIds: rows.map((row) => row.id), sessionIds }
     })

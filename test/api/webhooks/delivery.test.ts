@@ -116,7 +116,7 @@ describe('webhook delivery', () => {
       event: {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         type: 'token.created',
-        timestamp: '2026-11-25T12:00:00.000Z',
+        timestamp: new Date(service.clock.now()).toISOString(),
         tenant_id: service.tenantId,
         trace_id: 'trace-123',
         data: expect.objectContaining({ id: token.body.id, type: 'card', containers: ['/pci/high/'], metadata: { order: '42' }, fingerprint: token.body.fingerprint, actor: { id: expect.any(String), type: 'application' } })
@@ -176,6 +176,20 @@ describe('webhook delivery', () => {
     expect(receiver.events().find((event) => event.type === 'application.created')!.data).toMatchObject({ id: app.body.id, name: 'Shop', type: 'public', actor: { type: 'application' } })
   })
 
+  it('sends token.deleted and application.deleted with no actor when a token or an application expires', async () => {
+    await subscribe(['token.deleted', 'application.deleted'])
+    const expiresAt = new Date(service.clock.now() + 60_000).toISOString()
+    const token = await service.request('POST', '/tokens', { key: tokenKey, body: { type: 'token', data: 'short-lived', expires_at: expiresAt } })
+    const app = await service.createApplication({ name: 'Temporary', type: 'private', permissions: ['token:read'], expires_at: expiresAt })
+    service.clock.advance(120_000)
+    await service.host.vault.services.jobs.runDueJobs()
+    await receiver.waitFor(2)
+    const events = receiver.events()
+    expect(events.find((event) => event.type === 'token.deleted')!.data).toMatchObject({ id: token.body.id, actor: null })
+    expect(events.find((event) => event.type === 'application.deleted')!.data).toEqual({ id: app.id, tenant_id: service.tenantId, actor: null })
+    expect(events.every((event) => event.trace_id === null)).toBe(true)
+  })
+
   it('retries a failing receiver with backoff and logs each attempt', async () => {
     const id = await subscribe(['token.created'])
     receiver.statuses = [500, 503]
@@ -183,7 +197,7 @@ describe('webhook delivery', () => {
     await receiver.waitFor(1)
     await expect.poll(async () => (await deliveries(id))[0]?.attempts.length).toBe(1)
     const [first] = await deliveries(id)
-    expect(first).toMatchObject({ status: 'pending', event_type: 'token.created', next_attempt_at: '2026-11-25T12:00:01.000Z' })
+    expect(first).toMatchObject({ status: 'pending', event_type: 'token.created', next_attempt_at: new Date(service.clock.now() + 1000).toISOString() })
     expect(first.attempts[0]).toMatchObject({ outcome: 'failed', status_code: 500, error: 'HTTP_500' })
     // Not due yet: nothing is sent until the backoff has passed.
     await new Promise((resolve) => setTimeout(resolve, 200))
