@@ -19,6 +19,7 @@ import * as binaryActorIds from './20261217000000_binary_actor_ids'
 import * as actorTypeCode from './20261218000000_actor_type_code'
 import * as defaultFingerprintExpression from './20261219000000_default_fingerprint_expression'
 import * as searchIndexOrder from './20261220000000_search_index_order'
+import * as webhooks from './20261221000000_webhooks'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -44,5 +45,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261217000000_binary_actor_ids': binaryActorIds,
   '20261218000000_actor_type_code': actorTypeCode,
   '20261219000000_default_fingerprint_expression': defaultFingerprintExpression,
-  '20261220000000_search_index_order': searchIndexOrder
+  '20261220000000_search_index_order': searchIndexOrder,
+  '20261221000000_webhooks': webhooks
 }

@@ -28,7 +28,9 @@ import type {
   SessionCreated,
   TenantInvitation,
   TenantMember,
-  Token
+  Token,
+  Webhook,
+  WebhookDelivery
 } from './types'
 
 // Queries and bodies: the contracts' (./contracts); main parses what the
@@ -52,6 +54,10 @@ export type CreateApplicationRequest = z.input<typeof contract.createApplication
 export type UpdateApplicationRequest = z.input<typeof contract.updateApplicationRequest>
 export type AuthorizeSessionRequest = z.input<typeof contract.authorizeSessionBody>
 export type CreateInvitationRequest = z.input<typeof contract.createInvitationBody>
+export type WebhookListQuery = QueryOf<typeof contract.listWebhooksQuery>
+export type WebhookDeliveryListQuery = QueryOf<typeof contract.listWebhookDeliveriesQuery>
+/** `{name, url, events, notify_email?}`: create, and update (which replaces every field). */
+export type WebhookRequest = z.input<typeof contract.webhookBody>
 
 /** Where the vault's master key is kept. */
 export type KeyStorage = 'keychain' | 'key-file' | 'environment'
@@ -263,6 +269,21 @@ export interface TesseraApi {
   outbox: {
     list(query: OutboxListQuery): Promise<Page<OutboxMail>>
   }
+  webhooks: {
+    /** Oldest first (at most 5 per tenant). */
+    list(query: WebhookListQuery): Promise<Page<Webhook>>
+    get(id: string): Promise<Webhook>
+    /** A sixth webhook is refused (422); unknown event types are a 400 naming `events[i]`. */
+    create(body: WebhookRequest): Promise<Webhook>
+    /** Replaces name, URL, notify e-mail and events. */
+    update(id: string, body: WebhookRequest): Promise<Webhook>
+    /** Its pending deliveries and its delivery log go with it. */
+    delete(id: string): Promise<void>
+    /** Every event type a webhook may subscribe to. */
+    eventTypes(): Promise<string[]>
+    /** The webhook's deliveries, newest first, each with its attempts (status code, duration, error, blocked). */
+    deliveries(id: string, query: WebhookDeliveryListQuery): Promise<Page<WebhookDelivery>>
+  }
   clipboard: {
     /**
      * Puts a secret (a key, nonce or invitation link) on the system clipboard
@@ -310,6 +331,7 @@ export const IPC_METHODS = {
   members: ['list', 'delete'],
   invitations: ['list', 'create', 'resend', 'delete'],
   outbox: ['list'],
+  webhooks: ['list', 'get', 'create', 'update', 'delete', 'eventTypes', 'deliveries'],
   clipboard: ['copySecret'],
   keys: ['status', 'rotate', 'retire', 'report', 'rotateMaster'],
   connection: ['current', 'connect', 'disconnect']

@@ -26,7 +26,11 @@ export const MANAGEMENT_PERMISSIONS = [
   'tenant:invitation:create',
   'tenant:invitation:read',
   'tenant:invitation:update',
-  'tenant:invitation:delete'
+  'tenant:invitation:delete',
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete'
 ] as const
 
 export type TokenPermission = (typeof TOKEN_PERMISSIONS)[number]

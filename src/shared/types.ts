@@ -45,6 +45,12 @@ export type Tenant = z.infer<typeof contract.tenant>
 
 export type TenantInvitation = z.infer<typeof contract.invitation>
 
+/** A webhook: where the vault POSTs signed events, and which. */
+export type Webhook = z.infer<typeof contract.webhook>
+
+/** One event on its way to a webhook, with every attempt so far (the delivery log). */
+export type WebhookDelivery = z.infer<typeof contract.webhookDelivery>
+
 /** RFC 7807 problem document returned by every error response. */
 export type Problem = z.infer<typeof contract.problem>
 

@@ -33,7 +33,7 @@ describe('expiry jobs', () => {
   it('runs a sweep only when its interval has passed by the injected clock', async () => {
     expect(await jobs().runDueJobs()).toEqual([])
     service.clock.advance(15_000)
-    expect((await jobs().runDueJobs()).map((result) => result.name)).toEqual(['deliver-mail', 'reencrypt-keys', 'index-logs'])
+    expect((await jobs().runDueJobs()).map((result) => result.name)).toEqual(['deliver-mail', 'deliver-webhooks', 'reencrypt-keys', 'index-logs'])
     service.clock.advance(45_000)
     expect((await jobs().runDueJobs()).map((result) => result.name)).toEqual([
       'expire-tokens',
@@ -44,6 +44,7 @@ describe('expiry jobs', () => {
       'expire-sessions',
       'expire-invitations',
       'deliver-mail',
+      'deliver-webhooks',
       'reencrypt-keys',
       'index-logs'
     ])

@@ -20,6 +20,8 @@ const CLEAN_ENV = {
   TESSERA_TLS_KEY: '',
   TESSERA_TRUSTED_PROXIES: '',
   TESSERA_CVC_RETENTION: '',
+  TESSERA_WEBHOOK_ALLOWED_HOSTS: '',
+  TESSERA_WEBHOOK_RETRY_BASE_MS: '',
   TESSERA_LOG_LEVEL: 'silent',
   npm_command: '',
   npm_lifecycle_event: ''

@@ -14,6 +14,7 @@ import { startServiceHost, type ServiceHost } from '../../src/main/bootstrap/ser
 import type { MailConfig } from '../../src/main/infra/mail-transport'
 import { initVault } from '../../src/main/bootstrap/vault'
 import { TestClock } from './clock'
+import type { WebhookDeliveryConfig } from '../../src/main/app/webhook-delivery'
 import { undocumentedResponse } from './openapi'
 import { teamDatabases } from './database'
 import { createTestDatabase, testEngine } from './postgres'
@@ -54,7 +55,7 @@ export interface TestService {
 }
 
 export async function startTestService(
-  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number; auditRetentionDays?: number; corsOrigins?: string[] } = {}
+  options: { clock?: TestClock; bodyLimitBytes?: number; mail?: MailConfig; logger?: Logger; sessionMaxTtlMs?: number; cvcRetentionMs?: number; auditRetentionDays?: number; corsOrigins?: string[]; webhooks?: WebhookDeliveryConfig } = {}
 ): Promise<TestService> {
   await readySodium()
   const dataDir = await mkdtemp(join(tmpdir(), 'tessera-test-'))
@@ -79,6 +80,7 @@ export async function startTestService(
       cvcRetentionMs: options.cvcRetentionMs,
       auditRetentionDays: options.auditRetentionDays,
       corsOrigins: options.corsOrigins,
+      webhooks: options.webhooks,
       // No background timer: tests move the clock and call `services.jobs.runDueJobs()` themselves.
       jobTickMs: 0
     })

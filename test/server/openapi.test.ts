@@ -45,9 +45,9 @@ describe('the OpenAPI document', () => {
     expect(new Set(ids).size).toBe(ids.length)
   })
 
-  it('asks for SVC-API-KEY everywhere but the health check and ping, this document and the invitation acceptance routes', () => {
+  it('asks for SVC-API-KEY everywhere but the health check and ping, this document, the webhook signing key and the invitation acceptance routes', () => {
     const open = operations.filter((entry) => entry.operation.security?.length === 0).map((entry) => entry.route)
-    expect(open.sort()).toEqual(['GET /health', 'GET /invitations/accept', 'GET /openapi.json', 'GET /ping', 'POST /invitations/accept'])
+    expect(open.sort()).toEqual(['GET /health', 'GET /invitations/accept', 'GET /openapi.json', 'GET /ping', 'GET /webhooks/signing-key', 'POST /invitations/accept'])
     for (const { route, operation: op } of operations) {
       if (!open.includes(route)) expect(Object.keys(op.responses), route).toContain('401')
     }

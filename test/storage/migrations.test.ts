@@ -354,6 +354,7 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     for (const { id, fingerprint_expression } of given) expect(await findToken(readerOf(db), 't', id, 0)).toMatchObject({ fingerprint_expression })
 
+    // Later migrations first, then this one.
     while (Number(await db.migrate.currentVersion()) >= 20261219000000) await db.migrate.down()
     expect(await db('tokens').orderBy('id').pluck('fingerprint_expression')).toEqual(given.map((row) => row.fingerprint_expression))
   })

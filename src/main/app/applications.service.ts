@@ -55,6 +55,7 @@ import { BusinessRuleError, ForbiddenError, NotFoundError } from '../domain/erro
 import { uuidPathId } from '../domain/ids'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
+import { emitEvent } from './webhook-events'
 import { audit, type AuditOperation } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { revokeSessions, sessionsBeyondGrant } from './sessions.service'
@@ -77,6 +78,18 @@ function toApplicationKey(row: ApplicationKeySummary, key?: string): Application
 }
 
 /** The application with its keys; the value of `fresh`, a key just made, is shown this once. */
+/** An application as webhook events carry it: never a key, not even a key id list. */
+function applicationEventData(row: ApplicationRecord): Record<string, unknown> {
+  const { keys: _keys, key: _key, ...application } = toApplication(row, [])
+  return application
+}
+
+/** A new key as webhook events carry it: its id and application, never its value. */
+function keyEventData(application: ApplicationRecord, key: ApplicationKeySummary): Record<string, unknown> {
+  const { key: _value, ...view } = toApplicationKey(key)
+  return { ...view, application_id: application.id, tenant_id: application.tenant_id }
+}
+
 function toApplication(row: ApplicationRecord, keys: ApplicationKeySummary[], fresh?: NewKey): Application {
   const application: Application = {
     id: row.id,
@@ -183,6 +196,7 @@ export class ApplicationsService {
       // One entry for both: the first key is part of the application's creation.
       const message = withKey ? `Application created with key ${firstKey.record.id}` : 'Application created without a key'
       audit(trx, now, [{ actor, entityType: 'application', entityId: row.id, operation: 'create', message }])
+      emitEvent(this.context, trx, now, 'application.created', actor, applicationEventData(row))
       await notifyChange(trx, { kind: 'application', ids: [row.id] })
     })
     return withKey ? toApplication(row, [firstKey.record], firstKey) : toApplication(row, [])
@@ -286,6 +300,7 @@ export class ApplicationsService {
       if (!(await findApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
       await insertApplicationKey(trx, fresh.record)
       audit(trx, now, [keyCreatedEntry(actor, fresh.record)])
+      emitEvent(this.context, trx, now, 'application.key.created', actor, keyEventData(existing, fresh.record))
     })
     return toApplicationKey(fresh.record, fresh.key)
   }
@@ -324,6 +339,7 @@ export class ApplicationsService {
       audit(trx, now, [
         { actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: `Application key ${keyUuid} deleted` }
       ])
+      emitEvent(this.context, trx, now, 'application.key.deleted', actor, { id: keyUuid, application_id: existing.id, tenant_id: existing.tenant_id })
       await notifyChange(trx, { kind: 'application', ids: [existing.id] })
     })
     // The cache is keyed by key value, which is not stored: forget every key of the application; the others load again.
@@ -342,6 +358,7 @@ export class ApplicationsService {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
       audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: 'Application deleted' }])
+      emitEvent(this.context, trx, now, 'application.deleted', actor, applicationEventData(existing))
       await notifyChange(trx, { kind: 'application', ids: [existing.id] })
       return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application was deleted', now)
     })
@@ -379,6 +396,7 @@ export class ApplicationsService {
         now,
         rows.map((row) => ({ actor: null, tenantId: row.tenant_id, entityType: 'application', entityId: row.id, operation: 'delete', message: 'Application deleted on expiry' }))
       )
+      for (const row of rows) emitEvent(this.context, trx, now, 'application.deleted', null, { id: row.id, tenant_id: row.tenant_id }, row.tenant_id)
       await notifyChange(trx, { kind: 'application', ids: rows.map((row) => row.id) })
       return { applicationIds: rows.map((row) => row.id), sessionIds }
     })
@@ -418,6 +436,8 @@ export class ApplicationsService {
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')
       audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation, message }])
+      const event = operation === 'regenerate' ? 'application.key.regenerated' : 'application.updated'
+      emitEvent(this.context, trx, now, event, actor, applicationEventData({ ...existing, ...changes }))
       await notifyChange(trx, { kind: 'application', ids: [existing.id] })
       return revokeDependentSessions(trx)
     })

@@ -14,6 +14,7 @@ import type { AuthService } from './auth.service'
 import type { Keyring } from './keyring'
 import { TEAM_CACHE_TTL_MS } from './service-context'
 import type { TokensService } from './tokens.service'
+import type { WebhookEvents } from './webhook-events'
 
 export interface FollowedServices {
   auth: AuthService
@@ -21,6 +22,8 @@ export interface FollowedServices {
   keyring: Keyring
   reader: Reader
   logger: Logger
+  /** The webhook subscriptions, reloaded when another instance changes a webhook. */
+  webhookEvents?: WebhookEvents
 }
 
 export class ChangeFollower implements ChangeHandlers {
@@ -35,7 +38,10 @@ export class ChangeFollower implements ChangeHandlers {
 
   /** Starts the periodic key reload (the backstop). */
   start(intervalMs = TEAM_CACHE_TTL_MS): void {
-    this.timer = setInterval(() => void this.reloadKeys(), intervalMs)
+    this.timer = setInterval(() => {
+      void this.reloadKeys()
+      this.reloadWebhooks()
+    }, intervalMs)
     this.timer.unref()
   }
 
@@ -61,6 +67,9 @@ export class ChangeFollower implements ChangeHandlers {
         tokens.clearCache()
         void this.reloadKeys()
         break
+      case 'webhook':
+        this.reloadWebhooks()
+        break
     }
   }
 
@@ -68,6 +77,7 @@ export class ChangeFollower implements ChangeHandlers {
     this.services.logger.info('Listening for changes made by the other instances of the team vault')
     this.bypassCaches(false)
     void this.reloadKeys()
+    this.reloadWebhooks()
   }
 
   onDisconnected(error: Error | undefined): void {
@@ -88,6 +98,10 @@ export class ChangeFollower implements ChangeHandlers {
       }
     })
     return this.reloading
+  }
+
+  private reloadWebhooks(): void {
+    this.services.webhookEvents?.reload().catch((error: unknown) => this.services.logger.error({ err: error }, 'Reloading the webhook subscriptions failed; retrying'))
   }
 
   private bypassCaches(bypassed: boolean): void {

@@ -38,6 +38,7 @@ import { ConflictError, InvitationExpiredError, InvitationLinkInvalidError, NotF
 import { uuidPathId } from '../domain/ids'
 import { escapeHtml } from '../infra/html'
 import type { ServiceContext } from './service-context'
+import { emitEvent } from './webhook-events'
 import { audit } from './audit'
 import type { MailBody, MailService } from './mail.service'
 import { toMember } from './members.service'
@@ -107,6 +108,7 @@ export class InvitationsService {
       await insertInvitation(trx, row, duplicateInvitation)
       await this.mail.enqueue(trx, this.invitationMail(row, tenantName, link.url), now)
       audit(trx, now, [{ actor, entityType: 'invitation', entityId: row.id, operation: 'create', message: 'Invitation created' }])
+      emitEvent(this.context, trx, now, 'tenant.invitation.created', actor, toInvitation(row, now))
     })
     this.mail.kick()
     return toInvitation(row, now)
@@ -137,6 +139,7 @@ export class InvitationsService {
       await cancelInvitationMails(trx, [id])
       await this.mail.enqueue(trx, this.invitationMail(row, tenantName, link.url), now)
       audit(trx, now, [{ actor, entityType: 'invitation', entityId: id, operation: 'resend', message: 'Invitation resent' }])
+      emitEvent(this.context, trx, now, 'tenant.invitation.resent', actor, toInvitation(row, now))
       return row
     })
     this.mail.kick()
@@ -177,6 +180,7 @@ export class InvitationsService {
       if (!(await deleteInvitation(trx, actor.tenantId, id))) throw new NotFoundError('Invitation')
       await cancelInvitationMails(trx, [id])
       audit(trx, now, [{ actor, entityType: 'invitation', entityId: id, operation: 'delete', message: 'Invitation deleted' }])
+      emitEvent(this.context, trx, now, 'tenant.invitation.deleted', actor, { id, tenant_id: actor.tenantId })
     })
   }
 
@@ -219,6 +223,8 @@ export class InvitationsService {
         { actor, entityType: 'invitation', entityId: invitation.id, operation: 'accept', message: 'Invitation accepted' },
         { actor, entityType: 'member', entityId: member.id, operation: 'create', message: 'Member created' }
       ])
+      const accepted = { id: invitation.id, tenant_id: tenantId, email: invitation.email, member_id: member.id, user_id: user.id, role: member.role }
+      emitEvent(this.context, trx, now, 'tenant.invitation.accepted', actor, accepted)
       return { member, user }
     })
     return toMember({

@@ -62,6 +62,7 @@ export interface SweepTargets {
   sessions: { expireDue(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
   mail: { deliverDue(limit?: number): Promise<number> }
+  webhooks: { deliverDue(limit?: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number> }
   keys: { reencrypt(limit: number): Promise<number> }
   auditArchive: { archiveExpired(now: number, limit: number): Promise<number> }
@@ -84,6 +85,8 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.expireDue(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
     { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) },
+    // Webhook events are delivered as they are emitted; this catches what a restart or a busy instance left behind.
+    { name: 'deliver-webhooks', intervalMs: 15_000, run: (_now, limit) => targets.webhooks.deliverDue(limit) },
     // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
     { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
     // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail.

@@ -15,6 +15,7 @@ import { toIsoString } from '../domain/dates'
 import { BusinessRuleError, NotFoundError } from '../domain/errors'
 import { uuidPathId } from '../domain/ids'
 import type { ServiceContext } from './service-context'
+import { emitEvent } from './webhook-events'
 import { audit } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 
@@ -55,6 +56,7 @@ export class MembersService {
       if (member.role === 'OWNER') throw new BusinessRuleError('The tenant OWNER cannot be deleted.')
       await deleteMember(trx, actor.tenantId, id)
       audit(trx, now, [{ actor, entityType: 'member', entityId: id, operation: 'delete', message: 'Member deleted' }])
+      emitEvent(this.context, trx, now, 'tenant.member.deleted', actor, { id, tenant_id: actor.tenantId, user_id: member.user_id, role: member.role })
     })
   }
 

@@ -3,6 +3,7 @@ import type { Reader } from '../storage/connections'
 import type { WriteQueue } from '../storage/write-queue'
 import type { Logger } from '../infra/logger'
 import type { Keyring } from './keyring'
+import type { WebhookEvents } from './webhook-events'
 
 /** Injected time source so expiry logic is testable without sleeping. */
 export interface Clock {
@@ -24,6 +25,8 @@ export interface ServiceContext {
    * caches are exact and this is undefined.
    */
   cacheTtlMs?: number
+  /** Where changes emit their webhook events (in their own transaction); none: no events (unit tests). */
+  webhookEvents?: WebhookEvents
 }
 
 /**

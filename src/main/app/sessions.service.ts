@@ -36,6 +36,7 @@ import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, Val
 import { uuidPathId } from '../domain/ids'
 import { normalisePermissions, normaliseRules, requireSomeGrant } from '../domain/grants'
 import type { ServiceContext } from './service-context'
+import { emitEvent } from './webhook-events'
 import { audit, type AuditActor } from './audit'
 import { offsetOf, toPage } from '../domain/pagination'
 import { notifyChange } from '../storage/change-feed'
@@ -172,6 +173,7 @@ export class SessionsService {
       audit(trx, now, [
         { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }
       ])
+      emitEvent(this.context, trx, now, 'session.created', person ?? actor, { id, tenant_id: actor.tenantId, application_id: actor.id, expires_at: toIsoString(expiresAt), created_at: toIsoString(now) }, actor.tenantId)
     })
     return { id, session_key: sessionKey, nonce, expires_at: toIsoString(expiresAt) }
   }
@@ -209,6 +211,8 @@ export class SessionsService {
       audit(trx, now, [
         { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: session.id, operation: 'authorize', message: sessionMessage('Session authorized', actor, person) }
       ])
+      const authorized = { id: session.id, tenant_id: actor.tenantId, authorized_by: actor.id, permissions, rules, expires_at: toIsoString(expiresAt ?? Number(session.expires_at)), authorized_at: toIsoString(now) }
+      emitEvent(this.context, trx, now, 'session.authorized', person ?? actor, authorized, actor.tenantId)
       return session.id
     })
     this.auth.evict(sessionId)
@@ -240,6 +244,7 @@ export class SessionsService {
       const session = await findSession(trx, actor.tenantId, id)
       if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
       await revokeSessions(trx, actor, [session], 'Session revoked', now)
+      emitEvent(this.context, trx, now, 'session.revoked', actor, { id: session.id, tenant_id: actor.tenantId })
     })
     this.auth.evict(id)
   }

@@ -71,7 +71,7 @@ export class TokenizeService {
     const slots = found as PreparedSlot[]
     this.rejectDuplicateIds(slots)
     if (slots.some((slot) => slot.prepared.deduplicate)) await this.context.writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now))
-    else await this.context.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize'))
+    else await this.context.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize', this.context.webhookEvents))
     return this.fill(shape, slots)
   }
 

@@ -12,7 +12,8 @@ import {
   type ListTokensV2Query,
   type SearchTokensV2Body,
   type TokenCursorPage,
-  type UpdateTokenInput
+  type UpdateTokenInput,
+  type WebhookEventType
 } from '../../shared/contracts'
 import type { Page, Permission, Token, Transform } from '../../shared/types'
 import {
@@ -37,7 +38,7 @@ import { readCursor, writeCursor } from './token-cursor'
 import { holdsPermission, requireTokenAccess, transformFor, visibleTokens, type AccessTarget } from '../domain/access'
 import type { Actor } from '../domain/actor'
 import { holdsShortLived, retainShortLived, sameShortLived, withoutShortLived } from '../domain/cvc-retention'
-import { parseExpiresAt } from '../domain/dates'
+import { parseExpiresAt, toIsoString } from '../domain/dates'
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../domain/errors'
 import { checkMaskMaximum, leavesShowingData } from '../domain/expression-rules'
 import { ExpressionBudget, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask } from '../domain/expressions'
@@ -55,6 +56,7 @@ import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
 import { ReadThroughCache } from '../infra/read-through-cache'
 import { notifyChange } from '../storage/change-feed'
+import type { EventCause, WebhookEvents } from './webhook-events'
 import { parse } from '../domain/validation'
 
 export interface CreateResult {
@@ -83,9 +85,36 @@ function tokenEntity(row: Pick<StoredToken, 'type' | 'id'>): { entityType: strin
  * Queues prepared tokens, their search indexes and their log entries for the
  * write batch's multi-row inserts. A duplicate id surfaces as a 409.
  */
-export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: PreparedToken[], now: number, message: string): void {
+export function appendPrepared(rows: RowBuffer, actor: Actor, prepared: PreparedToken[], now: number, message: string, events?: WebhookEvents): void {
   appendTokens(rows, prepared, duplicateId)
   audit(rows, now, prepared.map((p) => ({ actor, ...tokenEntity(p.token), operation: 'create', message })))
+  emitTokenEvents(events, rows, now, 'token.created', actor, prepared.map((p) => p.token))
+}
+
+/**
+ * A token as webhook events carry it: what describes it (type, containers,
+ * metadata, fingerprint, dates), never its data nor its mask or index expressions' values.
+ */
+function tokenEventData(token: StoredToken): Record<string, unknown> {
+  return {
+    id: token.id,
+    type: token.type,
+    tenant_id: token.tenant_id,
+    fingerprint: token.fingerprint,
+    containers: token.containers,
+    metadata: token.metadata,
+    expires_at: token.expires_at === null ? undefined : toIsoString(token.expires_at),
+    created_by: token.created_by ?? undefined,
+    created_at: toIsoString(token.created_at),
+    modified_by: token.modified_by ?? undefined,
+    modified_at: token.modified_at === null ? undefined : toIsoString(token.modified_at)
+  }
+}
+
+/** Emits one event per token (a map lookup when nothing subscribes). */
+function emitTokenEvents(events: WebhookEvents | undefined, into: Tx | RowBuffer, now: number, type: WebhookEventType, cause: EventCause, tokens: readonly StoredToken[]): void {
+  if (!events || tokens.length === 0) return
+  events.emit(into, now, tokens.map((token) => ({ tenantId: token.tenant_id, type, cause, data: tokenEventData(token) })))
 }
 
 /**
@@ -132,7 +161,7 @@ export class TokensService {
     const prepared = await prepareToken({ actor, keys: this.keys, now, budget, cvcRetentionMs: this.context.cvcRetentionMs }, input)
     if (prepared.deduplicate) return this.context.writes.run((trx) => this.insertPrepared(trx, actor, prepared, now))
     return this.context.writes.append((rows) => {
-      appendPrepared(rows, actor, [prepared], now, 'Token created')
+      appendPrepared(rows, actor, [prepared], now, 'Token created', this.context.webhookEvents)
       return { token: toWireToken(prepared.token, prepared.data, prepared.transform, { single: true }), created: true }
     })
   }
@@ -160,6 +189,7 @@ export class TokensService {
   async insertMany(trx: Tx, actor: Actor, prepared: PreparedToken[], now: number, message: string): Promise<void> {
     await insertTokens(trx, prepared, duplicateId)
     audit(trx, now, prepared.map((p) => ({ actor, ...tokenEntity(p.token), operation: 'create', message })))
+    emitTokenEvents(this.context.webhookEvents, trx, now, 'token.created', actor, prepared.map((p) => p.token))
   }
 
   /** `GET /tokens/{id}`: 404 when absent or expired, 403 when no rule grants read. */
@@ -257,6 +287,7 @@ export class TokensService {
         await replaceSearchIndexes(trx, row, indexes)
       }
       audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'update', message: 'Token updated' }])
+      emitTokenEvents(this.context.webhookEvents, trx, now, 'token.updated', actor, [{ ...row, ...changes }])
       await notifyChange(trx, { kind: 'token', tenantId: actor.tenantId, ids: [row.id] })
       // The desktop user may reveal, but only as a logged act: such a change is logged like tokens.reveal.
       if (actor.isMember && revealing.length > 0) {
@@ -280,6 +311,7 @@ export class TokensService {
         // Deleted meanwhile by another instance: that one answered 204 and logged it.
         if (!(await deleteToken(trx, row, now, actor.id, 'deleted'))) throw new NotFoundError('Token')
         audit(trx, now, [{ actor, ...tokenEntity(row), operation: 'delete', message: 'Token deleted' }])
+        emitTokenEvents(this.context.webhookEvents, trx, now, 'token.deleted', actor, [row])
         await notifyChange(trx, { kind: 'token', tenantId: actor.tenantId, ids: [row.id] })
       })
       .finally(() => this.evict(actor.tenantId, id))
@@ -306,6 +338,7 @@ export class TokensService {
         audit(trx, now, [{ actor: null, tenantId: row.tenant_id, ...tokenEntity(row), operation: 'delete', message: 'Token expired and deleted' }])
         deleted.push(row)
       }
+      emitTokenEvents(this.context.webhookEvents, trx, now, 'token.deleted', null, deleted)
       await notifyTokenChanges(trx, deleted)
       return deleted.length
     })

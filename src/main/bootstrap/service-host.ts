@@ -31,6 +31,8 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   cvcRetentionMs?: number
   /** Days audit entries are kept before they are archived; 0 or none keeps them for ever. */
   auditRetentionDays?: OpenOptions['auditRetentionDays']
+  /** Webhook delivery: the allow-list, retries and time-outs. */
+  webhooks?: OpenOptions['webhooks']
   /** How far ahead a session's `expires_at` may be set; 24 hours by default. */
   sessionMaxTtlMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */
@@ -59,6 +61,7 @@ export async function startServiceHost(options: ServiceHostOptions): Promise<Ser
     })
     vault.services.mail.useServiceUrl(running.url)
     if (options.jobTickMs !== 0) vault.services.jobs.start(options.jobTickMs)
+    vault.services.webhookDelivery.start()
     let stopping: Promise<void> | undefined
     return {
       vault,

@@ -29,6 +29,10 @@ import { DetokenizeService } from '../app/detokenize.service'
 import { TokenIntentsService } from '../app/token-intents.service'
 import { IdempotencyService } from '../app/idempotency.service'
 import { TokensService } from '../app/tokens.service'
+import { WebhookDelivery, type WebhookDeliveryConfig } from '../app/webhook-delivery'
+import { WebhookEvents } from '../app/webhook-events'
+import { WebhookSigningKey } from '../app/webhook-signing-key'
+import { WebhooksService } from '../app/webhooks.service'
 
 export interface ServiceDeps {
   db: Database
@@ -51,6 +55,8 @@ export interface ServiceDeps {
   auditRetentionDays?: () => number
   /** A team vault: other instances write too, so cached entries expire after TEAM_CACHE_TTL_MS. */
   teamVault?: boolean
+  /** Webhook delivery: the allow-list, retries and time-outs. */
+  webhooks?: WebhookDeliveryConfig
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -61,8 +67,12 @@ export function createServices(deps: ServiceDeps) {
     clock: deps.clock,
     logger: deps.logger,
     cvcRetentionMs: deps.cvcRetentionMs ?? DEFAULT_CVC_RETENTION_MS,
-    cacheTtlMs: deps.teamVault ? TEAM_CACHE_TTL_MS : undefined
+    cacheTtlMs: deps.teamVault ? TEAM_CACHE_TTL_MS : undefined,
+    webhookEvents: new WebhookEvents(deps.db.reader)
   }
+  const webhookEvents = context.webhookEvents!
+  const webhookSigningKey = new WebhookSigningKey(context)
+  const webhookDelivery = new WebhookDelivery(context, webhookEvents, webhookSigningKey, deps.webhooks)
   const auth = new AuthService(context)
   const tokens = new TokensService(context)
   const tokenIntents = new TokenIntentsService(context, tokens)
@@ -97,7 +107,15 @@ export function createServices(deps: ServiceDeps) {
     keys,
     auditArchive,
     sealedSettings: new SealedSettingsService(context),
-    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, idempotency, applications, sessions, invitations, mail, logs, keys, auditArchive }), mail)
+    webhooks: new WebhooksService(context, webhookEvents, webhookSigningKey, deps.tenantId),
+    webhookEvents,
+    webhookDelivery,
+    jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, idempotency, applications, sessions, invitations, mail, logs, keys, auditArchive, webhooks: webhookDelivery }), {
+      close: async () => {
+        await mail.close()
+        await webhookDelivery.close()
+      }
+    })
   }
 }
 

@@ -32,6 +32,7 @@ import { readySodium } from '../crypto/sodium'
 import { acquireVaultLock, type LockKind } from '../infra/vault-lock'
 import { listenForChanges } from '../storage/change-feed'
 import { ChangeFollower } from '../app/change-follower'
+import type { WebhookDeliveryConfig } from '../app/webhook-delivery'
 
 export const DATABASE_FILE = 'tessera.db'
 /** Where the retention sweep and the desktop app write audit archives, inside the data directory. */
@@ -163,6 +164,8 @@ export interface OpenOptions {
   sessionMaxTtlMs?: number
   /** Days audit entries are kept before the `archive-logs` sweep archives them (a function: read at each run); 0 or none keeps them for ever. */
   auditRetentionDays?: number | (() => number)
+  /** Webhook delivery: the allow-list (`--webhook-allowed-hosts`), retries and time-outs. */
+  webhooks?: WebhookDeliveryConfig
 }
 
 /** Mail settings, or a function building them with the vault's sealed settings (the desktop's SMTP password). */
@@ -221,8 +224,10 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       sessionMaxTtlMs: options.sessionMaxTtlMs,
       auditArchiveDir: join(options.dataDir, AUDIT_ARCHIVE_DIR),
       auditRetentionDays: typeof retention === 'function' ? retention : () => retention,
-      teamVault: isTeamVault(options)
+      teamVault: isTeamVault(options),
+      webhooks: options.webhooks
     })
+    await services.webhookEvents.reload()
     const following = options.databaseUrl === undefined ? undefined : followChanges(options.databaseUrl, services, options.logger)
     stopFollowing = following?.stop
     await settleMasterRotation(services.context.writes, keyring, clock.now())

@@ -7,7 +7,7 @@
 import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
 import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
-import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, type EnvName, type Environment } from './environment'
+import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, webhookAllowedHostsSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
 
 export interface OptionSpec {
@@ -143,9 +143,16 @@ export const COMMANDS: CommandSpec[] = [
         description: 'reverse proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-* headers are believed',
         env: 'TESSERA_TRUSTED_PROXIES',
         schema: trustedProxiesSchema
+      },
+      {
+        name: 'webhook-allowed-hosts',
+        value: 'HOSTS',
+        description: 'where webhook deliveries may go besides loopback: host names, IP addresses or CIDR ranges, comma-separated',
+        env: 'TESSERA_WEBHOOK_ALLOWED_HOSTS',
+        schema: webhookAllowedHostsSchema
       }
     ],
-    env: ['TESSERA_MASTER_KEY', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
+    env: ['TESSERA_MASTER_KEY', 'TESSERA_WEBHOOK_RETRY_BASE_MS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],
     run: (input) => (load('serve') as typeof import('./serve.command')).serve(input)
   },
   {

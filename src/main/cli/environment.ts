@@ -76,6 +76,12 @@ const isHostHeaderName = (value: string) =>
 /** `--allowed-hosts` and `TESSERA_ALLOWED_HOSTS`: the Host names accepted besides loopback ones. */
 export const allowedHostsSchema = listSchema(isHostHeaderName, 'must be host names separated by commas, such as vault.example.com,10.0.0.5')
 
+/** `--webhook-allowed-hosts` and `TESSERA_WEBHOOK_ALLOWED_HOSTS`: where webhook deliveries may go besides loopback. */
+export const webhookAllowedHostsSchema = listSchema(
+  (item) => hostname.safeParse(item).success || parseAddressEntry(item.replace(/^\[(.*)\]$/, '$1')) !== undefined,
+  'must be host names, IP addresses or CIDR ranges separated by commas, such as hooks.example.com,10.0.0.0/8'
+)
+
 /** `--trust-proxy` and `TESSERA_TRUSTED_PROXIES`: the reverse proxies whose forwarding headers are believed. */
 export const trustedProxiesSchema = listSchema(
   (item) => parseAddressEntry(item) !== undefined,
@@ -108,6 +114,11 @@ const variables = {
   TESSERA_TLS_CERT: z.string(),
   TESSERA_TLS_KEY: z.string(),
   TESSERA_TRUSTED_PROXIES: trustedProxiesSchema,
+  TESSERA_WEBHOOK_ALLOWED_HOSTS: webhookAllowedHostsSchema,
+  TESSERA_WEBHOOK_RETRY_BASE_MS: z
+    .string()
+    .regex(/^[1-9]\d{0,7}$/, 'must be a whole number of milliseconds from 1 to 99999999')
+    .transform(Number),
   TESSERA_CORS_ORIGINS: listSchema(isOrigin, 'must be origins separated by commas, each scheme://host[:port] without a path, such as https://shop.example.com'),
   TESSERA_BODY_LIMIT: z
     .string()
@@ -165,6 +176,16 @@ export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string
     values: 'IP addresses or CIDR ranges, comma-separated',
     meaning: 'reverse proxies whose X-Forwarded-* headers are believed, when --trust-proxy is not given',
     default: 'none'
+  },
+  TESSERA_WEBHOOK_ALLOWED_HOSTS: {
+    values: 'host names, IP addresses or CIDR ranges, comma-separated',
+    meaning: 'where webhook deliveries may go besides loopback addresses, when --webhook-allowed-hosts is not given',
+    default: 'loopback only'
+  },
+  TESSERA_WEBHOOK_RETRY_BASE_MS: {
+    values: 'milliseconds, at least 1',
+    meaning: 'delay before a failed webhook delivery is retried; it doubles after each failure (8 attempts, at most 1 hour apart)',
+    default: '30000 (30 seconds)'
   },
   TESSERA_CORS_ORIGINS: { values: 'origins, comma-separated', meaning: 'browser origins allowed by CORS', default: 'none (CORS off)' },
   TESSERA_BODY_LIMIT: { values: 'bytes, at least 1', meaning: 'largest accepted request body', default: '5242880 (5 MB)' },

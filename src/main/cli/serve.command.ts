@@ -99,7 +99,8 @@ export async function serve(input: CommandInput): Promise<void> {
     mail: mailConfig(env),
     sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL,
     cvcRetentionMs: env.TESSERA_CVC_RETENTION,
-    auditRetentionDays: env.TESSERA_AUDIT_RETENTION_DAYS ?? 0
+    auditRetentionDays: env.TESSERA_AUDIT_RETENTION_DAYS ?? 0,
+    webhooks: { allowedHosts: options['webhook-allowed-hosts'] as string[] | undefined, retryBaseMs: env.TESSERA_WEBHOOK_RETRY_BASE_MS }
   }).catch((error) => {
     if (error instanceof ListenError) throw listenFailure(error, input)
     throw error instanceof ExposureRefusedError ? exposureFailure(error, input) : error

@@ -116,6 +116,15 @@ function createEmbeddedHandlers(desktop: DesktopVault, options: DesktopHandlerOp
     outbox: {
       list: method(z.tuple([contract.listOutboxQuery]), ([query]) => services().mail.listOutbox(query))
     },
+    webhooks: {
+      list: method(z.tuple([contract.listWebhooksQuery]), ([query]) => services().webhooks.list(owner(), query)),
+      get: method(z.tuple([id]), ([webhookId]) => services().webhooks.get(owner(), webhookId)),
+      create: method(z.tuple([body]), ([request]) => services().webhooks.create(owner(), parse(contract.webhookBody, request))),
+      update: method(z.tuple([id, body]), ([webhookId, request]) => services().webhooks.update(owner(), webhookId, parse(contract.webhookBody, request))),
+      delete: method(z.tuple([id]), ([webhookId]) => services().webhooks.delete(owner(), webhookId)),
+      eventTypes: method(none, async () => services().webhooks.eventTypes()),
+      deliveries: method(z.tuple([id, contract.listWebhookDeliveriesQuery]), ([webhookId, query]) => services().webhooks.listDeliveries(owner(), webhookId, query))
+    },
     clipboard: {
       copySecret: method(z.tuple([z.string().min(1, 'is required').max(10_000, 'is too long')]), async ([text]) => clipboard.copy(text))
     }

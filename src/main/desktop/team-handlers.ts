@@ -11,7 +11,7 @@
 import { z } from 'zod'
 import * as contract from '../../shared/contracts'
 import type { VaultStatus, TeamVaultConnection } from '../../shared/ipc'
-import type { Application, ApplicationKey, EntityType, LogEntry, Page, Session, TenantInvitation, TenantMember, Token } from '../../shared/types'
+import type { Application, ApplicationKey, EntityType, LogEntry, Page, Session, TenantInvitation, TenantMember, Token, Webhook, WebhookDelivery } from '../../shared/types'
 import { NotOnTeamVaultError } from '../app'
 import { body, id, method, none } from './handler-method'
 import type { DesktopHandlers } from './handler-method'
@@ -158,6 +158,17 @@ export function createTeamHandlers(session: TeamSession, embeddedStatus: () => P
     },
     outbox: {
       list: unavailable('The mail outbox')
+    },
+    webhooks: {
+      list: method(z.tuple([contract.listWebhooksQuery]), ([query]) => management.get<Page<Webhook>>('/webhooks', query)),
+      get: method(z.tuple([id]), ([webhookId]) => management.get<Webhook>(path('webhooks', webhookId))),
+      create: method(z.tuple([body]), ([request]) => management.post<Webhook>('/webhooks', request)),
+      update: method(z.tuple([id, body]), ([webhookId, request]) => management.put<Webhook>(path('webhooks', webhookId), request)),
+      delete: method(z.tuple([id]), ([webhookId]) => management.delete(path('webhooks', webhookId))),
+      eventTypes: method(none, () => management.get<string[]>('/webhooks/event-types')),
+      deliveries: method(z.tuple([id, contract.listWebhookDeliveriesQuery]), ([webhookId, query]) =>
+        management.get<Page<WebhookDelivery>>(path('webhooks', webhookId, 'deliveries'), query)
+      )
     },
     keys: {
       status: unavailable('Key management'),

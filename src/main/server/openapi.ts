@@ -114,6 +114,7 @@ const TAGS = [
   { name: 'Tenant', description: 'The tenant the caller belongs to.' },
   { name: 'Members', description: 'The people who administer the tenant.' },
   { name: 'Invitations', description: 'E-mail invitations to become a member, and accepting them.' },
+  { name: 'Webhooks', description: 'Signed POSTs of events (tokens, applications, sessions, members, invitations) to URLs of the tenant’s choosing (Basis Theory’s webhooks).' },
   { name: 'Service', description: 'Health and this document.' }
 ]
 
@@ -542,6 +543,83 @@ const PATHS: ZodOpenApiPathsObject = {
       }
     }
   },
+  '/webhooks': {
+    post: operation('createWebhook', {
+      tag: 'Webhooks',
+      summary: 'Create a webhook',
+      description:
+        'Any http or https URL is accepted; deliveries go only to loopback addresses and to the hosts of `--webhook-allowed-hosts`, others are recorded as `blocked` in the delivery log. A tenant has at most 5 webhooks.',
+      permissions: ['webhook:create'],
+      body: { schema: contract.webhookBody },
+      responses: { 201: jsonResponse('The webhook.', contract.webhook) },
+      errors: [422],
+      reasons: { 422: 'The tenant has 5 webhooks already.' }
+    }),
+    get: operation('listWebhooks', {
+      tag: 'Webhooks',
+      summary: 'List webhooks',
+      description: 'Oldest first.',
+      permissions: ['webhook:read'],
+      query: contract.listWebhooksQuery,
+      responses: { 200: jsonResponse('One page of webhooks.', contract.webhookPage) }
+    })
+  },
+  '/webhooks/event-types': {
+    get: operation('listWebhookEventTypes', {
+      tag: 'Webhooks',
+      summary: 'List event types',
+      description: 'The names a webhook’s `events` may hold; any other name is a 400.',
+      responses: { 200: jsonResponse('Every event type.', contract.webhookEventTypes) }
+    })
+  },
+  '/webhooks/signing-key': {
+    get: {
+      operationId: 'getWebhookSigningKey',
+      summary: 'Get the webhook signing key',
+      description:
+        'The vault’s RSA public key (SPKI, PEM) that `BT-SIGNATURE` verifies with: RSA-PSS with SHA-256 (salt length 32) over the exact body, which is canonical JSON (keys sorted, no white space). `BT-SIGNATURE-VERSION` is `tessera-rsa-pss-sha256-v1`. No API key (a Tessera extension).',
+      tags: ['Webhooks'],
+      security: [],
+      responses: { 200: { description: 'The public key.', content: { 'application/x-pem-file': { schema: z.string().meta({ description: 'A PEM `PUBLIC KEY` block' }) } } } }
+    }
+  },
+  '/webhooks/{id}': {
+    get: operation('getWebhook', {
+      tag: 'Webhooks',
+      summary: 'Get a webhook',
+      permissions: ['webhook:read'],
+      path: entityId,
+      responses: { 200: jsonResponse('The webhook.', contract.webhook) }
+    }),
+    put: operation('updateWebhook', {
+      tag: 'Webhooks',
+      summary: 'Replace a webhook',
+      description: 'Replaces name, URL, notify e-mail and events; deliveries already queued go to the new URL.',
+      permissions: ['webhook:update'],
+      path: entityId,
+      body: { schema: contract.webhookBody },
+      responses: { 200: jsonResponse('The webhook.', contract.webhook) }
+    }),
+    delete: operation('deleteWebhook', {
+      tag: 'Webhooks',
+      summary: 'Delete a webhook',
+      description: 'Its pending deliveries and its delivery log are deleted with it.',
+      permissions: ['webhook:delete'],
+      path: entityId,
+      responses: { 204: noContent('Deleted.') }
+    })
+  },
+  '/webhooks/{id}/deliveries': {
+    get: operation('listWebhookDeliveries', {
+      tag: 'Webhooks',
+      summary: 'List a webhook’s deliveries',
+      description: 'The delivery log (a Tessera extension): one entry per event sent to the webhook, newest first, with each attempt’s outcome, status code, duration and error code.',
+      permissions: ['webhook:read'],
+      path: entityId,
+      query: contract.listWebhookDeliveriesQuery,
+      responses: { 200: jsonResponse('One page of deliveries.', contract.webhookDeliveryPage) }
+    })
+  },
   '/health': {
     get: operation('health', {
       tag: 'Service',
@@ -571,7 +649,7 @@ const PATHS: ZodOpenApiPathsObject = {
 
 const DESCRIPTION = `Tessera's tokenization service: sensitive values go in, tokens come out.
 
-Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /ping\`, \`GET /openapi.json\` and the invitation acceptance routes take none. Every response, errors included, carries \`BT-TRACE-ID\`: the request's own (printable ASCII, at most 128 characters) or, when it sent none or another, a new UUID. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
+Every request carries the header \`${API_KEY_HEADER}\` (or \`BT-API-KEY\`, as Basis Theory's SDKs send it): an application's key or an authorized session's key; only \`GET /health\`, \`GET /ping\`, \`GET /openapi.json\`, \`GET /webhooks/signing-key\` and the invitation acceptance routes take none. Every response, errors included, carries \`BT-TRACE-ID\`: the request's own (printable ASCII, at most 128 characters) or, when it sent none or another, a new UUID. Errors are RFC 7807 problem documents (\`${PROBLEM_TYPE}\`); a 400 names every bad field in \`errors\`. Any request may also get 421 (its \`Host\` header is not a loopback name or a configured host), 405 (the path exists but not with this method) or 500 (an unexpected error, with no details).`
 
 /** Formats say it all: zod's equivalent patterns (for uuid and date-time) only make the document harder to read. */
 function dropPatternsOfFormats({ jsonSchema }: { jsonSchema: { format?: string; pattern?: string } }): void {

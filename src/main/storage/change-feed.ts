@@ -13,8 +13,8 @@ import { engineOf } from './dialect'
 
 export const CHANGE_CHANNEL = 'tessera_changes'
 
-/** What changed: API keys of applications or sessions, token rows of a tenant, or the vault's keys. */
-export type ChangeKind = 'application' | 'session' | 'token' | 'keys'
+/** What changed: API keys of applications or sessions, token rows of a tenant, the vault's keys, or webhook subscriptions. */
+export type ChangeKind = 'application' | 'session' | 'token' | 'keys' | 'webhook'
 
 export interface Change {
   kind: ChangeKind
@@ -36,7 +36,7 @@ export async function notifyChange(db: Db, change: Change): Promise<void> {
   await sql(db).raw('SELECT pg_notify(?, ?)', [CHANGE_CHANNEL, payload])
 }
 
-const KINDS: readonly string[] = ['application', 'session', 'token', 'keys'] satisfies ChangeKind[]
+const KINDS: readonly string[] = ['application', 'session', 'token', 'keys', 'webhook'] satisfies ChangeKind[]
 
 /** A payload as a Change; anything else (another version's format) as "every kind changed". */
 export function parseChange(payload: string | undefined): Change[] {

@@ -13,8 +13,9 @@ import { tokenIntentsRoutes } from './token-intents.routes'
 import { tokenizeRoutes } from './tokenize.routes'
 import { tenantsRoutes } from './tenants.routes'
 import { tokensRoutes, tokensV2Routes } from './tokens.routes'
+import { webhooksRoutes } from './webhooks.routes'
 
-const RESOURCE_ROUTES = [tokensRoutes, tokensV2Routes, tokenIntentsRoutes, tokenizeRoutes, detokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, tenantsRoutes, invitationsRoutes]
+const RESOURCE_ROUTES = [tokensRoutes, tokensV2Routes, tokenIntentsRoutes, tokenizeRoutes, detokenizeRoutes, logsRoutes, applicationsRoutes, permissionsRoutes, sessionsRoutes, membersRoutes, tenantsRoutes, invitationsRoutes, webhooksRoutes]
 
 /** Mounts the resource routers and returns them. */
 export function mountRoutes(app: Koa<AppState>, deps: RouteDeps): AppRouter[] {

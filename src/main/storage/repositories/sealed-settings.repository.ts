@@ -20,3 +20,9 @@ export async function upsertSealedSetting(db: Db, row: SealedSettingRow): Promis
 export async function deleteSealedSetting(db: Db, tenantId: string, name: string): Promise<void> {
   await sql(db)('sealed_settings').where({ tenant_id: tenantId, name }).delete()
 }
+
+/** Stores `row` unless the setting exists; false when it did (another instance stored it first). */
+export async function insertSealedSettingIfAbsent(db: Db, row: SealedSettingRow): Promise<boolean> {
+  const inserted = await sql(db)('sealed_settings').insert(row).onConflict(['tenant_id', 'name']).ignore().returning('name')
+  return inserted.length > 0
+}

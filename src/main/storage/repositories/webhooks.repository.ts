@@ -1,0 +1,188 @@
+/**
+ * Webhooks and their deliveries (the outbox and delivery log). Deliveries are
+ * queued through the write queue's row buffer, so an event costs its change no
+ * extra statement; delivery attempts are claimed one instance at a time.
+ */
+import { sql, type Db, type Tx } from '../connections'
+import { lockName, lockingRows } from '../dialect'
+import type { RowBuffer } from '../write-queue'
+
+export interface WebhookRecord {
+  tenant_id: string
+  id: string
+  name: string
+  url: string
+  notify_email: string | null
+  events: string[]
+  status: 'enabled' | 'disabled'
+  created_by: string
+  created_at: number
+  modified_by: string | null
+  modified_at: number | null
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'blocked'
+
+export interface DeliveryAttemptRecord {
+  at: number
+  outcome: 'delivered' | 'failed' | 'blocked'
+  status_code?: number
+  duration_ms: number
+  error?: string
+}
+
+export interface DeliveryRecord {
+  id: string
+  tenant_id: string
+  webhook_id: string
+  event_id: string
+  event_type: string
+  /** The event object, as it is sent. */
+  event: Record<string, unknown>
+  status: DeliveryStatus
+  attempts: number
+  next_attempt_at: number
+  attempt_log: DeliveryAttemptRecord[]
+  created_at: number
+  completed_at: number | null
+}
+
+const WEBHOOKS = 'webhooks'
+const DELIVERIES = 'webhook_deliveries'
+
+type WebhookRow = Omit<WebhookRecord, 'events'> & { events: string }
+type DeliveryRow = Omit<DeliveryRecord, 'event' | 'attempt_log'> & { event: string; attempt_log: string }
+
+const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value))
+
+function webhookFromRow(row: WebhookRow): WebhookRecord {
+  return { ...row, events: JSON.parse(row.events), created_at: Number(row.created_at), modified_at: nullableNumber(row.modified_at) }
+}
+
+function deliveryFromRow(row: DeliveryRow): DeliveryRecord {
+  return {
+    ...row,
+    event: JSON.parse(row.event),
+    attempt_log: JSON.parse(row.attempt_log),
+    attempts: Number(row.attempts),
+    next_attempt_at: Number(row.next_attempt_at),
+    created_at: Number(row.created_at),
+    completed_at: nullableNumber(row.completed_at)
+  }
+}
+
+const toWebhookRow = (webhook: WebhookRecord): WebhookRow => ({ ...webhook, events: JSON.stringify(webhook.events) })
+
+/** Holds, until the transaction ends, the tenant's webhook list: its count is checked and changed by one instance at a time. */
+export async function lockTenantWebhooks(tx: Tx, tenantId: string): Promise<void> {
+  await lockName(sql(tx), 'webhooks', tenantId)
+}
+
+export async function countWebhooks(db: Db, tenantId: string): Promise<number> {
+  const row = await sql(db)(WEBHOOKS).where({ tenant_id: tenantId }).count({ count: '*' }).first()
+  return Number(row?.count ?? 0)
+}
+
+export async function insertWebhook(tx: Tx, webhook: WebhookRecord): Promise<void> {
+  await sql(tx)(WEBHOOKS).insert(toWebhookRow(webhook))
+}
+
+/** Replaces the webhook's fields; false when it does not exist. */
+export async function replaceWebhook(tx: Tx, webhook: WebhookRecord): Promise<boolean> {
+  const { tenant_id, id, ...fields } = toWebhookRow(webhook)
+  return (await sql(tx)(WEBHOOKS).where({ tenant_id, id }).update(fields)) > 0
+}
+
+/** Deletes the webhook and its deliveries (the log goes with it); false when it did not exist. */
+export async function deleteWebhook(tx: Tx, tenantId: string, id: string): Promise<boolean> {
+  const deleted = await sql(tx)(WEBHOOKS).where({ tenant_id: tenantId, id }).delete()
+  if (deleted === 0) return false
+  await sql(tx)(DELIVERIES).where({ tenant_id: tenantId, webhook_id: id }).delete()
+  return true
+}
+
+export async function findWebhook(db: Db, tenantId: string, id: string): Promise<WebhookRecord | undefined> {
+  const row: WebhookRow | undefined = await sql(db)(WEBHOOKS).where({ tenant_id: tenantId, id }).first()
+  return row && webhookFromRow(row)
+}
+
+/** A tenant's webhooks, oldest first. */
+export async function listWebhooks(db: Db, tenantId: string, limit: number, offset: number): Promise<WebhookRecord[]> {
+  const rows: WebhookRow[] = await sql(db)(WEBHOOKS).where({ tenant_id: tenantId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(limit).offset(offset)
+  return rows.map(webhookFromRow)
+}
+
+/** Every enabled webhook of every tenant: the subscriptions the event emitter keeps in memory. */
+export async function listEnabledWebhooks(db: Db): Promise<Pick<WebhookRecord, 'tenant_id' | 'id' | 'events'>[]> {
+  const rows: Pick<WebhookRow, 'tenant_id' | 'id' | 'events'>[] = await sql(db)(WEBHOOKS).select('tenant_id', 'id', 'events').where({ status: 'enabled' })
+  return rows.map((row) => ({ ...row, events: JSON.parse(row.events) }))
+}
+
+const DELIVERY_COLUMNS = ['id', 'tenant_id', 'webhook_id', 'event_id', 'event_type', 'event', 'status', 'attempts', 'next_attempt_at', 'attempt_log', 'created_at'] as const
+
+/** Queues deliveries with the change they announce (written by the batch's multi-row insert). */
+export function queueDeliveries(rows: RowBuffer, deliveries: readonly DeliveryRecord[]): void {
+  rows.insert(
+    DELIVERIES,
+    DELIVERY_COLUMNS,
+    deliveries.map((delivery) => ({ ...delivery, event: JSON.stringify(delivery.event), attempt_log: JSON.stringify(delivery.attempt_log) }))
+  )
+}
+
+/** Whether any delivery is due at `now`: a read, so an idle poll takes no write turn. */
+export async function hasDueDelivery(db: Db, now: number): Promise<boolean> {
+  return (await sql(db)(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now).first()) !== undefined
+}
+
+/**
+ * Takes the oldest delivery due at `now` for one attempt by pushing its
+ * `next_attempt_at` to `leaseUntil` (a crash mid-attempt lets it be retried
+ * then); instances sharing the database skip one another's claims.
+ */
+export async function claimDueDelivery(tx: Tx, now: number, leaseUntil: number): Promise<DeliveryRecord | undefined> {
+  const db = sql(tx)
+  const due = db(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(1)
+  const [row] = await db(DELIVERIES)
+    .where('id', lockingRows(db, due, { skipLocked: true }))
+    .andWhere('status', 'pending')
+    .andWhere('next_attempt_at', '<=', now)
+    .update({ next_attempt_at: leaseUntil })
+    .returning('*')
+  return row && deliveryFromRow(row as DeliveryRow)
+}
+
+/** Records an attempt's result: the new state and the whole log. */
+export async function recordDeliveryAttempt(
+  db: Db,
+  id: string,
+  changes: Pick<DeliveryRecord, 'status' | 'attempts' | 'next_attempt_at' | 'attempt_log' | 'completed_at'>
+): Promise<void> {
+  await sql(db)(DELIVERIES)
+    .where({ id })
+    .update({ ...changes, attempt_log: JSON.stringify(changes.attempt_log) })
+}
+
+export interface DeliveryFilter {
+  tenantId: string
+  webhookId: string
+  status?: DeliveryStatus
+}
+
+function deliveriesOf(db: Db, filter: DeliveryFilter) {
+  const query = sql(db)(DELIVERIES).where({ tenant_id: filter.tenantId, webhook_id: filter.webhookId })
+  return filter.status ? query.andWhere('status', filter.status) : query
+}
+
+export async function countDeliveries(db: Db, filter: DeliveryFilter): Promise<number> {
+  const row = await deliveriesOf(db, filter).count({ count: '*' }).first()
+  return Number(row?.count ?? 0)
+}
+
+/** A webhook's deliveries, newest first. */
+export async function listDeliveries(db: Db, filter: DeliveryFilter, limit: number, offset: number): Promise<DeliveryRecord[]> {
+  const rows: DeliveryRow[] = await deliveriesOf(db, filter)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'asc' }])
+    .limit(limit)
+    .offset(offset)
+  return rows.map(deliveryFromRow)
+}
