@@ -85,6 +85,7 @@ describe.skipIf(!chromiumAvailable)('Webhooks workflow', () => {
     await form().getByText('token.deleted', { exact: true }).click()
     await form().getByTestId('webhook-submit').click()
     await expect.poll(() => form().getByTestId('webhook-url-item').textContent()).toContain('must be an http or https URL')
+    await screenshot(app.page, 'webhook-form-error', 'light')
 
     await form().getByTestId('webhook-url').locator('input').fill(receiver.url)
     await form().getByTestId('webhook-submit').click()

@@ -25,6 +25,8 @@ export const useWebhooksStore = defineStore('webhooks', () => {
   }
 
   const keepProblem = (error: unknown) => (formProblem.value = error instanceof ProblemError ? error.problem : undefined)
+  /** The form shows the service's problems (a bad field, the webhook limit); anything else is toasted. */
+  const formShows = (error: unknown) => error instanceof ProblemError && error.status < 500 && error.problem.code !== 'vault_locked'
 
   function clearProblem(): void {
     formProblem.value = undefined
@@ -35,13 +37,13 @@ export const useWebhooksStore = defineStore('webhooks', () => {
     return run('Creating the webhook', () => api().webhooks.create(body), {
       success: (webhook) => ({ title: 'Webhook created', detail: `${webhook.name} receives its events from now on.` }),
       after: list.load,
-      failed: keepProblem
+      failed: keepProblem, shownInPlace: formShows
     })
   }
 
   function update(id: string, body: WebhookRequest): Promise<boolean> {
     clearProblem()
-    return run('Saving the webhook', () => api().webhooks.update(id, body), { success: () => ({ title: 'Webhook saved' }), after: list.load, failed: keepProblem })
+    return run('Saving the webhook', () => api().webhooks.update(id, body), { success: () => ({ title: 'Webhook saved' }), after: list.load, failed: keepProblem, shownInPlace: formShows })
   }
 
   function remove(webhook: Webhook): Promise<boolean> {
