@@ -24,9 +24,9 @@ async function openForm(webhook?: Webhook) {
 
 const text = (testId: string) => document.querySelector(`[data-test="${testId}"]`)?.textContent ?? ''
 
-function submit(): Promise<void> {
+async function submit(): Promise<void> {
   ;(document.querySelector('[data-test="webhook-submit"]') as HTMLButtonElement).click()
-  return flushPromises()
+  await flushPromises()
 }
 
 describe('component WebhookFormModal', () => {
