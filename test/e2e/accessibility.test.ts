@@ -51,6 +51,7 @@ const FOCUSABLE: { view: string; control: (page: Page) => ReturnType<Page['locat
   { view: 'Audit logs', control: (page) => page.getByTestId('filter-entity-type').locator('[tabindex="0"]').first() },
   { view: 'Audit logs', control: (page) => page.getByTestId('filter-dates').locator('input').first() },
   { view: 'Applications', control: (page) => page.getByTestId('regenerate').first() },
+  { view: 'Webhooks', control: (page) => page.getByTestId('new-webhook') },
   { view: 'Settings', control: (page) => page.getByTestId('theme-preference').locator('input').first() },
   { view: 'Settings', control: (page) => page.getByTestId('smtp-require-tls') },
   { view: 'Settings', control: (page) => page.getByTestId('port').locator('input') },
@@ -66,7 +67,8 @@ const VIEWS: ViewCheck[] = [
   { name: 'members', view: 'Members', ready: (page) => firstRow(page, 'members-table') },
   { name: 'invitations', view: 'Members', ready: async (page) => (await openTab(page, 'Invitations'), firstRow(page, 'invitations-table')) },
   { name: 'outbox', view: 'Members', ready: async (page) => (await openTab(page, 'Outbox'), firstRow(page, 'outbox-table')) },
-  { name: 'settings', view: 'Settings', ready: (page) => page.getByTestId('keys-card').locator('tbody tr').first().waitFor() }
+  { name: 'settings', view: 'Settings', ready: (page) => page.getByTestId('keys-card').locator('tbody tr').first().waitFor() },
+  { name: 'webhooks', view: 'Webhooks', ready: (page) => page.getByTestId('webhooks-table').waitFor() }
 ]
 
 describe.skipIf(!chromiumAvailable)('accessibility: WCAG 2.1 A and AA (axe-core) in both themes', () => {
@@ -248,6 +250,48 @@ describe.skipIf(!chromiumAvailable)('accessibility: WCAG 2.1 A and AA (axe-core)
         await page.getByTestId('invite-submit').click()
         await page.locator('.n-notification').getByText('Invitation created').waitFor()
         await expectAccessible(page)
+      })
+
+      it('has none in the webhook form with a refused field, the webhooks table, the delivery log and its status menu, and the delete confirmation', async () => {
+        const page = app.page
+        await navigate(page, 'Webhooks')
+        await page.getByTestId('new-webhook').click()
+        const form = page.getByTestId('webhook-form')
+        await form.getByTestId('webhook-name').locator('input').fill(`Receiver ${theme}`)
+        await form.getByTestId('webhook-url').locator('input').fill('ftp://127.0.0.1/events')
+        await form.getByText('token.created', { exact: true }).click()
+        await form.getByTestId('webhook-submit').click()
+        await form.getByText('must be an http or https URL').waitFor()
+        await expectAccessible(page)
+        // Port 9 (discard) refuses the connection: the delivery fails and waits for its next attempt.
+        await form.getByTestId('webhook-url').locator('input').fill('http://127.0.0.1:9/events')
+        await form.getByTestId('webhook-submit').click()
+        await form.waitFor({ state: 'detached' })
+        const row = page.getByTestId('webhooks-table').locator('tbody tr', { hasText: `Receiver ${theme}` })
+        await row.waitFor()
+        await app.harness.desktop.requireVault().services.tokens.create(app.harness.desktop.actor(), { type: 'token', data: `webhook check ${theme}` })
+        await settle(page)
+        await expectAccessible(page)
+        await row.getByTestId('deliveries').click()
+        const log = page.getByTestId('webhook-deliveries')
+        await expect
+          .poll(async () => (await log.getByTestId('refresh-deliveries').click(), log.getByTestId('deliveries-table').textContent()), { timeout: 10_000, interval: 500 })
+          .toContain('ECONNREFUSED')
+        await settle(page)
+        await expectAccessible(page)
+        await log.getByTestId('delivery-status').click()
+        await selectMenu(page).waitFor()
+        await expectAccessible(page)
+        // Escape closes the menu first; the log stays open until Close.
+        await page.keyboard.press('Escape')
+        await selectMenu(page).waitFor({ state: 'hidden' })
+        await log.getByTestId('close-deliveries').click()
+        await log.waitFor({ state: 'detached' })
+        await row.getByTestId('delete-webhook').click()
+        await dialog(page).waitFor()
+        await expectAccessible(page)
+        await dialog(page).getByRole('button', { name: 'Cancel' }).click()
+        await dialog(page).waitFor({ state: 'detached' })
       })
 
       it('has none in the confirmations of Settings and on the lock screen', async () => {

@@ -32,7 +32,8 @@ describe.skipIf(!chromiumAvailable)('The shell by keyboard', () => {
     ['4', 'Applications'],
     ['5', 'Sessions'],
     ['6', 'Members'],
-    ['7', 'Settings']
+    ['7', 'Settings'],
+    ['8', 'Webhooks']
   ])('Alt+%s shows %s with focus on its heading and its name in the window title', async (key, title) => {
     await app.page.keyboard.press(`Alt+${key}`)
     // Focus moves once the view is drawn; until then it stays on the previous view's heading.

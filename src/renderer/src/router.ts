@@ -8,7 +8,7 @@ export interface NavEntry {
   icon: IconName
 }
 
-/** The sidebar, in order; Alt+1…Alt+7 jump to these. */
+/** The sidebar, in order; Alt+1…Alt+8 jump to these (Webhooks last, so the older views keep their keys). */
 export const NAVIGATION: NavEntry[] = [
   { path: '/tokens', name: 'tokens', title: 'Tokens', icon: 'tokens' },
   { path: '/tokenize', name: 'tokenize', title: 'Bulk tokenize', icon: 'tokenize' },
@@ -16,12 +16,13 @@ export const NAVIGATION: NavEntry[] = [
   { path: '/applications', name: 'applications', title: 'Applications', icon: 'applications' },
   { path: '/sessions', name: 'sessions', title: 'Sessions', icon: 'sessions' },
   { path: '/members', name: 'members', title: 'Members', icon: 'members' },
-  { path: '/settings', name: 'settings', title: 'Settings', icon: 'settings' }
+  { path: '/settings', name: 'settings', title: 'Settings', icon: 'settings' },
+  { path: '/webhooks', name: 'webhooks', title: 'Webhooks', icon: 'webhooks' }
 ]
 
 /**
  * Each view is its own chunk, loaded when first opened: a window opened on one
- * view parses only the shell and that view, not all seven.
+ * view parses only the shell and that view, not all of them.
  */
 const VIEWS = {
   tokens: () => import('./views/TokensView.vue'),
@@ -30,7 +31,8 @@ const VIEWS = {
   applications: () => import('./views/ApplicationsView.vue'),
   sessions: () => import('./views/SessionsView.vue'),
   members: () => import('./views/MembersView.vue'),
-  settings: () => import('./views/SettingsView.vue')
+  settings: () => import('./views/SettingsView.vue'),
+  webhooks: () => import('./views/WebhooksView.vue')
 }
 
 export const routes: RouteRecordRaw[] = [

@@ -44,6 +44,17 @@ describe('useAction', () => {
     ])
   })
 
+  it('announces without a toast an error the caller shows in place, and toasts the others', async () => {
+    const { run } = useAction()
+    const notifications = useNotificationsStore()
+    const shownInPlace = (error: unknown) => error instanceof Error && error.message.startsWith('Bad')
+    expect(await run('Saving the webhook', () => Promise.reject(problem(400, 'Bad url')), { shownInPlace })).toBe(false)
+    expect(notifications.queue).toEqual([])
+    expect(notifications.announcement).toMatchObject({ text: 'Saving the webhook failed. Bad url', politeness: 'assertive' })
+    expect(await run('Saving the webhook', () => Promise.reject(problem(409, 'Conflict')), { shownInPlace })).toBe(false)
+    expect(notifications.queue).toEqual([expect.objectContaining({ title: 'Saving the webhook failed', detail: 'Conflict' })])
+  })
+
   it('says nothing about internals when the work throws something that is not a problem', async () => {
     const { run } = useAction()
     expect(await run('Loading tokens', () => Promise.reject(new Error('SQLITE_CONSTRAINT: 4242424242424242')))).toBe(false)

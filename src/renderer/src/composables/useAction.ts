@@ -14,6 +14,8 @@ export interface ActionOptions<T> {
   after?: () => Promise<unknown>
   /** Called with the error once it has been reported, for a caller that also shows it in place. */
   failed?: (error: unknown) => void
+  /** True for an error the caller shows in place (a form at its fields): announced, but no toast covering the form. */
+  shownInPlace?: (error: unknown) => boolean
 }
 
 /**
@@ -39,7 +41,7 @@ export function useAction() {
       await options.after?.()
       return true
     } catch (error) {
-      notifications.reportError(error, name)
+      notifications.reportError(error, name, { toast: !options.shownInPlace?.(error) })
       options.failed?.(error)
       return false
     } finally {

@@ -19,7 +19,7 @@ export function focusViewHeading(): void {
 }
 
 /**
- * The shell's keyboard contract: Alt+1…Alt+7 switch views (not while a dialog
+ * The shell's keyboard contract: Alt+1…Alt+8 switch views (not while a dialog
  * is open), every switch puts focus on the new view's heading and names the
  * view in the window title. With `focusOnMount` (the shell replaces the
  * unlock screen, whose button had focus) focus starts on the heading; when the

@@ -32,12 +32,15 @@ export const useNotificationsStore = defineStore('notifications', () => {
   const vaultLocked = createEventHook<void>()
   let nextId = 1
 
-  /** Queues an error toast with the problem's detail and field errors. */
-  function reportError(error: unknown, action?: string): void {
+  /**
+   * Queues an error toast with the problem's detail and field errors; with
+   * `toast: false` (a form that shows the problem at its fields) it is only announced.
+   */
+  function reportError(error: unknown, action?: string, { toast = true }: { toast?: boolean } = {}): void {
     // The vault was locked behind this window's back (another action, a failed restart): the vault store shows the unlock screen.
     if (error instanceof ProblemError && error.problem.code === 'vault_locked') void vaultLocked.trigger()
     const { title, detail, fields } = describeError(error)
-    queue.value.push({ id: nextId++, kind: 'error', title: action ? `${action} failed` : title, detail, fields })
+    if (toast) queue.value.push({ id: nextId++, kind: 'error', title: action ? `${action} failed` : title, detail, fields })
     announce(sentences(action ? `${action} failed` : title, detail), 'assertive')
   }
 
