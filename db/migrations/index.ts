@@ -18,6 +18,7 @@ import * as metadataOneTree from './20261216000000_metadata_one_tree'
 import * as binaryActorIds from './20261217000000_binary_actor_ids'
 import * as actorTypeCode from './20261218000000_actor_type_code'
 import * as defaultFingerprintExpression from './20261219000000_default_fingerprint_expression'
+import * as logTraceId from './20261222000000_log_trace_id'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -42,5 +43,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261216000000_metadata_one_tree': metadataOneTree,
   '20261217000000_binary_actor_ids': binaryActorIds,
   '20261218000000_actor_type_code': actorTypeCode,
-  '20261219000000_default_fingerprint_expression': defaultFingerprintExpression
+  '20261219000000_default_fingerprint_expression': defaultFingerprintExpression,
+  '20261222000000_log_trace_id': logTraceId
 }
