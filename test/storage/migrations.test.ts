@@ -375,7 +375,7 @@ describe('migrations', () => {
     expect((await db('logs').where('seq', 2).first()).trace).toHaveLength(16)
     expect((await db('logs').where('seq', 4).first()).trace).toHaveLength(17)
     await loadTenantKeys(db)
-    expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.trace_id)).toEqual([...traces].reverse().concat(null))
+    expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.trace_id)).toEqual([...[...traces].reverse(), null])
 
     await db.migrate.down()
     expect(await db('logs').columnInfo()).not.toHaveProperty('trace')
