@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LogEntry } from '../../../src/shared/types'
+import { invitationLink, linkToken } from '../../helpers/invitations'
 import { cardNumber } from '../../helpers/tokens'
 import { startTestService, type TestService } from '../../helpers/service'
 
@@ -113,6 +114,18 @@ describe('BT-TRACE-ID in the audit log', () => {
     const written = newest.slice(0, newest.findIndex((entry) => entry.trace_id === before))
     expect(written.length).toBeGreaterThan(0)
     expect(written.map((entry) => entry.trace_id)).toEqual(written.map(() => trace))
+  })
+
+  it('records the trace id of an invitation accepted without an API key, on the acceptance and the new member', async () => {
+    const invitation = (await service.request('POST', '/tenants/self/invitations', { body: { email: 'accepting@example.com' } })).body
+    const token = linkToken(await invitationLink(service, invitation.id))
+    const accepted = await service.request('POST', '/invitations/accept', { key: null, body: { token, first_name: 'Ada', last_name: 'L' }, ...traced('accept-link-1') })
+    expect(accepted.status).toBe(201)
+    expect((await entriesOf(invitation.id)).map((entry) => [entry.operation, entry.trace_id])).toEqual([
+      ['accept', 'accept-link-1'],
+      ['create', expect.stringMatching(UUID)]
+    ])
+    expect((await entriesOf(accepted.body.id)).map((entry) => [entry.operation, entry.trace_id])).toEqual([['create', 'accept-link-1']])
   })
 
   it('records none on the entries the CLI wrote (init)', async () => {
