@@ -3,7 +3,8 @@
  * rather than HTTP: `tessera init`, then the vault opened in this process and
  * written through its services in big batches — real sealed tokens (bulk
  * tokenize, 1,000 per transaction) with metadata `group: g<n % 1000>`, and
- * read entries of those tokens through `audit()`, sealed into the audit chain
+ * read entries of those tokens through `audit()` (each with a trace id, as REST
+ * requests give them), sealed into the audit chain
  * by the write queue exactly as the running service seals them. The clock is
  * simulated: the entries span SPAN_DAYS up to now, in order, so date filters
  * have something to select. The log's entity index is folded as the service's
@@ -14,6 +15,7 @@
  * `log entries` counts every entry, the tokens' create entries included. It
  * prints progress on stderr and, on stdout, one JSON line: `SeedResult`.
  */
+import { randomUUID } from 'node:crypto'
 import { audit, type AuditActor, type AuditEvent } from '../src/main/app/audit'
 import { loadMasterKey } from '../src/main/bootstrap/master-key'
 import { openVault, type Vault } from '../src/main/bootstrap/vault'
@@ -40,7 +42,7 @@ export interface SeedResult {
 }
 
 /** What the seeder writes, as far as the cache of seeded vaults is concerned: bump it when that changes, so cached vaults are reseeded. */
-export const SEED_VERSION = 1
+export const SEED_VERSION = 2
 
 /** Tokens per tokenize call (one transaction), and metadata groups (each matches tokens / GROUPS). */
 const TOKEN_BATCH = 1000
@@ -116,7 +118,8 @@ class History {
   private async createTokens(count: number): Promise<void> {
     const first = this.ids.length
     const requests = Array.from({ length: count }, (_, i) => ({ type: 'token', data: `value-${first + i}`, metadata: { group: `g${(first + i) % GROUPS}` } }))
-    const created = (await this.vault.services.tokenize.run(this.vault.owner, requests)) as { id: string }[]
+    // Each entry carries a trace id, as every REST request's do: a generated UUID, one per request.
+    const created = (await this.vault.services.tokenize.run({ ...this.vault.owner, traceId: randomUUID() }, requests)) as { id: string }[]
     for (const token of created) this.ids.push(token.id)
     if (first === 0) this.hotEntries++
     this.clock.at += count * this.step
@@ -129,7 +132,7 @@ class History {
     for (let i = 0; i < count; i++) {
       const id = i % HOT_SHARE === 0 ? this.ids[0] : this.ids[Math.floor(Math.random() * this.ids.length)]
       if (id === this.ids[0]) this.hotEntries++
-      events.push({ actor: this.reader, entityType: 'token', entityId: id, operation: 'read', message: 'Token retrieved', at: this.clock.now() })
+      events.push({ actor: this.reader, entityType: 'token', entityId: id, operation: 'read', message: 'Token retrieved', at: this.clock.now(), traceId: randomUUID() })
       this.clock.at += this.step
     }
     this.entries += count

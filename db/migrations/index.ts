@@ -20,6 +20,7 @@ import * as actorTypeCode from './20261218000000_actor_type_code'
 import * as defaultFingerprintExpression from './20261219000000_default_fingerprint_expression'
 import * as searchIndexOrder from './20261220000000_search_index_order'
 import * as webhooks from './20261221000000_webhooks'
+import * as logTraceId from './20261222000000_log_trace_id'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -46,5 +47,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261218000000_actor_type_code': actorTypeCode,
   '20261219000000_default_fingerprint_expression': defaultFingerprintExpression,
   '20261220000000_search_index_order': searchIndexOrder,
-  '20261221000000_webhooks': webhooks
+  '20261221000000_webhooks': webhooks,
+  '20261222000000_log_trace_id': logTraceId
 }

@@ -53,6 +53,18 @@ describe('the Basis Theory SDK', () => {
     expect(untraced.rawResponse.headers.get('bt-trace-id')).toMatch(/^[0-9a-f-]{36}$/)
   })
 
+  it('finds the correlation id it sends, for the client or one request, on the audit entries of its requests', async () => {
+    const { key } = await service.createApplication({ name: 'Correlated', type: 'private', permissions: ['token:create', 'token:read'] })
+    const correlated = new BasisTheoryClient({ apiKey: key, environment: service.url, correlationId: 'sdk-client-trace' })
+    const created = await correlated.tokens.create({ type: 'token', data: 'correlated' })
+    await correlated.tokens.get(created.id!, { correlationId: 'sdk-request-trace' })
+    const logs = await service.request('GET', `/logs?entity_id=${created.id}`)
+    expect(logs.body.data.map((entry: { operation: string; trace_id?: string }) => [entry.operation, entry.trace_id])).toEqual([
+      ['read', 'sdk-request-trace'],
+      ['create', 'sdk-client-trace']
+    ])
+  })
+
   describe('tokens.create', () => {
     it('accepts an expired card with a numeric cvc (stored as a string, never shown)', async () => {
       const number = cardNumber(16)

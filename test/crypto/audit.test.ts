@@ -30,7 +30,8 @@ const entries = fc.record({
   operation: fc.string(),
   message: fc.string({ unit: 'grapheme', maxLength: 200 }),
   created_at: fc.nat(),
-  count: fc.option(fc.nat())
+  count: fc.option(fc.nat()),
+  trace_id: fc.option(fc.string())
 })
 
 describe('audit MACs', () => {
@@ -60,10 +61,21 @@ describe('audit MACs', () => {
       entry({ count: 1 }),
       entry({ seq: 8 }),
       entry({ created_at: 1_795_000_000_001 }),
+      entry({ trace_id: '' }),
+      entry({ trace_id: 'x' }),
+      entry({ message: 'Token retrieve', trace_id: 'd' }),
       ...TEXT.map((field) => entry({ [field]: `${entry()[field] ?? ''}x` }))
     ]
     const macs = variants.map((variant) => entryMac(key, GENESIS_MAC, variant).toString('hex'))
     expect(new Set([base.toString('hex'), ...macs]).size).toBe(variants.length + 1)
+  })
+
+  it('computes the MAC of an entry without a trace id as it did before trace ids were recorded, so existing chains verify', () => {
+    const fixed = Buffer.alloc(32, 1) as unknown as AuditMacKey
+    const before = 'c7580914e4dab0e07d18c90fb80891727a4a17e11a5c6d1b35c41d4f74d71679'
+    expect(entryMac(fixed, GENESIS_MAC, entry()).toString('hex')).toBe(before)
+    expect(entryMac(fixed, GENESIS_MAC, entry({ trace_id: null })).toString('hex')).toBe(before)
+    expect(entryMac(fixed, GENESIS_MAC, entry({ trace_id: 'checkout-1' })).toString('hex')).not.toBe(before)
   })
 
   it('depends on the key', () => {

@@ -60,6 +60,8 @@ describe('desktop IPC handlers over a real vault', () => {
     const owner = desktop.actor().id
     expect(logs.value.data.map((entry) => entry.message)).toEqual(['Token revealed: Chargeback 77', 'Token created'])
     expect(logs.value.data.every((entry) => entry.actor_id === owner && entry.actor_type === 'user')).toBe(true)
+    // No REST request, no trace id.
+    expect(logs.value.data.every((entry) => !('trace_id' in entry))).toBe(true)
   })
 
   it('logs a GUI mask change that shows the data as is like a reveal, and refuses a card mask beyond the PCI maximum', async () => {

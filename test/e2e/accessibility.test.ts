@@ -188,6 +188,16 @@ describe.skipIf(!chromiumAvailable)('accessibility: WCAG 2.1 A and AA (axe-core)
         await page.keyboard.press('Escape')
       })
 
+      it('has none in an audit entry opened in full', async () => {
+        const page = app.page
+        await navigate(page, 'Audit logs')
+        await page.getByTestId('log-row').first().click()
+        await page.getByTestId('log-entry-detail').waitFor()
+        await expectAccessible(page)
+        await page.keyboard.press('Escape')
+        await page.getByTestId('log-entry-detail').waitFor({ state: 'hidden' })
+      })
+
       it('has none in the application form, the key shown once and the regenerate confirmation', async () => {
         const page = app.page
         await navigate(page, 'Applications')

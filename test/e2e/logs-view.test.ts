@@ -1,18 +1,30 @@
 /**
  * The audit log view opens on its rows first: it asks for the page of entries,
  * and for the activity chart's counts only once that page has answered; the
- * chart then shows the entries it counted.
+ * chart then shows the entries it counted. An entry opens in full, with the
+ * trace id of the REST request that wrote it.
  */
 import type { Request } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, errorsOf, navigate } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
+import type { DesktopHarness } from './support/desktop-harness'
 import { seedVault } from './support/seed'
 
 const channelOf = (request: Request) => new URL(request.url()).pathname.replace('/__ipc/app:', '')
 
 describe.skipIf(!chromiumAvailable)('Audit log view', () => {
-  const app = useDesktopApp({ prepare: seedVault })
+  /** The seeded vault, and one token stored over REST with a trace id (the newest entry). */
+  async function prepare(harness: DesktopHarness): Promise<void> {
+    const { privateKey } = await seedVault(harness)
+    const response = await fetch(`${await harness.serviceUrl()}/tokens`, {
+      method: 'POST',
+      headers: { 'svc-api-key': privateKey, 'content-type': 'application/json', 'bt-trace-id': 'checkout-order-7781' },
+      body: JSON.stringify({ type: 'token', data: 'order-7781' })
+    })
+    expect(response.status).toBe(201)
+  }
+  const app = useDesktopApp({ prepare })
 
   it('shows the rows without waiting for the chart, then the chart of what it counted', async () => {
     const events: string[] = []
@@ -26,6 +38,23 @@ describe.skipIf(!chromiumAvailable)('Audit log view', () => {
 
     const logEvents = events.filter((event) => !event.endsWith('entityTypes'))
     expect(logEvents).toEqual(['asked logs.list', 'answered logs.list', 'asked logs.activity', 'answered logs.activity'])
+    expect(errorsOf(app.page)).toEqual([])
+  })
+
+  it('opens an entry in full by keyboard, with the trace id of the request that wrote it, and one written in the window without', async () => {
+    await navigate(app.page, 'Audit logs')
+    const rows = app.page.getByTestId('log-row')
+    const created = rows.filter({ hasText: 'create' }).filter({ hasText: 'token' }).first()
+    await created.focus()
+    await app.page.keyboard.press('Enter')
+    const detail = app.page.getByTestId('log-entry-detail')
+    await expect.poll(() => detail.getByTestId('log-entry-trace').textContent()).toBe('checkout-order-7781')
+    await app.page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'hidden' })
+
+    // The application made in the window: no REST request, no trace id.
+    await rows.filter({ hasText: 'Application created' }).first().click()
+    await expect.poll(() => detail.getByTestId('log-entry-trace').textContent()).toMatch(/^none: not a REST request/)
     expect(errorsOf(app.page)).toEqual([])
   })
 })

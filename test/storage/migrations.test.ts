@@ -9,6 +9,7 @@ import { migrationSource as source } from '../../src/main/storage/migrations'
 import { countLogs, foldLogEntities, listLogs } from '../../src/main/storage/repositories/logs.repository'
 import { findByFingerprint, findToken, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
+import { traceBytes } from '../../src/main/storage/trace-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261219000000_default_fingerprint_expression'
 import { getTokenType } from '../../src/main/domain/token-types'
 import { validateExpression } from '../../src/main/domain/expressions'
@@ -383,5 +384,28 @@ describe('migrations', () => {
     while (Number(await db.migrate.currentVersion()) >= 20261220000000) await db.migrate.down()
     expect(await db('token_search_indexes').columnInfo()).not.toHaveProperty('created_at')
     expect((await indexes()).map((row: { name: string }) => row.name)).toEqual(['token_search_indexes_tenant_key_index_hash_index', 'token_search_indexes_tenant_key_token_id_index'])
+  })
+
+  it('adds a trace id to audit entries, none on the existing ones, gives back every kind of id exactly, and rolls back', async () => {
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261219000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    const entry = (seq: number) => ({ seq, tenant_key: 1, entity_type: 'token', entity_id: 'a', operation: 'read', message: 'm', created_at: seq })
+    await db('logs').insert(entry(1))
+
+    await db.migrate.latest()
+    expect(await db('logs').pluck('trace')).toEqual([null])
+    const uuid = randomUUID()
+    // A lowercase UUID in 16 bytes; any other id as its text, a 16-byte one padded so it is not read as a UUID.
+    const traces = [uuid, uuid.toUpperCase(), 'sixteen-chars-id', 'seventeen-chars-i', 'x', 'x'.repeat(128), 'checkout 7f3a/2026']
+    await db('logs').insert(traces.map((trace, i) => ({ ...entry(i + 2), trace: traceBytes(trace) })))
+    expect((await db('logs').where('seq', 2).first()).trace).toHaveLength(16)
+    expect((await db('logs').where('seq', 4).first()).trace).toHaveLength(17)
+    await loadTenantKeys(db)
+    expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.trace_id)).toEqual([...[...traces].reverse(), null])
+
+    await db.migrate.down()
+    expect(await db('logs').columnInfo()).not.toHaveProperty('trace')
+    expect(await db('logs').count({ n: '*' })).toEqual([{ n: traces.length + 1 }])
   })
 })

@@ -70,6 +70,7 @@ function entryLine(row: ChainedLogRow, hash: Buffer): string {
     operation: row.operation,
     message: row.message,
     count: row.count === null ? null : Number(row.count),
+    trace_id: row.trace_id,
     mac: row.mac!.toString('hex'),
     hash: hash.toString('hex')
   })
@@ -160,6 +161,8 @@ const entrySchema = z.strictObject({
   operation: z.string(),
   message: z.string(),
   count: seq.nullable(),
+  // Absent in exports made before trace ids were recorded.
+  trace_id: nullableText.optional(),
   mac: hex(32),
   hash: hex(32)
 })

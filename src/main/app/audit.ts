@@ -31,8 +31,8 @@ export type AuditOperation =
   | 'retire'
   | 'archive'
 
-/** Who an entry names as actor. */
-export type AuditActor = Pick<Actor, 'id' | 'type' | 'tenantId'>
+/** Who an entry names as actor, and the trace id of the REST request it acted through (none for the desktop, the CLI and the system). */
+export type AuditActor = Pick<Actor, 'id' | 'type' | 'tenantId' | 'traceId'>
 
 /** What happened to which entity. */
 export interface AuditInput {
@@ -52,6 +52,8 @@ export interface AuditEvent extends AuditInput {
   count?: number
   /** When it happened, if not at the `now` it is written with (an aggregated entry dates from its first event). */
   at?: number
+  /** The REST request's trace id: the actor's unless given (a refused request has no actor). */
+  traceId?: string
 }
 
 /** The stored form of `events`, all at `now` (unsealed: the write queue seals them). */
@@ -65,7 +67,8 @@ export function auditRows(now: number, events: readonly AuditEvent[]): LogRow[] 
     operation: event.operation,
     message: event.message,
     created_at: event.at ?? now,
-    count: event.count ?? null
+    count: event.count ?? null,
+    trace_id: event.traceId ?? event.actor?.traceId ?? null
   }))
 }
 

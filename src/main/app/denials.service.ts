@@ -5,7 +5,9 @@
  * operation in each minute, with a count, written when the minute ends and
  * when the service stops. What is recorded never holds the presented secret
  * (the reason names at most the key's type) nor caller text (the operation is
- * the matched route, not the path). Nothing here runs for a request that succeeds.
+ * the matched route, not the path). An aggregated entry records the trace id
+ * (`BT-TRACE-ID`) of the first request it counts. Nothing here runs for a
+ * request that succeeds.
  */
 import { toIsoString } from '../domain/dates'
 import type { ServiceContext } from './service-context'
@@ -21,6 +23,8 @@ export interface Denial {
   operation: string
   /** The authenticated caller (403). */
   actor?: AuditActor
+  /** The request's trace id (`BT-TRACE-ID`). */
+  traceId?: string
 }
 
 /** Distinct entries per minute; further refusals that minute share one entry per status. */
@@ -61,7 +65,7 @@ export class DenialsService {
     let key = [denial.status, denial.reason, denial.source, denial.actor?.id ?? '', denial.operation].join('\u0000')
     if (!this.buckets.has(key) && this.buckets.size >= MAX_DENIAL_ENTRIES_PER_MINUTE) {
       key = `overflow\u0000${denial.status}`
-      denial = overflow(denial.status)
+      denial = { ...overflow(denial.status), traceId: denial.traceId }
     }
     const bucket = this.buckets.get(key)
     if (bucket) {
@@ -98,6 +102,6 @@ export class DenialsService {
     const message = `${count} ${count === 1 ? 'request' : 'requests'} from ${denial.source} refused with ${denial.status} ${times}: ${reason}`
     const operation = denial.status === 401 ? ('unauthenticated' as const) : ('forbidden' as const)
     const tenantId = denial.actor?.tenantId ?? this.tenantId
-    return { actor: denial.actor ?? null, tenantId, entityType: 'request', entityId: denial.operation, operation, message, at: first, count }
+    return { actor: denial.actor ?? null, tenantId, entityType: 'request', entityId: denial.operation, operation, message, at: first, count, traceId: denial.traceId }
   }
 }

@@ -195,7 +195,7 @@ export class InvitationsService {
    * becomes an ADMIN member; the user is created or, for a known e-mail, reused.
    * The invitation is consumed. 404 invalid link, 410 expired, 409 already a member.
    */
-  async accept(input: AcceptInvitationInput): Promise<TenantMember> {
+  async accept(input: AcceptInvitationInput, traceId?: string): Promise<TenantMember> {
     const now = this.context.clock.now()
     const linkHash = this.hashLink(input.token)
     const newUserId = newId()
@@ -218,7 +218,8 @@ export class InvitationsService {
       await insertMember(trx, member)
       await deleteInvitation(trx, tenantId, invitation.id)
       await cancelInvitationMails(trx, [invitation.id])
-      const actor = { type: 'user' as const, id: user.id, tenantId }
+      // No API key here: the new member is the actor, and the REST request's trace id (if any) is recorded with them.
+      const actor = { type: 'user' as const, id: user.id, tenantId, traceId }
       audit(trx, now, [
         { actor, entityType: 'invitation', entityId: invitation.id, operation: 'accept', message: 'Invitation accepted' },
         { actor, entityType: 'member', entityId: member.id, operation: 'create', message: 'Member created' }

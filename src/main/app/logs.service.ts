@@ -68,6 +68,7 @@ function toLogEntry(row: LogRow): LogEntry {
   if (row.actor_id) entry.actor_id = row.actor_id
   if (row.actor_type) entry.actor_type = row.actor_type
   if (row.count !== null) entry.count = Number(row.count)
+  if (row.trace_id) entry.trace_id = row.trace_id
   return entry
 }
 

@@ -35,6 +35,12 @@ export interface ChainedEntry {
   message: string
   created_at: number
   count: number | null
+  /**
+   * The REST request's trace id. Entries without one (all entries written
+   * before trace ids were recorded) are encoded exactly as before, so their
+   * MACs still verify; one that has it appends it, length-prefixed.
+   */
+  trace_id?: string | null
 }
 
 const FORMAT_VERSION = 1
@@ -55,7 +61,9 @@ function text(value: string | null): string {
 function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array): Buffer {
   const canonical =
     `${entry.seq}|${entry.created_at}|${entry.count ?? '-'}|${text(entry.tenant_id)}${text(entry.actor_id)}${text(entry.actor_type)}` +
-    `${text(entry.entity_type)}${text(entry.entity_id)}${text(entry.operation)}${text(entry.message)}`
+    `${text(entry.entity_type)}${text(entry.entity_id)}${text(entry.operation)}${text(entry.message)}` +
+    // The message is length-prefixed, so anything after it can only be the trace id.
+    (entry.trace_id == null ? '' : text(entry.trace_id))
   const head = 1 + previous.length
   const bound = head + 3 * canonical.length + (suffix?.length ?? 0)
   if (scratch.length < bound) scratch = Buffer.allocUnsafe(Math.max(bound, 2 * scratch.length))

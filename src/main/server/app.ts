@@ -108,6 +108,7 @@ function auditRefusals(services: Services, routers: Router<AppState>[]): Refusal
       reason: error instanceof UnauthenticatedError ? error.reason : error.message,
       source: ctx.ip || 'unknown address',
       operation: routeOf(ctx.method.slice(0, 20), ctx.path),
-      actor: error.status === 403 ? (ctx.state as AppState).actor : undefined
+      actor: error.status === 403 ? (ctx.state as AppState).actor : undefined,
+      traceId: (ctx.state as AppState).traceId
     })
 }

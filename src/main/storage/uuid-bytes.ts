@@ -6,9 +6,11 @@
  */
 const CANONICAL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
+export const isCanonicalUuid = (id: string): boolean => CANONICAL.test(id)
+
 export function uuidBytes(id: string | null): Buffer | null {
   if (id === null) return null
-  if (!CANONICAL.test(id)) throw new TypeError(`An actor id must be a lowercase UUID: ${JSON.stringify(id)}`)
+  if (!isCanonicalUuid(id)) throw new TypeError(`An actor id must be a lowercase UUID: ${JSON.stringify(id)}`)
   return Buffer.from(id.replaceAll('-', ''), 'hex')
 }
 

@@ -53,7 +53,14 @@ export const logEntry = z
     operation: z.string().meta({ examples: ['create', 'read', 'update', 'delete'] }),
     message: z.string(),
     created_at: timestamp,
-    count: z.number().int().min(1).optional().meta({ description: 'How many events an aggregated entry stands for (refused requests); absent for one' })
+    count: z.number().int().min(1).optional().meta({ description: 'How many events an aggregated entry stands for (refused requests); absent for one' }),
+    trace_id: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'The `BT-TRACE-ID` of the REST request that wrote the entry (the one sent, or the one generated and returned); for an aggregated entry, its first request’s. Absent for desktop, CLI and system actions'
+      })
   })
   .meta({ id: 'LogEntry' })
 

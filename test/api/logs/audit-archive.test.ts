@@ -45,7 +45,7 @@ describe.skipIf(onPostgres)('tessera logs archive', { timeout: 180_000 }, () => 
     root = await mkdtemp(join(tmpdir(), 'tessera-archive-'))
     env = { TESSERA_MASTER_KEY: Buffer.from(service.masterKey).toString('base64') }
     appKey = (await service.createApplication({ name: 'Load', type: 'private', permissions: ['token:create', 'token:read'] })).key
-    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => service.request('POST', '/tokens', { key: appKey, body: { type: 'token', data: `value ${i}` } })))
+    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => service.request('POST', '/tokens', { key: appKey, body: { type: 'token', data: `value ${i}` }, headers: { 'bt-trace-id': `archive-${i}` } })))
     tokenIds = created.map((response) => response.body.id as string)
     lastBefore = (await seqs(service.dataDir)).at(-1)!
     service.clock.set('2026-11-25T18:00:00.000Z')
@@ -71,6 +71,9 @@ describe.skipIf(onPostgres)('tessera logs archive', { timeout: 180_000 }, () => 
     const offline = await run(['logs', 'verify', '--file', file, '--public-key', publicKey])
     expect(offline.code).toBe(0)
     expect(offline.stdout).toContain(`Export intact: ${lastBefore} entries, seq 1 to ${lastBefore}`)
+    // Each create entry keeps its request's trace id, which the offline check covers.
+    const traces = (await readFile(file, 'utf8')).trimEnd().split('\n').slice(1, -1).map((line) => JSON.parse(line).trace_id as string | null)
+    expect(traces.filter((trace) => trace?.startsWith('archive-')).sort()).toEqual(Array.from({ length: 40 }, (_, i) => `archive-${i}`).sort())
   })
 
   it('prunes exactly those entries, index rows included, and logs the archive with the file name and its SHA-256', async () => {

@@ -49,6 +49,8 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
     const ids = created.filter((response) => response.status === 201).map((response) => response.body.id as string)
     await Promise.all(ids.map((id) => service.request('GET', `/tokens/${id}`, { key })))
     await service.request('GET', '/tokens/unknown', { key: 'key_private_wrong' })
+    // Entries with a trace id the caller sent (text) beside the generated ones (UUIDs), and init's without one.
+    await service.request('GET', `/tokens/${ids[0]}`, { key, headers: { 'bt-trace-id': 'audit-trace 1' } })
     await service.pause()
     await service.resume() // the chain continues from the last committed entry
     await Promise.all(ids.slice(0, 30).map((id) => service.request('GET', `/tokens/${id}`, { key })))
@@ -69,6 +71,13 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
     expect(entries).toBeGreaterThan(250)
   })
 
+  it('chains entries with and without a trace id', async () => {
+    const traces = await withVaultFile(pristine, async (db) => (await db('logs').select('trace').orderBy('seq')).map((row) => (row.trace === null ? null : row.trace.length)))
+    expect(traces[0]).toBeNull()
+    expect(traces).toContain(16)
+    expect(traces).toContain('audit-trace 1'.length)
+  })
+
   it('verifies an untouched vault (exit 0) and prints the export signing key', async () => {
     const result = await verify(pristine)
     expect(result).toMatchObject({ code: 0, stderr: '' })
@@ -80,6 +89,9 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
     ['an edited message', 'UPDATE logs SET message = ? WHERE seq = 40', ['Token deleted'], 40, 'its content was changed'],
     ['a changed created_at', 'UPDATE logs SET created_at = created_at - 3600000 WHERE seq = 55', [], 55, 'its content was changed'],
     ['a changed actor', 'UPDATE logs SET actor = NULL, actor_type_code = NULL WHERE seq = 70', [], 70, 'its content was changed'],
+    ['an edited trace id', 'UPDATE logs SET trace = ? WHERE seq = 75', [Buffer.from('someone-else')], 75, 'its content was changed'],
+    ['a removed trace id', 'UPDATE logs SET trace = NULL WHERE seq = 80', [], 80, 'its content was changed'],
+    ['a trace id added to an entry without one', 'UPDATE logs SET trace = ? WHERE seq = 1', [Buffer.from('planted')], 1, 'its content was changed'],
     ['a deleted entry', 'DELETE FROM logs WHERE seq = 90', [], 91, 'the entries before it (seq 90–90) are missing'],
     ['an entry written without a MAC', 'UPDATE logs SET mac = NULL WHERE seq = 100', [], 100, 'it has no MAC']
   ])('fails on %s, naming the first broken link', async (name, sql, bindings, seq, problem) => {
@@ -90,7 +102,7 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
   })
 
   it('fails on two entries whose contents were swapped, at the first of them', async () => {
-    const columns = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count']
+    const columns = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count', 'trace']
     const dir = await tampered('swapped', async (db) => {
       const [a, b] = await db('logs').select(columns).whereIn('seq', [120, 200]).orderBy('seq')
       await db('logs').update(b).where({ seq: 120 })
@@ -158,6 +170,9 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
     }
 
     it('verifies offline, without the vault or its key, and pins the signing key', async () => {
+      const lines = (await readFile(file, 'utf8')).split('\n')
+      expect(lines[1]).toContain('"trace_id":null')
+      expect(lines.some((line) => line.includes('"trace_id":"audit-trace 1"'))).toBe(true)
       const result = await verifyFile(file)
       expect(result.code).toBe(0)
       expect(result.stdout).toContain(`Export intact: ${entries} entries, seq 1 to ${entries}`)
@@ -171,6 +186,8 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
 
     it.each([
       ['an edited message', (lines: string[]) => lines.map((line, i) => (i === 10 ? line.replace(/"message":"[^"]*"/, '"message":"Nothing happened"') : line)), 'line 11 (seq 10): it was changed'],
+      ['an edited trace id', (lines: string[]) => lines.map((line, i) => (i === 12 ? line.replace(/"trace_id":"[^"]*"/, '"trace_id":"someone-else"') : line)), 'line 13 (seq 12): it was changed'],
+      ['a removed trace id', (lines: string[]) => lines.map((line, i) => (i === 14 ? line.replace(/"trace_id":"[^"]*",/, '') : line)), 'line 15 (seq 14): it was changed'],
       ['a removed entry', (lines: string[]) => lines.filter((_, i) => i !== 20), 'line 21 (seq 21): the entries before it (seq 20–20) are missing'],
       ['a cut-off end', (lines: string[]) => lines.slice(0, -3), 'the signed head is missing'],
       ['an edited header', (lines: string[]) => [lines[0].replace('"since":null', '"since":"2020-01-01T00:00:00.000Z"'), ...lines.slice(1)], 'line 2 (seq 1): it or the header was changed']

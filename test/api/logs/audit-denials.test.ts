@@ -49,7 +49,8 @@ describe('refused requests in the audit log', () => {
         operation: 'unauthenticated',
         message: '300 requests from 127.0.0.1 refused with 401 between 2026-11-25T12:00:00.000Z and 2026-11-25T12:00:00.000Z: unknown key (type key_private)',
         created_at: '2026-11-25T12:00:00.000Z',
-        count: 300
+        count: 300,
+        trace_id: expect.stringMatching(/^[0-9a-f-]{36}$/)
       }
     ])
   })

@@ -44,7 +44,8 @@ describe('logs', () => {
           entity_id: id,
           operation: 'create',
           message: expect.stringMatching(/^Application created with key [0-9a-f-]{36}$/),
-          created_at: times[2 - index]
+          created_at: times[2 - index],
+          trace_id: expect.stringMatching(/^[0-9a-f-]{36}$/)
         }))
       )
       // init's own entries come last: the tenant and its first application, created by the owner.
@@ -128,7 +129,7 @@ describe('logs', () => {
     })
 
     it('logs each read of the log with the reader as actor, naming filters without copying caller text', async () => {
-      await service.request('GET', '/logs?entity_type=application&entity_id=4242424242424242&start_date=2026-12-01T00:00:00Z&size=2')
+      await service.request('GET', '/logs?entity_type=application&entity_id=4242424242424242&start_date=2026-12-01T00:00:00Z&size=2', { headers: { 'bt-trace-id': 'audit-review' } })
       const [read] = (await service.request('GET', '/logs?entity_type=log&size=1')).body.data
       expect(read).toEqual({
         tenant_id: service.tenantId,
@@ -138,7 +139,8 @@ describe('logs', () => {
         entity_id: service.tenantId,
         operation: 'read',
         message: 'Audit log listed: page 1, 0 of 0 entries, filtered by entity type application, an entity id, from 2026-12-01T00:00:00.000Z',
-        created_at: expect.any(String)
+        created_at: expect.any(String),
+        trace_id: 'audit-review'
       })
       expect(JSON.stringify(read)).not.toContain('4242')
     })

@@ -106,7 +106,8 @@ describe('useLogsStore', () => {
 
   it('exports the entries matching the filters as a CSV download and says how many', async () => {
     const entry = { id: 'l1', tenant_id: 't', entity_type: 'token', entity_id: 'tok_1', operation: 'reveal', message: 'Token revealed: ticket 7', actor_type: 'user', actor_id: 'u1', created_at: '2026-11-25T10:00:00.000Z' } as LogEntry
-    const exported = vi.fn(async (_query: LogFilterQuery) => [entry, entry])
+    const traced = { ...entry, trace_id: 'checkout-7f3a' }
+    const exported = vi.fn(async (_query: LogFilterQuery) => [traced, entry])
     setApi(fakeApi({ logs: { export: exported } }))
     const blobs: Blob[] = []
     vi.spyOn(URL, 'createObjectURL').mockImplementation((blob) => (blobs.push(blob as Blob), 'blob:csv'))
@@ -118,8 +119,9 @@ describe('useLogsStore', () => {
     expect(click).toHaveBeenCalledTimes(1)
     expect((click.mock.contexts[0] as HTMLAnchorElement).download).toMatch(/^audit-log-\d{4}-\d{2}-\d{2}\.csv$/)
     const [header, first] = (await blobs[0].text()).split(/\r?\n/)
-    expect(header).toBe('created_at,actor_type,actor_id,entity_type,entity_id,operation,message,count,tenant_id')
+    expect(header).toBe('created_at,actor_type,actor_id,entity_type,entity_id,operation,message,count,trace_id,tenant_id')
     expect(first).toContain('Token revealed: ticket 7')
+    expect(first).toContain(',checkout-7f3a,t')
     expect(store.exporting).toBe(false)
     expect(useNotificationsStore().queue).toEqual([expect.objectContaining({ kind: 'success', title: 'Audit log exported', detail: '2 entries' })])
   })

@@ -56,7 +56,7 @@ export function invitationAcceptRoutes({ services, json }: RouteDeps) {
     try {
       const info = await services.invitations.describeLink(parse(contract.invitationLinkToken, form.token, 'token'))
       try {
-        const member = await services.invitations.accept(parse(contract.acceptInvitationBody, form))
+        const member = await services.invitations.accept(parse(contract.acceptInvitationBody, form), ctx.state.traceId)
         const name = member.user.first_name ?? member.user.email ?? 'there'
         sendPage(ctx, 201, renderInvitationMessage('Invitation accepted', `Welcome, ${name}! You are now an administrator of ${info.tenant_name}.`, false))
       } catch (error) {
@@ -70,7 +70,7 @@ export function invitationAcceptRoutes({ services, json }: RouteDeps) {
   })
 
   router.post('/', json(), async (ctx) => {
-    ctx.body = await services.invitations.accept(parse(contract.acceptInvitationBody, ctx.request.body))
+    ctx.body = await services.invitations.accept(parse(contract.acceptInvitationBody, ctx.request.body), ctx.state.traceId)
     ctx.status = 201
   })
 

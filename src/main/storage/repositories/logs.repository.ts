@@ -6,6 +6,7 @@ import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
+import { traceBytes, traceText } from '../trace-bytes'
 import type { ActorType } from '../../domain/actor'
 
 export interface LogRow {
@@ -21,6 +22,8 @@ export interface LogRow {
   created_at: number
   /** How many events an aggregated entry stands for (refused requests); null for one. */
   count: number | null
+  /** The REST request's trace id (`BT-TRACE-ID`); null (or absent) for entries no REST request made. */
+  trace_id?: string | null
   /** MAC over the entry and its predecessor's MAC; assigned by the writer as the row is sealed. */
   mac?: Buffer
 }
@@ -47,9 +50,9 @@ export interface LogFilter {
 
 /**
  * An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id,
- * `actor` is the actor id's bytes and `actor_type_code` the actor type's code.
+ * `actor` is the actor id's bytes, `actor_type_code` the actor type's code and `trace` the trace id's bytes (trace-bytes.ts).
  */
-const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count'] as const
+const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count', 'trace'] as const
 
 const LOG_COLUMNS = ['seq', ...ENTRY_COLUMNS, 'mac'] as const
 
@@ -66,22 +69,32 @@ function actorTypeCode(type: string | null): number | null {
 /** An unknown code (an altered entry) reads as one no entry holds, so its MAC fails to verify. */
 const actorTypeOf = (code: number | null) => (code === null ? null : (ACTOR_TYPES.get(Number(code)) ?? `unknown code ${code}`))
 
-/** The stored, compact forms of the tenant and the actor. */
+/** The stored, compact forms of the tenant, the actor and the trace id. */
 interface StoredForms {
   tenant_key: number
   actor: Buffer | null
   actor_type_code: number | null
+  trace: Buffer | null
 }
+
+/** The values the stored forms stand for. */
+type StoredValues = Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & { trace_id: string | null }
 
 /** An entry with the stored forms beside the values they stand for: the MAC covers the values, the table holds the compact forms. */
 type StoredLogRow = LogRow & StoredForms
 
 const toStored = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] =>
-  entries.map((entry) => ({ ...entry, tenant_key: keys.keyOf(entry.tenant_id), actor: uuidBytes(entry.actor_id), actor_type_code: actorTypeCode(entry.actor_type) }))
+  entries.map((entry) => ({
+    ...entry,
+    tenant_key: keys.keyOf(entry.tenant_id),
+    actor: uuidBytes(entry.actor_id),
+    actor_type_code: actorTypeCode(entry.actor_type),
+    trace: traceBytes(entry.trace_id)
+  }))
 
-/** A stored entry as the layers above see it: with its tenant's and actor's ids and the actor's type. */
-function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, ...row }: T): Omit<T, keyof StoredForms> & Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> {
-  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), actor_type: actorTypeOf(actor_type_code), ...row }
+/** A stored entry as the layers above see it: with its tenant's and actor's ids, the actor's type and the trace id. */
+function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, trace, ...row }: T): Omit<T, keyof StoredForms> & StoredValues {
+  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), actor_type: actorTypeOf(actor_type_code), trace_id: traceText(trace), ...row }
 }
 
 const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
@@ -298,14 +311,14 @@ export async function listLogs(db: Db, filter: LogFilter, limit: number, offset:
     filter.entityId !== undefined
       ? unionAll(entityArms(db, filter, await entityTypesOf(db, filter), 'entries')).orderBy(NEWEST_FIRST)
       : filtered(db, filter).select(...ENTRY_COLUMNS).orderBy(listOrder(filter))
-  const rows: (Omit<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await page.limit(limit).offset(offset)
+  const rows: (Omit<LogRow, keyof StoredValues> & StoredForms)[] = await page.limit(limit).offset(offset)
   const keys = tenantKeys(db)
   return rows.map((row) => fromStored(keys, row))
 }
 
 /** Entries in chain order after `afterSeq`, with their MACs. */
 export async function listChainedLogs(db: Db, afterSeq: number, limit: number, throughSeq = Number.MAX_SAFE_INTEGER): Promise<ChainedLogRow[]> {
-  const rows: (Omit<ChainedLogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & StoredForms)[] = await sql(db)('logs')
+  const rows: (Omit<ChainedLogRow, keyof StoredValues> & StoredForms)[] = await sql(db)('logs')
     .select(...LOG_COLUMNS)
     .where('seq', '>', afterSeq)
     .andWhere('seq', '<=', throughSeq)

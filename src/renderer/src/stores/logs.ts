@@ -140,6 +140,7 @@ export const useLogsStore = defineStore('logs', () => {
           'operation',
           'message',
           'count',
+          'trace_id',
           'tenant_id'
         ])
         return entries.length
