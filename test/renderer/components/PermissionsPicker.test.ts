@@ -7,7 +7,7 @@ describe('component PermissionsPicker', () => {
   it('offers only the permissions the application type may hold, grouped by area', () => {
     const wrapper = mount(PermissionsPicker, { props: { modelValue: [], allowed: PERMISSIONS_BY_APPLICATION_TYPE.management } })
     const legends = wrapper.findAll('legend').map((legend) => legend.text())
-    expect(legends).toEqual(['log', 'application', 'tenant'])
+    expect(legends).toEqual(['log', 'application', 'tenant', 'webhook'])
     expect(wrapper.text()).not.toContain('token')
     expect(wrapper.findAll('.n-checkbox')).toHaveLength(PERMISSIONS_BY_APPLICATION_TYPE.management.length)
   })
