@@ -38,15 +38,20 @@ export interface Finished {
 export interface Running {
   child: ChildProcessWithoutNullStreams
   output(): { stdout: string; stderr: string }
-  /** Resolves with the first stdout line, or '' if the process ends first (it is killed if it runs 90 s). */
+  /** Resolves with the first stdout line, or '' if the process ends first (it is killed once it outlives its lifetime). */
   firstLine: Promise<string>
   /** Resolves with the first stdout line matching `pattern`, or undefined if the process ends first. */
   lineMatching(pattern: RegExp): Promise<string | undefined>
   finished: Promise<Finished>
 }
 
-/** Spawns `command args…` and collects its output. */
-export function track(command: string, args: string[], env: Record<string, string> = {}, options: SpawnOptionsWithoutStdio = {}): Running {
+/** How long a command may run before it is killed (a hung command must not hang the suite). */
+const COMMAND_LIFETIME_MS = 90_000
+/** A server lives as long as its suite, which on a loaded machine can be minutes; the suite terminates it. */
+const SERVER_LIFETIME_MS = 600_000
+
+/** Spawns `command args…` and collects its output; kills it once it has run `lifetimeMs`. */
+export function track(command: string, args: string[], env: Record<string, string> = {}, options: SpawnOptionsWithoutStdio = {}, lifetimeMs = COMMAND_LIFETIME_MS): Running {
   const child = spawn(command, args, { ...options, env: { ...process.env, ...CLEAN_ENV, ...env } })
   let stdout = ''
   let stderr = ''
@@ -74,7 +79,7 @@ export function track(command: string, args: string[], env: Record<string, strin
     settle()
   })
   child.stderr.on('data', (chunk) => (stderr += chunk))
-  const killer = setTimeout(() => child.kill('SIGKILL'), 90_000)
+  const killer = setTimeout(() => child.kill('SIGKILL'), lifetimeMs)
   const finished = new Promise<Finished>((resolve, reject) => {
     child.on('error', reject)
     child.on('close', (code, signal) => {
@@ -88,8 +93,8 @@ export function track(command: string, args: string[], env: Record<string, strin
 }
 
 /** Starts `tessera args…`. */
-export function start(args: string[], env: Record<string, string> = {}, options: SpawnOptionsWithoutStdio = {}): Running {
-  return track(process.execPath, [CLI, ...args], env, options)
+export function start(args: string[], env: Record<string, string> = {}, options: SpawnOptionsWithoutStdio = {}, lifetimeMs?: number): Running {
+  return track(process.execPath, [CLI, ...args], env, options, lifetimeMs)
 }
 
 /** Runs `tessera args…` to its end. */
@@ -115,7 +120,7 @@ export async function listening(running: Running): Promise<Served> {
 
 /** Starts `serve` on a free port (with `args` after) and waits for its "listening" line. */
 export function serve(dataDir: string, env: Record<string, string> = {}, args: string[] = []): Promise<Served> {
-  return listening(start(['serve', '--data-dir', dataDir, '--port', '0', ...args], env))
+  return listening(start(['serve', '--data-dir', dataDir, '--port', '0', ...args], env, {}, SERVER_LIFETIME_MS))
 }
 
 /** Stops a server with SIGTERM and returns how it ended. */
