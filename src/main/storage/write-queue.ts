@@ -73,6 +73,9 @@ export type AppendWork<T> = (rows: RowBuffer) => T
 
 type Settle = () => void
 
+/** The writer's driver connection, as knex's pool hands it out (`sqlite3`'s or `pg`'s). */
+type WriterConnection = RawSqlite | RawPostgres
+
 /** Runs of a lone unit that PostgreSQL ended for a deadlock or a serialisation failure before its error is given up. */
 const MAX_ATTEMPTS_ALONE = 3
 
@@ -169,7 +172,7 @@ class BatchRows implements RowBuffer {
    * table other processes append to too is sealed from the sealer's last
    * committed link, which the script's guard checks is still the head.
    */
-  async runAsScript(engine: 'sqlite' | 'postgres', connection: RawSqlite | RawPostgres): Promise<void> {
+  async runAsScript(engine: 'sqlite' | 'postgres', connection: WriterConnection): Promise<void> {
     const statements = this.take()
     statements.forEach((statement) => this.seal(statement))
     try {
@@ -247,11 +250,11 @@ export class WriteQueue {
   private async drain(): Promise<void> {
     // Let requests that arrive in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve))
-    let connection: RawSqlite | undefined
+    let connection: WriterConnection | undefined
     let settlePrevious: Settle | undefined
     try {
       // Hold the writer connection while there is work: a pool round trip per batch costs as much as the batch.
-      connection = (await this.db.client.acquireConnection()) as RawSqlite
+      connection = (await this.db.client.acquireConnection()) as WriterConnection
       // Pipelined: the next batch is handed to SQLite before the previous batch's requests
       // are answered, so its commit runs while the event loop writes those responses.
       for (;;) {
@@ -277,7 +280,7 @@ export class WriteQueue {
   }
 
   /** Commits a batch; returns how to settle its requests (called by `drain` when it suits the pipeline). */
-  private async runBatch(connection: RawSqlite, batch: Pending[]): Promise<Settle> {
+  private async runBatch(connection: WriterConnection, batch: Pending[]): Promise<Settle> {
     if (batch.length > 1) {
       const results = await this.transact(connection, batch.map((item) => item.unit)).catch(() => undefined)
       if (results) return () => batch.forEach((item, index) => item.resolve(results[index]))
@@ -294,7 +297,7 @@ export class WriteQueue {
   }
 
   /** One unit in a transaction of its own; one that another instance's transaction deadlocked is run again. */
-  private async transactAlone(connection: RawSqlite, unit: Unit): Promise<unknown> {
+  private async transactAlone(connection: WriterConnection, unit: Unit): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
         return (await this.transact(connection, [unit]))[0]
@@ -304,7 +307,7 @@ export class WriteQueue {
     }
   }
 
-  private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {
+  private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
     if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
       const rows = new BatchRows(this.options.sealer, this.tenantKeys)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
