@@ -11,18 +11,25 @@
  * with another one each round; ratios are taken within a round (a busy
  * neighbour moves both sides of one) and their median over the rounds printed.
  *
- *   npm run bench:cpu -- [--rounds 7] [--requests 5000] [--connections 32] [--compare <checkout>]
+ *   npm run bench:cpu -- [--rounds 7] [--requests 5000] [--connections 32] [--compare <checkout>] [--engine postgres]
+ *
+ * `--engine postgres` serves each service from a fresh PostgreSQL database
+ * (bench/postgres.ts; created and dropped by the run), pins PostgreSQL to the
+ * server core too, and counts in each service's CPU time that of the
+ * PostgreSQL backends connected to its database, which do part of its work.
  *
  * `--compare <dir>` also starts the service of a second checkout (its own
  * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
  */
 import autocannon from 'autocannon'
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import knex from 'knex'
+import { benchDatabase, pinPostgres } from './postgres'
 
 const ROOT = resolve(__dirname, '..')
 const PINNED_ENV = 'TESSERA_BENCH_CPU_PINNED'
@@ -35,9 +42,12 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '7' },
     requests: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '32' },
-    compare: { type: 'string' }
+    compare: { type: 'string' },
+    engine: { type: 'string', default: 'sqlite' }
   }
 })
+if (args.engine !== 'sqlite' && args.engine !== 'postgres') throw new Error(`--engine must be sqlite or postgres (got ${args.engine})`)
+const ON_POSTGRES = args.engine === 'postgres'
 const ROUNDS = Number(args.rounds)
 const REQUESTS = Number(args.requests)
 const CONNECTIONS = Number(args.connections)
@@ -57,6 +67,7 @@ function cpuMicros(pid: number): number {
     for (const tid of readdirSync(`/proc/${pid}/task`)) nanoseconds += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
     return nanoseconds / 1000
   } catch {
+    if (!existsSync(`/proc/${pid}`)) return 0 // a backend that has ended
     // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
@@ -69,6 +80,27 @@ interface Server {
   name: string
   child: ChildProcess
   url: string
+  /** The PostgreSQL backends serving it (their pids), when it serves a team vault. */
+  backends?: () => Promise<number[]>
+}
+
+/** CPU time so far of a server and of the PostgreSQL backends serving it (the same backends before and after: its pools keep them). */
+async function serverCpuMicros(server: Server, backends: number[]): Promise<number> {
+  return cpuMicros(server.child.pid!) + backends.reduce((sum, pid) => sum + cpuMicros(pid), 0)
+}
+
+/** The pids of the backends connected to the database of `url`, read through a connection of its own (not counted). */
+function backendsOf(url: string): () => Promise<number[]> {
+  const name = new URL(url).pathname.slice(1)
+  return async () => {
+    const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } })
+    try {
+      const { rows } = (await db.raw('SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()', [name])) as { rows: { pid: number }[] }
+      return rows.map((row) => row.pid)
+    } finally {
+      await db.destroy()
+    }
+  }
 }
 
 /** Starts `node <args>` in `cwd`, pinned to the server core, and waits for its "listening on" line. */
@@ -121,10 +153,12 @@ interface Target {
 const CREATE_BODY = JSON.stringify({ type: 'token', data: 'x'.repeat(100) })
 
 /** Starts a checkout's service on a fresh vault, with a private application and the cards GET reads. */
-async function startService(label: string, checkout: string, dir: string): Promise<Target> {
+async function startService(label: string, checkout: string, dir: string, databaseUrl?: string): Promise<Target> {
   const dataDir = join(dir, label)
-  const init = JSON.parse(runCli(checkout, ['init', '--data-dir', dataDir, '--json'])) as { application: { key: string } }
-  const server = await startServer(label, checkout, ['bin/tessera.cjs', 'serve', '--data-dir', dataDir, '--port', '0'])
+  const vault = ['--data-dir', dataDir, ...(databaseUrl ? ['--database-url', databaseUrl] : [])]
+  const init = JSON.parse(runCli(checkout, ['init', ...vault, '--json'])) as { application: { key: string } }
+  const server = await startServer(label, checkout, ['bin/tessera.cjs', 'serve', ...vault, '--port', '0'])
+  if (databaseUrl) server.backends = backendsOf(databaseUrl)
   const app = await api<{ key: string }>(server.url, init.application.key, 'POST', '/applications', { name: 'bench', type: 'private', permissions: ['token:create', 'token:read'] })
   const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' }
   const card = { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } }
@@ -149,9 +183,10 @@ async function startBare(): Promise<Target> {
 
 /** Server CPU µs per completed request over `amount` requests of `workload`. */
 async function measure(server: Server, workload: Workload, amount = REQUESTS): Promise<number> {
-  const before = cpuMicros(server.child.pid!)
+  const backends = (await server.backends?.()) ?? []
+  const before = await serverCpuMicros(server, backends)
   const result = await autocannon({ connections: CONNECTIONS, amount, ...workload })
-  const spent = cpuMicros(server.child.pid!) - before
+  const spent = (await serverCpuMicros(server, backends)) - before
   const failed = result.errors + result.non2xx
   if (failed > 0) throw new Error(`${server.name}: ${failed} failed or non-2xx responses`)
   return spent / result.requests.total
@@ -167,15 +202,23 @@ const format = (value: number, digits = 1) => value.toLocaleString('en-US', { mi
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-bench-cpu-'))
   const servers: Server[] = []
+  const databases: { url: string; drop(): Promise<void> }[] = []
+  const database = async (purpose: string) => {
+    if (!ON_POSTGRES) return undefined
+    const created = await benchDatabase(purpose)
+    databases.push(created)
+    return created.url
+  }
+  const postgres = ON_POSTGRES ? pinPostgres(canPin) : undefined
   try {
     const bare = await startBare()
     servers.push(bare.server)
     const targets = [bare]
-    const service = await startService('tessera', ROOT, dir)
+    const service = await startService('tessera', ROOT, dir, await database('cpu'))
     servers.push(service.server)
     targets.push(service)
     if (args.compare) {
-      const other = await startService(`compare (${args.compare})`, resolve(args.compare), dir)
+      const other = await startService(`compare (${args.compare})`, resolve(args.compare), dir, await database('cpu_compare'))
       servers.push(other.server)
       targets.push(other)
     }
@@ -194,13 +237,16 @@ async function main(): Promise<void> {
     report(targets, samples)
   } finally {
     await Promise.all(servers.map(stopServer))
+    await Promise.all(databases.map((created) => created.drop()))
+    postgres?.release()
     await rm(dir, { recursive: true, force: true })
   }
 }
 
 function report(targets: Target[], samples: Map<string, { create: number[]; get: number[] }>): void {
   const pinning = canPin ? `server on core ${SERVER_CORE}, load on core ${CLIENT_CORE}` : 'not pinned (fewer than 2 cores or no taskset)'
-  console.log(`\nServer CPU µs per request — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${pinning}, Node ${process.version}`)
+  const engine = ON_POSTGRES ? 'team vault on PostgreSQL (service + its backends)' : 'SQLite'
+  console.log(`\nServer CPU µs per request, ${engine} — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${pinning}, Node ${process.version}`)
   console.log('µs: median of the rounds; ratios: median of the per-round ratios (servers measured back to back, so a busy machine moves both sides)\n')
   const [bare, service, compared] = targets.map((target) => samples.get(target.label)!)
   // Per-round ratio of `numerator` to `denominator`, as the median and the range over rounds.

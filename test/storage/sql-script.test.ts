@@ -1,8 +1,21 @@
-import { beforeAll, describe, expect, it } from 'vitest'
-import { runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite } from '../../src/main/storage/sql-script'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  isStaleState,
+  postgresLiteral,
+  runInsertScript,
+  runPostgresInsertScript,
+  sqlLiteral,
+  type InsertStatement,
+  type RawPostgres,
+  type RawSqlite,
+  type ScriptGuard
+} from '../../src/main/storage/sql-script'
 import { sql } from '../../src/main/storage/connections'
+import { openDatabase, type Database } from '../../src/main/storage/database'
+import { auditChainTurnGuard } from '../../src/main/storage/repositories/logs.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { useTemporaryDatabase } from '../helpers/database'
+import { createTestDatabase } from '../helpers/postgres'
 
 describe('runInsertScript', () => {
   const temporary = useTemporaryDatabase('script')
@@ -53,5 +66,86 @@ describe('runInsertScript', () => {
   it('refuses values the schema never holds rather than guessing their SQL', () => {
     expect(() => sqlLiteral(1.5)).toThrow(TypeError)
     expect(() => sqlLiteral({})).toThrow(TypeError)
+  })
+})
+
+describe('runPostgresInsertScript', () => {
+  const TENANT = '00000000-0000-4000-8000-000000000001'
+  let drop: () => Promise<void>
+  let database: Database
+  beforeAll(async () => {
+    const created = await createTestDatabase()
+    drop = created.drop
+    database = await openDatabase(created.url, { readers: 1 })
+    await insertTenant(database.writer, { id: TENANT, name: 'Tenant', owner_user_id: null, created_at: 1 })
+  })
+  afterAll(async () => {
+    await database.close()
+    await drop()
+  })
+
+  /** Runs a script on the writer connection, as the write queue does, after `setup` on that connection. */
+  async function script(statements: InsertStatement[], { guard, setup }: { guard?: ScriptGuard; setup?: string } = {}): Promise<void> {
+    const connection = (await sql(database.writer).client.acquireConnection()) as RawPostgres
+    try {
+      if (setup) await connection.query(setup)
+      await runPostgresInsertScript(connection, statements, guard)
+    } finally {
+      await connection.query('RESET ALL')
+      sql(database.writer).client.releaseConnection(connection)
+    }
+  }
+
+  const columns = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'seq']
+  let seq = 0
+  const logRow = (message: string, created_at = 1) => ({ tenant_key: 1, entity_type: 'token', entity_id: 'e', operation: 'read', message, created_at, seq: ++seq })
+  const messages = async () => (await sql(database.reader)('logs').select('message').orderBy('seq')).map((row) => row.message as string)
+
+  it('stores text exactly, whatever quotes, backslashes or SQL it holds, with standard_conforming_strings on or off', async () => {
+    const tricky = ["it's", "'); DROP TABLE logs; --", 'émoji 🔐', '\\x27', "\\'; SELECT 1; --", 'back\\slash\\', '$$ $guard$']
+    await script([{ table: 'logs', columns, rows: tricky.map((message) => logRow(message)) }])
+    await script([{ table: 'logs', columns, rows: tricky.map((message) => logRow(message)) }], { setup: 'SET standard_conforming_strings = off' })
+    expect(await messages()).toEqual([...tricky, ...tricky])
+  })
+
+  it('refuses a NUL byte in text, as PostgreSQL refuses it bound, and writes nothing of the script', async () => {
+    const before = await messages()
+    await expect(script([{ table: 'logs', columns, rows: [logRow('kept?'), logRow('nul\u0000byte')] }])).rejects.toThrow()
+    expect(await messages()).toEqual(before)
+  })
+
+  it('stores bytes exactly and integers beyond 32 bits as numbers', async () => {
+    const bytes = Buffer.from([0, 1, 2, 39, 92, 250, 255])
+    await script([{ table: 'vault', columns: ['id', 'format_version', 'wrapped_secret_hash_key', 'created_at'], rows: [{ id: 1, format_version: 1, wrapped_secret_hash_key: bytes, created_at: 1_795_000_000_000 }] }])
+    const row = await sql(database.reader)('vault').first()
+    expect(Buffer.from(row.wrapped_secret_hash_key)).toEqual(bytes)
+    expect(row.created_at).toBe(1_795_000_000_000)
+  })
+
+  it('writes all statements or none', async () => {
+    const before = await messages()
+    const insert = script([
+      { table: 'logs', columns, rows: [logRow('kept?')] },
+      { table: 'tenants', columns: ['id', 'name', 'created_at'], rows: [{ id: TENANT, name: 'duplicate', created_at: 1 }] }
+    ])
+    await expect(insert).rejects.toMatchObject({ code: '23505' })
+    expect(await messages()).toEqual(before)
+  })
+
+  it("runs after the audit chain's guard when the head is the one expected, and writes nothing when it moved on", async () => {
+    const head = await sql(database.reader)('logs').select('seq').orderBy('seq', 'desc').first()
+    const mac = Buffer.alloc(32, 7)
+    await sql(database.writer)('logs').where({ seq: head.seq }).update({ mac })
+    await script([{ table: 'logs', columns, rows: [logRow('after the expected head')] }], { guard: auditChainTurnGuard(Number(head.seq), mac) })
+    expect((await messages()).at(-1)).toBe('after the expected head')
+
+    const stale = script([{ table: 'logs', columns, rows: [logRow('after a stale head')] }], { guard: auditChainTurnGuard(Number(head.seq), mac) })
+    await expect(stale).rejects.toSatisfy(isStaleState)
+    expect((await messages()).at(-1)).toBe('after the expected head')
+  })
+
+  it('refuses values the schema never holds rather than guessing their SQL', () => {
+    expect(() => postgresLiteral(Number.NaN)).toThrow(TypeError)
+    expect(() => postgresLiteral({})).toThrow(TypeError)
   })
 })

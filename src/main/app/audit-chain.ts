@@ -22,7 +22,9 @@ import { inTransaction, type Db, type Reader, type Tx, type Writer } from '../st
 import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypto/audit'
 import { CannotUnlockError } from '../domain/errors'
 import type { RowSealer } from '../storage/write-queue'
+import type { ScriptGuard } from '../storage/sql-script'
 import {
+  auditChainTurnGuard,
   awaitAuditChainTurn,
   findChainCheckpoint,
   hasChainedLogs,
@@ -56,13 +58,17 @@ const PAGE = 1000
  */
 export class AuditChain implements RowSealer<ChainLink> {
   readonly resume?: (tx: Tx) => Promise<ChainLink>
+  readonly expectHead?: (link: ChainLink) => ScriptGuard
 
   constructor(
     private readonly key: AuditMacKey,
     public head: ChainLink,
     shared = false
   ) {
-    if (shared) this.resume = resumeSharedChain
+    if (shared) {
+      this.resume = resumeSharedChain
+      this.expectHead = expectSharedHead
+    }
   }
 
   seal(rows: readonly object[], link: ChainLink): ChainLink {
@@ -117,6 +123,11 @@ function checkpointIntact(key: AuditMacKey, checkpoint: ChainCheckpoint): boolea
 async function resumeSharedChain(tx: Tx): Promise<ChainLink> {
   await awaitAuditChainTurn(tx)
   return committedHead(tx, await chainAnchor(tx))
+}
+
+/** The chain's turn, for a batch sealed from `link` in one trip: it fails if the committed head is another. */
+function expectSharedHead(link: ChainLink): ScriptGuard {
+  return auditChainTurnGuard(link.seq, link.mac)
 }
 
 /** The newest entry, or the anchor when every entry was archived. */

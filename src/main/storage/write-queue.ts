@@ -23,7 +23,7 @@
 import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
 import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
-import { isSqlite3, runInsertScript, type InsertStatement, type RawSqlite } from './sql-script'
+import { isStaleState, runInsertScript, runPostgresInsertScript, scriptEngine, type InsertStatement, type RawPostgres, type RawSqlite, type ScriptGuard } from './sql-script'
 import { tenantKeys, type TenantKeys } from './tenant-keys'
 
 export interface InsertOptions {
@@ -60,12 +60,21 @@ export interface RowSealer<Link = unknown> {
    * link after the last row anyone committed. Absent when this process is the only writer.
    */
   resume?(tx: Tx): Promise<Link>
+  /**
+   * With `resume`, for a batch written in one trip (PostgreSQL's script): the
+   * script's first step, which waits for the table's turn and fails with
+   * STALE_STATE unless `link` is still the link after the last committed row.
+   */
+  expectHead?(link: Link): ScriptGuard
 }
 
 export type WriteWork<T> = (tx: Tx) => Promise<T>
 export type AppendWork<T> = (rows: RowBuffer) => T
 
 type Settle = () => void
+
+/** The writer's driver connection, as knex's pool hands it out (`sqlite3`'s or `pg`'s). */
+type WriterConnection = RawSqlite | RawPostgres
 
 /** Runs of a lone unit that PostgreSQL ended for a deadlock or a serialisation failure before its error is given up. */
 const MAX_ATTEMPTS_ALONE = 3
@@ -158,13 +167,19 @@ class BatchRows implements RowBuffer {
     }
   }
 
-  /** Runs everything queued as one script-transaction (SQLite's one-trip path). */
-  async runAsScript(connection: RawSqlite): Promise<void> {
+  /**
+   * Runs everything queued as one script-transaction (the one-trip path). A
+   * table other processes append to too is sealed from the sealer's last
+   * committed link, which the script's guard checks is still the head.
+   */
+  async runAsScript(engine: 'sqlite' | 'postgres', connection: WriterConnection): Promise<void> {
     const statements = this.take()
     statements.forEach((statement) => this.seal(statement))
     try {
-      await runInsertScript(connection, statements)
+      if (engine === 'sqlite') await runInsertScript(connection as RawSqlite, statements)
+      else await runPostgresInsertScript(connection as RawPostgres, statements, this.sealer?.expectHead?.(this.sealer.head))
     } catch (error) {
+      if (isStaleState(error)) throw error
       // With several tables in one script, only a lone unit's conflict can be attributed.
       const withConflict = statements.find((statement) => statement.onConflict)
       throw withConflict ? this.conflictOf(withConflict, error) : error
@@ -191,8 +206,8 @@ export class WriteQueue {
   private pending: Pending[] = []
   private draining: Promise<void> | undefined
 
-  /** SQLite through sqlite3: batches of appends run as one script (see sql-script.ts). */
-  private readonly scriptable: boolean
+  /** SQLite through sqlite3 or PostgreSQL through pg: batches of appends run as one script (see sql-script.ts). */
+  private readonly scriptable: 'sqlite' | 'postgres' | undefined
 
   /**
    * @param options.maxBatch units per transaction
@@ -207,7 +222,7 @@ export class WriteQueue {
   ) {
     this.db = sql(writer)
     this.tenantKeys = tenantKeys(writer)
-    this.scriptable = isSqlite3(this.db)
+    this.scriptable = scriptEngine(this.db)
   }
 
   /** Runs `work` in a transaction shared with other queued writes; resolves after commit. */
@@ -235,11 +250,11 @@ export class WriteQueue {
   private async drain(): Promise<void> {
     // Let requests that arrive in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve))
-    let connection: RawSqlite | undefined
+    let connection: WriterConnection | undefined
     let settlePrevious: Settle | undefined
     try {
       // Hold the writer connection while there is work: a pool round trip per batch costs as much as the batch.
-      connection = (await this.db.client.acquireConnection()) as RawSqlite
+      connection = (await this.db.client.acquireConnection()) as WriterConnection
       // Pipelined: the next batch is handed to SQLite before the previous batch's requests
       // are answered, so its commit runs while the event loop writes those responses.
       for (;;) {
@@ -265,7 +280,7 @@ export class WriteQueue {
   }
 
   /** Commits a batch; returns how to settle its requests (called by `drain` when it suits the pipeline). */
-  private async runBatch(connection: RawSqlite, batch: Pending[]): Promise<Settle> {
+  private async runBatch(connection: WriterConnection, batch: Pending[]): Promise<Settle> {
     if (batch.length > 1) {
       const results = await this.transact(connection, batch.map((item) => item.unit)).catch(() => undefined)
       if (results) return () => batch.forEach((item, index) => item.resolve(results[index]))
@@ -282,7 +297,7 @@ export class WriteQueue {
   }
 
   /** One unit in a transaction of its own; one that another instance's transaction deadlocked is run again. */
-  private async transactAlone(connection: RawSqlite, unit: Unit): Promise<unknown> {
+  private async transactAlone(connection: WriterConnection, unit: Unit): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
         return (await this.transact(connection, [unit]))[0]
@@ -292,13 +307,19 @@ export class WriteQueue {
     }
   }
 
-  private async transact(connection: RawSqlite, units: Unit[]): Promise<unknown[]> {
+  private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
     if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
       const rows = new BatchRows(this.options.sealer, this.tenantKeys)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
-      await rows.runAsScript(connection)
-      rows.committed()
-      return results
+      try {
+        await rows.runAsScript(this.scriptable, connection)
+        rows.committed()
+        return results
+      } catch (error) {
+        // Another process appended to the chain since this one's last commit: run the batch
+        // again as a transaction that reads the committed head (and refreshes the sealer's).
+        if (!isStaleState(error)) throw error
+      }
     }
     const rows = new BatchRows(this.options.sealer, this.tenantKeys)
     const results = await this.db.transaction(async (trx) => {
