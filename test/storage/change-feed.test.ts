@@ -64,7 +64,7 @@ describe('the change feed', () => {
   })
 
   it('reads a payload it does not understand as a change of every kind', () => {
-    expect(parseChange('not json').map((change) => change.kind)).toEqual(['application', 'session', 'token', 'keys'])
+    expect(parseChange('not json').map((change) => change.kind)).toEqual(['application', 'session', 'token', 'keys', 'webhook'])
     expect(parseChange('{"kind":"application","ids":[1]}')).toEqual([{ kind: 'application', tenantId: undefined, ids: undefined }])
   })
 
