@@ -56,7 +56,7 @@ import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
 import { ReadThroughCache } from '../infra/read-through-cache'
 import { notifyChange } from '../storage/change-feed'
-import type { EventCause, WebhookEvents } from './webhook-events'
+import type { EmittedEvent, EventCause, WebhookEvents } from './webhook-events'
 import { parse } from '../domain/validation'
 
 export interface CreateResult {
@@ -111,10 +111,14 @@ function tokenEventData(token: StoredToken): Record<string, unknown> {
   }
 }
 
-/** Emits one event per token (a map lookup when nothing subscribes). */
+/** Emits one event per token; a token whose tenant subscribed to nothing of `type` costs a map lookup, its event data is not built. */
 function emitTokenEvents(events: WebhookEvents | undefined, into: Tx | RowBuffer, now: number, type: WebhookEventType, cause: EventCause, tokens: readonly StoredToken[]): void {
-  if (!events || tokens.length === 0) return
-  events.emit(into, now, tokens.map((token) => ({ tenantId: token.tenant_id, type, cause, data: tokenEventData(token) })))
+  if (!events) return
+  const emitted: EmittedEvent[] = []
+  for (const token of tokens) {
+    if (events.subscribed(token.tenant_id, type)) emitted.push({ tenantId: token.tenant_id, type, cause, data: tokenEventData(token) })
+  }
+  if (emitted.length > 0) events.emit(into, now, emitted)
 }
 
 /**

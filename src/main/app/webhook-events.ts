@@ -43,6 +43,11 @@ export class WebhookEvents {
     return this.subscriptions.size > 0
   }
 
+  /** Whether any enabled webhook of `tenantId` subscribes to `type`: one map lookup, so callers build an event's data only when it will be sent. */
+  subscribed(tenantId: string, type: WebhookEventType): boolean {
+    return (this.subscriptions.get(tenantId)?.get(type)?.length ?? 0) > 0
+  }
+
   /** Calls `listener` after events were queued (once their transaction has had time to commit, it looks). */
   onEmitted(listener: () => void): void {
     this.listeners.push(listener)
