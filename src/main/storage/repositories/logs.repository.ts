@@ -84,14 +84,33 @@ type StoredValues = Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & { tr
 /** An entry with the stored forms beside the values they stand for: the MAC covers the values, the table holds the compact forms. */
 type StoredLogRow = LogRow & StoredForms
 
-const toStored = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] =>
-  entries.map((entry) => ({
-    ...entry,
+const toStored = (keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] => entries.map((entry) => storedRow(keys, entry))
+
+/**
+ * Field by field, `seq` and `mac` included even before the sealer stamps them: an object
+ * spread with added properties costs V8 about a microsecond per entry, and stamping
+ * properties the object lacks changes its shape on every entry of every commit.
+ */
+function storedRow(keys: TenantKeys, entry: LogRow): StoredLogRow {
+  return {
+    seq: entry.seq,
+    tenant_id: entry.tenant_id,
+    actor_id: entry.actor_id,
+    actor_type: entry.actor_type,
+    entity_type: entry.entity_type,
+    entity_id: entry.entity_id,
+    operation: entry.operation,
+    message: entry.message,
+    created_at: entry.created_at,
+    count: entry.count,
+    trace_id: entry.trace_id,
+    mac: entry.mac,
     tenant_key: keys.keyOf(entry.tenant_id),
     actor: uuidBytes(entry.actor_id),
     actor_type_code: actorTypeCode(entry.actor_type),
     trace: traceBytes(entry.trace_id)
-  }))
+  }
+}
 
 /** A stored entry as the layers above see it: with its tenant's and actor's ids, the actor's type and the trace id. */
 function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, trace, ...row }: T): Omit<T, keyof StoredForms> & StoredValues {
