@@ -7,14 +7,14 @@
  * on every entry. The text read back is exactly the text written: the audit
  * chain's MACs cover it.
  */
-import { isCanonicalUuid, uuidText } from './uuid-bytes'
+import { canonicalUuidBytes, isCanonicalUuid, uuidText } from './uuid-bytes'
 
 const UUID_BYTES = 16
 const NUL = 0
 
 export function traceBytes(id: string | null | undefined): Buffer | null {
   if (id === null || id === undefined) return null
-  if (isCanonicalUuid(id)) return Buffer.from(id.replaceAll('-', ''), 'hex')
+  if (isCanonicalUuid(id)) return canonicalUuidBytes(id)
   const text = Buffer.from(id, 'utf8')
   return text.length === UUID_BYTES ? Buffer.concat([text, Buffer.of(NUL)]) : text
 }
