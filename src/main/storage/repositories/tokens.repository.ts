@@ -88,6 +88,32 @@ function toColumns(keys: TenantKeys, token: Partial<StoredToken>, type = token.t
   return columns
 }
 
+/**
+ * A new token's row, field by field: `toColumns`'s rest copy and added properties
+ * cost V8 about twice as much, on every create.
+ */
+function newTokenColumns(keys: TenantKeys, token: StoredToken): TokenRow {
+  return {
+    tenant_key: keys.keyOf(token.tenant_id),
+    id: token.id,
+    type: token.type,
+    key_version: token.key_version,
+    sealed_data: token.sealed_data,
+    fingerprint: hashBytes(token.fingerprint),
+    fingerprint_expression: storedExpression(token.type, token.fingerprint_expression),
+    mask: nullableJson(token.mask),
+    containers: JSON.stringify(token.containers),
+    metadata: JSON.stringify(token.metadata),
+    search_indexes: nullableJson(token.search_indexes),
+    expires_at: token.expires_at,
+    cvc_expires_at: token.cvc_expires_at,
+    created_by: uuidBytes(token.created_by),
+    created_at: token.created_at,
+    modified_by: uuidBytes(token.modified_by),
+    modified_at: token.modified_at
+  }
+}
+
 function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modified_by, ...row }: TokenRow): StoredToken {
   return {
     tenant_id: keys.idOf(tenant_key),
@@ -151,7 +177,7 @@ export interface NewToken {
  */
 export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDuplicate: () => Error): void {
   const keys = rows.tenantKeys
-  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => toColumns(keys, token.token)), { onConflict: onDuplicate })
+  rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => newTokenColumns(keys, token.token)), { onConflict: onDuplicate })
   rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes, token.token.created_at)))
   rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(keys, token.token)))
   for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
