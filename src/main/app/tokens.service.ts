@@ -69,6 +69,11 @@ function targetOf(row: StoredToken): AccessTarget {
   return { id: row.id, containers: row.containers }
 }
 
+/** Not expired at `now`. */
+function isLive(row: Pick<StoredToken, 'expires_at'>, now: number): boolean {
+  return row.expires_at === null || row.expires_at > now
+}
+
 function rowCacheKey(tenantId: string, id: string): string {
   return `${tenantId}\u0000${id}`
 }
@@ -434,9 +439,17 @@ export class TokensService {
     return criteria
   }
 
-  /** `findOr404` through the row cache; an expired cached row reads as absent. */
+  /**
+   * `findOr404` through the row cache; an expired cached row reads as absent. A load
+   * may be shared with concurrent misses that began earlier (see ReadThroughCache.load),
+   * so its row's expiry is checked again against this request's `now`.
+   */
   private async findCachedOr404(actor: Actor, id: string, now: number): Promise<StoredToken> {
-    return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.context.reader, actor, id, now)))!
+    const cached = this.cachedRow(actor, id, now)
+    if (cached) return cached
+    const loaded = await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => findToken(this.context.reader, actor.tenantId, tokenPathId(id), now))
+    if (!loaded || !isLive(loaded, now)) throw new NotFoundError('Token')
+    return loaded
   }
 
   /** The live rows of `ids` by id: cached ones from the cache, the others in a few statements (not cached: a bulk read is rarely repeated). */
@@ -455,7 +468,7 @@ export class TokensService {
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
   private cachedRow(actor: Actor, id: string, now: number): StoredToken | undefined {
     const cached = this.rowCache.get(rowCacheKey(actor.tenantId, id))
-    return cached && (cached.expires_at === null || cached.expires_at > now) ? cached : undefined
+    return cached && isLive(cached, now) ? cached : undefined
   }
 
   /** Drops a changed row from the cache, after its transaction committed. */
