@@ -13,7 +13,7 @@ import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261219000000_default_fingerprint_expression'
-import { deleteReturning, insertionOrder, jsonArrayElements, lockName, lockingRows, unindexed } from '../dialect'
+import { deleteReturning, insertionOrder, jsonArrayElements, lockNames, lockingRows, unindexed } from '../dialect'
 
 
 /**
@@ -186,7 +186,7 @@ export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, n
  */
 export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[]): Promise<void> {
   const names = [...new Set(tokens.map((token) => `${token.type}/${token.fingerprint}`))].sort()
-  for (const name of names) await lockName(sql(tx), 'fingerprint', tenantId, name)
+  await lockNames(sql(tx), names.map((name) => ['fingerprint', tenantId, name]))
 }
 
 /** Ids looked up per statement by `findTokens` (SQLite allows 999 bound values). */
