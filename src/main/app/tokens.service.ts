@@ -19,6 +19,8 @@ import type { Page, Permission, Token, Transform } from '../../shared/types'
 import {
   deleteToken,
   findByFingerprint,
+  findByFingerprints,
+  fingerprintKey,
   findTokens,
   findTokenPage,
   findToken,
@@ -188,6 +190,35 @@ export class TokensService {
     }
     await this.insertMany(trx, actor, [prepared], now, 'Token created')
     return { token: toWireToken(prepared.token, prepared.data, prepared.transform, view), created: true }
+  }
+
+  /**
+   * Tokenize's inserts when some tokens ask for deduplication, inside a write transaction: one
+   * whose type and fingerprint a live token (or one earlier in `prepared`) already has returns
+   * that token, read and audited as such; the others are inserted. The whole batch takes its
+   * locks in one statement and looks its fingerprints up in one. Returns the view of each
+   * existing token returned, undefined for each token inserted.
+   */
+  async insertDeduplicating(trx: Tx, actor: Actor, prepared: readonly PreparedToken[], now: number, message: string): Promise<(Token | undefined)[]> {
+    const deduplicating = prepared.filter((p) => p.deduplicate).map((p) => p.token)
+    // All at once and in order, so two such requests on two instances cannot each hold what the other waits for.
+    await lockFingerprints(trx, actor.tenantId, deduplicating)
+    const existing = await findByFingerprints(trx, actor.tenantId, deduplicating, now)
+    const fresh: PreparedToken[] = []
+    const returned: StoredToken[] = []
+    const results = prepared.map((p) => {
+      const duplicate = p.deduplicate ? existing.get(fingerprintKey(p.token)) : undefined
+      if (duplicate) {
+        returned.push(duplicate)
+        return this.viewForReader(actor, duplicate, { single: false })
+      }
+      if (p.deduplicate) existing.set(fingerprintKey(p.token), p.token)
+      fresh.push(p)
+      return undefined
+    })
+    audit(trx, now, returned.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message: 'Token returned by deduplication' })))
+    await this.insertMany(trx, actor, fresh, now, message)
+    return results
   }
 
   /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */

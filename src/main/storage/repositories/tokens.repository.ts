@@ -206,6 +206,31 @@ export async function findTokens(db: Db, tenantId: string, ids: readonly string[
   return found
 }
 
+/** What deduplication matches tokens by: their type and fingerprint. */
+export const fingerprintKey = (token: Pick<StoredToken, 'type' | 'fingerprint'>) => `${token.type}/${token.fingerprint}`
+
+/**
+ * `findByFingerprint` for a batch (tokenize's deduplication) in a statement per 500
+ * fingerprints: the oldest live token of each type and fingerprint, by `fingerprintKey`.
+ */
+export async function findByFingerprints(db: Db, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[], now: number): Promise<Map<string, StoredToken>> {
+  const wanted = new Set(tokens.map(fingerprintKey))
+  const fingerprints = [...new Set(tokens.map((token) => token.fingerprint))]
+  const found = new Map<string, StoredToken>()
+  for (let start = 0; start < fingerprints.length; start += IDS_PER_LOOKUP) {
+    const rows: TokenRow[] = await sql(db)('tokens')
+      .whereIn('fingerprint', fingerprints.slice(start, start + IDS_PER_LOOKUP).map(hashBytes))
+      .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ?`, [tenantKeys(db).keyOf(tenantId)])
+      .andWhere(notExpiredAt(now))
+      .orderBy('created_at')
+    for (const token of toRows(db, rows)) {
+      const key = fingerprintKey(token)
+      if (wanted.has(key) && !found.has(key)) found.set(key, token)
+    }
+  }
+  return found
+}
+
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
   // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
