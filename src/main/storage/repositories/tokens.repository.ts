@@ -209,26 +209,36 @@ export async function findTokens(db: Db, tenantId: string, ids: readonly string[
 /** What deduplication matches tokens by: their type and fingerprint. */
 export const fingerprintKey = (token: Pick<StoredToken, 'type' | 'fingerprint'>) => `${token.type}/${token.fingerprint}`
 
+/** Fingerprints looked up per statement by `findByFingerprints` (three bound values each). */
+const FINGERPRINTS_PER_LOOKUP = 100
+
 /**
- * `findByFingerprint` for a batch (tokenize's deduplication) in a statement per 500
+ * `findByFingerprint` for a batch (tokenize's deduplication), in one statement per 100
  * fingerprints: the oldest live token of each type and fingerprint, by `fingerprintKey`.
+ * Each fingerprint is its own `LIMIT 1` lookup, so a fingerprint that many tokens share
+ * costs one row, as it does alone.
  */
 export async function findByFingerprints(db: Db, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[], now: number): Promise<Map<string, StoredToken>> {
-  const wanted = new Set(tokens.map(fingerprintKey))
-  const fingerprints = [...new Set(tokens.map((token) => token.fingerprint))]
+  const wanted = [...new Map(tokens.map((token) => [fingerprintKey(token), token])).values()]
   const found = new Map<string, StoredToken>()
-  for (let start = 0; start < fingerprints.length; start += IDS_PER_LOOKUP) {
-    const rows: TokenRow[] = await sql(db)('tokens')
-      .whereIn('fingerprint', fingerprints.slice(start, start + IDS_PER_LOOKUP).map(hashBytes))
-      .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ?`, [tenantKeys(db).keyOf(tenantId)])
-      .andWhere(notExpiredAt(now))
-      .orderBy('created_at')
-    for (const token of toRows(db, rows)) {
-      const key = fingerprintKey(token)
-      if (wanted.has(key) && !found.has(key)) found.set(key, token)
-    }
+  for (let start = 0; start < wanted.length; start += FINGERPRINTS_PER_LOOKUP) {
+    const [first, ...rest] = wanted
+      .slice(start, start + FINGERPRINTS_PER_LOOKUP)
+      .map((token, index) => sql(db).select('*').from(oldestByFingerprint(db, tenantId, token, now).as(`f${index}`)))
+    const rows: TokenRow[] = await (rest.length > 0 ? first.unionAll(rest) : first)
+    for (const token of toRows(db, rows)) found.set(fingerprintKey(token), token)
   }
   return found
+}
+
+function oldestByFingerprint(db: Db, tenantId: string, token: Pick<StoredToken, 'type' | 'fingerprint'>, now: number) {
+  // As in findByFingerprint: the fingerprint index alone finds the few candidates.
+  return sql(db)('tokens')
+    .where({ fingerprint: hashBytes(token.fingerprint) })
+    .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ? and ${unindexed(sql(db), 'type')} = ?`, [tenantKeys(db).keyOf(tenantId), token.type])
+    .andWhere(notExpiredAt(now))
+    .orderBy('created_at')
+    .limit(1)
 }
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
