@@ -6,7 +6,6 @@
  * transaction with multi-row statements — one bad element and nothing is created.
  */
 import type { Tx } from '../storage/connections'
-import { lockFingerprints } from '../storage/repositories/tokens.repository'
 import type { Actor } from '../domain/actor'
 import { ConflictError, ValidationError, type FieldErrors } from '../domain/errors'
 import { ExpressionBudget, ExpressionCountError } from '../domain/expressions'
@@ -124,18 +123,8 @@ export class TokenizeService {
 
   /** The rare path: some elements ask for deduplication, which needs reads inside the transaction. */
   private async insertDeduplicating(trx: Tx, actor: Actor, slots: PreparedSlot[], now: number): Promise<void> {
-    // All at once and in order, so two such requests on two instances cannot each hold what the other waits for.
-    await lockFingerprints(
-      trx,
-      actor.tenantId,
-      slots.filter((slot) => slot.prepared.deduplicate).map((slot) => slot.prepared.token)
-    )
-    for (const slot of slots) {
-      const { prepared } = slot
-      slot.result = prepared.deduplicate ? (await this.tokens.insertPrepared(trx, actor, prepared, now, { single: false })).token : undefined
-    }
-    const fresh = slots.filter((slot) => !slot.prepared.deduplicate)
-    await this.tokens.insertMany(trx, actor, fresh.map((slot) => slot.prepared), now, 'Token created by tokenize')
+    const results = await this.tokens.insertDeduplicating(trx, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize')
+    slots.forEach((slot, index) => (slot.result = results[index]))
   }
 
   private fill(shape: unknown, slots: PreparedSlot[]): unknown {

@@ -19,6 +19,8 @@ import type { Page, Permission, Token, Transform } from '../../shared/types'
 import {
   deleteToken,
   findByFingerprint,
+  findByFingerprints,
+  fingerprintKey,
   findTokens,
   findTokenPage,
   findToken,
@@ -67,6 +69,11 @@ export interface CreateResult {
 
 function targetOf(row: StoredToken): AccessTarget {
   return { id: row.id, containers: row.containers }
+}
+
+/** Not expired at `now`. */
+function isLive(row: Pick<StoredToken, 'expires_at'>, now: number): boolean {
+  return row.expires_at === null || row.expires_at > now
 }
 
 function rowCacheKey(tenantId: string, id: string): string {
@@ -187,6 +194,35 @@ export class TokensService {
     }
     await this.insertMany(trx, actor, [prepared], now, 'Token created')
     return { token: toWireToken(prepared.token, prepared.data, prepared.transform, view), created: true }
+  }
+
+  /**
+   * Tokenize's inserts when some tokens ask for deduplication, inside a write transaction: one
+   * whose type and fingerprint a live token (or one earlier in `prepared`) already has returns
+   * that token, read and audited as such; the others are inserted. The whole batch takes its
+   * locks in one statement and looks its fingerprints up in one. Returns the view of each
+   * existing token returned, undefined for each token inserted.
+   */
+  async insertDeduplicating(trx: Tx, actor: Actor, prepared: readonly PreparedToken[], now: number, message: string): Promise<(Token | undefined)[]> {
+    const deduplicating = prepared.filter((p) => p.deduplicate).map((p) => p.token)
+    // All at once and in order, so two such requests on two instances cannot each hold what the other waits for.
+    await lockFingerprints(trx, actor.tenantId, deduplicating)
+    const existing = await findByFingerprints(trx, actor.tenantId, deduplicating, now)
+    const fresh: PreparedToken[] = []
+    const returned: StoredToken[] = []
+    const results = prepared.map((p) => {
+      const duplicate = p.deduplicate ? existing.get(fingerprintKey(p.token)) : undefined
+      if (duplicate) {
+        returned.push(duplicate)
+        return this.viewForReader(actor, duplicate, { single: false })
+      }
+      if (p.deduplicate) existing.set(fingerprintKey(p.token), p.token)
+      fresh.push(p)
+      return undefined
+    })
+    audit(trx, now, returned.map((row) => ({ actor, ...tokenEntity(row), operation: 'read', message: 'Token returned by deduplication' })))
+    await this.insertMany(trx, actor, fresh, now, message)
+    return results
   }
 
   /** Inserts prepared tokens, their indexes and log entries inside a transaction; a duplicate id is a 409. */
@@ -438,9 +474,17 @@ export class TokensService {
     return criteria
   }
 
-  /** `findOr404` through the row cache; an expired cached row reads as absent. */
+  /**
+   * `findOr404` through the row cache; an expired cached row reads as absent. A load
+   * may be shared with concurrent misses that began earlier (see ReadThroughCache.load),
+   * so its row's expiry is checked again against this request's `now`.
+   */
   private async findCachedOr404(actor: Actor, id: string, now: number): Promise<StoredToken> {
-    return this.cachedRow(actor, id, now) ?? (await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => this.findOr404(this.context.reader, actor, id, now)))!
+    const cached = this.cachedRow(actor, id, now)
+    if (cached) return cached
+    const loaded = await this.rowCache.load(rowCacheKey(actor.tenantId, id), () => findToken(this.context.reader, actor.tenantId, tokenPathId(id), now))
+    if (!loaded || !isLive(loaded, now)) throw new NotFoundError('Token')
+    return loaded
   }
 
   /** The live rows of `ids` by id: cached ones from the cache, the others in a few statements (not cached: a bulk read is rarely repeated). */
@@ -459,7 +503,7 @@ export class TokensService {
   /** The cached row without a promise hop (GET /tokens/{id} is the hot path); undefined when not cached or expired. */
   private cachedRow(actor: Actor, id: string, now: number): StoredToken | undefined {
     const cached = this.rowCache.get(rowCacheKey(actor.tenantId, id))
-    return cached && (cached.expires_at === null || cached.expires_at > now) ? cached : undefined
+    return cached && isLive(cached, now) ? cached : undefined
   }
 
   /** Drops a changed row from the cache, after its transaction committed. */

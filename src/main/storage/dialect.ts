@@ -96,6 +96,17 @@ export async function lockName(db: Knex, ...parts: string[]): Promise<void> {
   await db.raw('select pg_advisory_xact_lock(?::int, hashtext(?))', [NAMED_LOCK_CLASS, parts.join(' ')])
 }
 
+/**
+ * `lockName` for several names in one statement, taken in the order given (callers sort them, so
+ * two transactions never wait on each other's). The locks are volatile calls, which PostgreSQL
+ * evaluates after the `ORDER BY`, one row at a time.
+ */
+export async function lockNames(db: Knex, names: readonly (readonly string[])[]): Promise<void> {
+  if (!sharedByInstances(db) || names.length === 0) return
+  const joined = names.map((parts) => parts.join(' '))
+  await db.raw('select pg_advisory_xact_lock(?::int, hashtext(name)) from unnest(?::text[]) with ordinality as names(name, position) order by position', [NAMED_LOCK_CLASS, joined])
+}
+
 /** `DELETE` of `query`'s rows, returning `columns` of the rows it deleted (knex returns only a count on SQLite). */
 export async function deleteReturning<T>(db: Knex, query: Knex.QueryBuilder, columns: readonly string[]): Promise<T[]> {
   if (engineOf(db) === 'postgres') return (await query.delete().returning(columns as string[])) as T[]

@@ -7,7 +7,8 @@
  *
  * Two kinds of work:
  * - `run(work)` gets the transaction and may read and write; rows appended
- *   earlier in the batch are flushed first, so its reads see them.
+ *   earlier in the batch are flushed first (on PostgreSQL, committed first:
+ *   see `runBatch`), so its reads see them.
  * - `append(work)` only queues rows (a token and its log entry, the log entry
  *   of a read). Appended rows of the whole batch are written as one multi-row
  *   INSERT per table, which is what lifts single-request throughput.
@@ -279,8 +280,26 @@ export class WriteQueue {
     }
   }
 
-  /** Commits a batch; returns how to settle its requests (called by `drain` when it suits the pipeline). */
+  /**
+   * Commits a batch; returns how to settle its requests (called by `drain` when it suits the pipeline).
+   * On PostgreSQL, a batch that also holds transactional units (a sweep, an update) commits its
+   * appends first as a script of their own, and then the rest: otherwise one such unit would send
+   * every append of its batch statement by statement, each a round trip. The rest still sees those
+   * rows. (On SQLite a statement costs no round trip, and a second commit would cost a second fsync.)
+   */
   private async runBatch(connection: WriterConnection, batch: Pending[]): Promise<Settle> {
+    const appends = this.scriptable === 'postgres' ? batch.filter((item) => item.unit.kind === 'append') : []
+    if (appends.length === 0 || appends.length === batch.length) return this.runUnits(connection, batch)
+    const settleAppends = await this.runUnits(connection, appends)
+    const settleRest = await this.runUnits(connection, batch.filter((item) => item.unit.kind !== 'append'))
+    return () => {
+      settleAppends()
+      settleRest()
+    }
+  }
+
+  /** Commits units in one transaction, or one by one if that fails; returns how to settle them (never rejects). */
+  private async runUnits(connection: WriterConnection, batch: Pending[]): Promise<Settle> {
     if (batch.length > 1) {
       const results = await this.transact(connection, batch.map((item) => item.unit)).catch(() => undefined)
       if (results) return () => batch.forEach((item, index) => item.resolve(results[index]))

@@ -226,6 +226,25 @@ describe('POST /tokenize', () => {
     expect(second.id).toBe(first.id)
   })
 
+  it('deduplicates each request of a body against the vault and the earlier requests of the body, and only those that ask', async () => {
+    const [stored, other] = [card(), card()]
+    const [original] = await ok([{ type: 'card', data: stored }], masker.key)
+    const [again, fresh, freshAgain, notAsked, storedAgain] = await ok(
+      [
+        { type: 'card', data: stored, deduplicate_token: true },
+        { type: 'card', data: other, deduplicate_token: true },
+        { type: 'card', data: other, deduplicate_token: true },
+        { type: 'card', data: stored },
+        { type: 'card', data: stored, deduplicate_token: true }
+      ],
+      masker.key
+    )
+    expect(again).toEqual(original)
+    expect(storedAgain).toEqual(original)
+    expect(freshAgain.id).toBe(fresh.id)
+    expect(new Set([original.id, fresh.id, notAsked.id]).size).toBe(3)
+  })
+
   it('checks token:create on each destination container', async () => {
     const [token] = await ok([{ type: 'card', data: card() }], pciCreator.key)
     expect(token.type).toBe('card')

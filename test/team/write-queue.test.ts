@@ -1,0 +1,67 @@
+/**
+ * The write queue on PostgreSQL: a batch of appends goes as one script (one
+ * round trip), and so do the appends of a batch that also holds a
+ * transactional unit, which then still sees them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../../src/main/storage/connections'
+import { openDatabase, type Database } from '../../src/main/storage/database'
+import { WriteQueue } from '../../src/main/storage/write-queue'
+import { createTestDatabase } from '../helpers/postgres'
+
+const COLUMNS = ['name', 'last_run_at']
+
+describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
+  let database: { url: string; drop(): Promise<void> }
+  let db: Database
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    db = await openDatabase(database.url, { readers: 1 })
+  })
+  afterAll(async () => {
+    await db?.close()
+    await database?.drop()
+  })
+
+  /** Records what is sent on the writer's connection (the pool holds one) while `work` runs. */
+  async function sentDuring(work: () => Promise<unknown>): Promise<string[]> {
+    const knex = sql(db.writer)
+    const connection = (await knex.client.acquireConnection()) as { query: (...args: unknown[]) => unknown }
+    knex.client.releaseConnection(connection)
+    const sent: string[] = []
+    const query = connection.query
+    connection.query = function (this: unknown, ...args: unknown[]) {
+      const text = args[0]
+      sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
+      return query.apply(this, args)
+    }
+    try {
+      await work()
+    } finally {
+      connection.query = query
+    }
+    return sent
+  }
+
+  const append = (queue: WriteQueue, name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }]))
+
+  it('commits the appends of a batch with a transactional unit as one script, before that unit, which sees them', async () => {
+    const queue = new WriteQueue(db.writer)
+    let seen: string[] = []
+    const sent = await sentDuring(() =>
+      Promise.all([
+        append(queue, 'a'),
+        queue.run(async (trx) => (seen = (await sql(trx)('job_runs').whereIn('name', ['a', 'b', 'c']).orderBy('name')).map((row) => row.name))),
+        append(queue, 'b'),
+        append(queue, 'c')
+      ])
+    )
+    expect(seen).toEqual(['a', 'b', 'c'])
+    const scripts = sent.filter((text) => text.startsWith('BEGIN;') && text.includes('INSERT INTO job_runs'))
+    expect(scripts).toHaveLength(1)
+    expect(sent.filter((text) => /insert into "?job_runs/i.test(text) && !text.startsWith('BEGIN;'))).toEqual([])
+    const stored = await sql(db.reader)('job_runs').whereIn('name', ['a', 'b', 'c']).select('name')
+    expect(stored).toHaveLength(3)
+  })
+})
