@@ -44,8 +44,10 @@ describe.skipIf(!chromiumAvailable)('the window on a team vault', () => {
     for (const step of cleanup) await step()
   })
 
-  /** Fills the connection form and submits it, by keyboard. */
+  /** Fills the connection form and submits it, by keyboard, starting from the Settings heading. */
   async function connectByKeyboard(url: string, key: string): Promise<void> {
+    await page().keyboard.press('Alt+7')
+    await expectFocus(page(), 'main h1')
     await tabTo(page(), URL_FIELD)
     await page().keyboard.press('Control+A')
     await page().keyboard.type(url)
@@ -57,8 +59,6 @@ describe.skipIf(!chromiumAvailable)('the window on a team vault', () => {
 
   it('shows the embedded vault, and names the key when the team vault refuses it', async () => {
     await expect.poll(() => indicator().textContent()).toContain('Embedded vault')
-    await page().keyboard.press('Alt+7')
-    await expectFocus(page(), 'main h1')
     await connectByKeyboard(server.url, 'key_management_wrong')
     await expect.poll(() => notifications()).toContain('key: was refused by the team vault')
     expect(await indicator().textContent()).toContain('Embedded vault')
