@@ -5,14 +5,13 @@
  * and edits made directly in PostgreSQL are caught by `tessera logs verify`
  * and named, as on a vault file.
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate, type Served } from '../helpers/cli'
-import { createTestDatabase, onPostgres } from '../helpers/postgres'
+import { run, type Served } from '../helpers/cli'
+import { onPostgres } from '../helpers/postgres'
+import { startTeamVault } from '../helpers/team'
 
 /** The AUDIT_BROKEN exit code. */
 const BROKEN = 12
@@ -39,15 +38,9 @@ describe.skipIf(onPostgres)('the audit trail of a team vault', { timeout: 120_00
   const verifyVault = () => run(['logs', 'verify', '--data-dir', dirs[0], '--database-url', databaseUrl])
 
   beforeAll(async () => {
-    const database = await createTestDatabase()
-    cleanup.push(database.drop)
-    databaseUrl = database.url
-    dirs = await Promise.all([0, 1].map(() => mkdtemp(join(tmpdir(), 'tessera-team-audit-'))))
-    cleanup.push(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))))
-    managementKey = JSON.parse((await run(['init', '--data-dir', dirs[0], '--database-url', databaseUrl, '--json'])).stdout).application.key
-    await copyFile(join(dirs[0], 'master.key'), join(dirs[1], 'master.key'))
-    instances = await Promise.all(dirs.map((dir) => serve(dir, { TESSERA_DATABASE_URL: databaseUrl, TESSERA_LOG_LEVEL: 'warn' })))
-    cleanup.push(() => Promise.all(instances.map(terminate)))
+    const team = await startTeamVault()
+    cleanup.push(() => team.close())
+    ;({ databaseUrl, dirs, instances, managementKey } = team)
     const application = await fetch(instances[0].url + '/applications', {
       method: 'POST',
       headers: { 'svc-api-key': managementKey, 'content-type': 'application/json' },

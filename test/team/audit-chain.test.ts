@@ -4,34 +4,22 @@
  * the chain exactly once, the chain verifies, and an entity's entries are all
  * found whichever instance wrote them.
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate, type Served } from '../helpers/cli'
-import { createTestDatabase } from '../helpers/postgres'
+import { run, type Served } from '../helpers/cli'
+import { startTeamVault, type TeamVault } from '../helpers/team'
 
 describe('a team vault served by two instances', { timeout: 120_000 }, () => {
-  const cleanup: (() => Promise<unknown>)[] = []
+  let team: TeamVault
   let databaseUrl: string
   let dirs: string[]
   let instances: Served[] = []
   let adminKey: string
 
   beforeAll(async () => {
-    const database = await createTestDatabase()
-    cleanup.push(database.drop)
-    databaseUrl = database.url
-    dirs = await Promise.all([0, 1].map(() => mkdtemp(join(tmpdir(), 'tessera-instance-'))))
-    cleanup.push(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))))
-    adminKey = JSON.parse((await run(['init', '--data-dir', dirs[0], '--database-url', databaseUrl, '--json'])).stdout).application.key
-    await copyFile(join(dirs[0], 'master.key'), join(dirs[1], 'master.key'))
-    instances = await Promise.all(dirs.map((dir) => serve(dir, { TESSERA_DATABASE_URL: databaseUrl })))
+    team = await startTeamVault(2, {})
+    ;({ databaseUrl, dirs, instances, managementKey: adminKey } = team)
   })
-  afterAll(async () => {
-    await Promise.all(instances.map(terminate))
-    for (const step of cleanup.reverse()) await step()
-  })
+  afterAll(() => team?.close())
 
   async function api(instance: number, key: string, method: string, path: string, body?: unknown) {
     const response = await fetch(instances[instance].url + path, { method, headers: { 'svc-api-key': key, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })

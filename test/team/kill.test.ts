@@ -5,12 +5,10 @@
  * still verifies. The other instance keeps serving throughout, and the killed
  * one starts again on its data directory at once (nothing is left locked).
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate, type Served } from '../helpers/cli'
-import { createTestDatabase, onPostgres } from '../helpers/postgres'
+import { run, type Served } from '../helpers/cli'
+import { onPostgres } from '../helpers/postgres'
+import { startTeamVault, type TeamVault } from '../helpers/team'
 
 const WRITERS = 16
 /** Acknowledged creates after which the instance is killed, with more in flight. */
@@ -32,10 +30,7 @@ async function status(server: Served, key: string, path: string): Promise<number
 
 // Always on PostgreSQL, whichever engine the API suite runs on: run once, in the node project.
 describe.skipIf(onPostgres)('an instance of a team vault killed with kill -9', () => {
-  const cleanup: (() => Promise<unknown>)[] = []
-  let databaseUrl: string
-  let dirA: string
-  let dirB: string
+  let team: TeamVault
   let a: Served
   let b: Served
   let managementKey: string
@@ -44,17 +39,9 @@ describe.skipIf(onPostgres)('an instance of a team vault killed with kill -9', (
   const acknowledged: string[] = []
 
   beforeAll(async () => {
-    const database = await createTestDatabase()
-    cleanup.push(database.drop)
-    databaseUrl = database.url
-    dirA = await mkdtemp(join(tmpdir(), 'tessera-kill-a-'))
-    dirB = await mkdtemp(join(tmpdir(), 'tessera-kill-b-'))
-    cleanup.push(() => rm(dirA, { recursive: true, force: true }), () => rm(dirB, { recursive: true, force: true }))
-    const init = await run(['init', '--data-dir', dirA, '--database-url', databaseUrl, '--json'])
-    managementKey = (JSON.parse(init.stdout) as { application: { key: string } }).application.key
-    await copyFile(join(dirA, 'master.key'), join(dirB, 'master.key'))
-    ;[a, b] = await Promise.all([dirA, dirB].map((dir) => serve(dir, { TESSERA_DATABASE_URL: databaseUrl, TESSERA_LOG_LEVEL: 'warn' })))
-    cleanup.push(() => terminate(b))
+    team = await startTeamVault()
+    ;[a, b] = team.instances
+    managementKey = team.managementKey
     const application = await fetch(b.url + '/applications', {
       method: 'POST',
       headers: { 'svc-api-key': managementKey, 'content-type': 'application/json' },
@@ -75,9 +62,7 @@ describe.skipIf(onPostgres)('an instance of a team vault killed with kill -9', (
     await Promise.all(Array.from({ length: WRITERS }, writer))
   }, 120_000)
 
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step()
-  })
+  afterAll(() => team?.close())
 
   it('was killed with requests in flight', () => {
     expect(a.child.signalCode).toBe('SIGKILL')
@@ -108,15 +93,14 @@ describe.skipIf(onPostgres)('an instance of a team vault killed with kill -9', (
     const stored = await listAll<{ id: string }>(b, key, '/tokens?metadata.kind=burst')
     expect(stored.length).toBeGreaterThanOrEqual(acknowledged.length)
     expect(stored.filter((token) => !created.has(token.id))).toEqual([])
-    const verify = await run(['logs', 'verify', '--data-dir', dirB, '--database-url', databaseUrl])
+    const verify = await run(['logs', 'verify', '--data-dir', team.dirs[1], '--database-url', team.databaseUrl])
     expect(verify.code, verify.stdout + verify.stderr).toBe(0)
   })
 
   it('leaves the other instance serving, and the killed one starts again at once', async () => {
     const onB = await createToken(b, key, -1)
     expect(onB).toBeDefined()
-    const restarted = await serve(dirA, { TESSERA_DATABASE_URL: databaseUrl, TESSERA_LOG_LEVEL: 'warn' })
-    cleanup.push(() => terminate(restarted))
+    const restarted = await team.serveAgain(team.dirs[0])
     expect(await status(restarted, key, `/tokens/${encodeURIComponent(onB!)}`)).toBe(200)
   })
 })
