@@ -10,6 +10,7 @@ import { request as httpRequest, type RequestOptions } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP } from 'node:net'
 import { addressMatcher, parseAddressEntry } from './address-list'
+import { isLoopbackAddress } from './listen'
 
 export interface WebhookAllowList {
   /** Host names allowed as written in URLs (lower case). */
@@ -34,8 +35,6 @@ export function parseWebhookAllowList(entries: readonly string[]): WebhookAllowL
   }
   return { names, allowsAddress: addressMatcher(addresses) }
 }
-
-const isLoopback = addressMatcher(['127.0.0.0/8', '::1/128'])
 
 export type SendOutcome =
   | { outcome: 'delivered' | 'failed'; statusCode?: number; error?: string }
@@ -65,7 +64,7 @@ async function checkedAddress(hostname: string, allow: WebhookAllowList, resolve
   if (resolved.length === 0) return { error: 'ENOTFOUND' }
   // Every address must pass: a name resolving to loopback and to an internal address is refused.
   const byName = allow.names.has(host.replace(/\.$/, ''))
-  const allowed = resolved.every(({ address }) => isLoopback(address) || byName || allow.allowsAddress(address))
+  const allowed = resolved.every(({ address }) => isLoopbackAddress(address) || byName || allow.allowsAddress(address))
   return allowed ? resolved[0] : { blocked: true }
 }
 
