@@ -78,6 +78,9 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await page().locator('.n-dialog').waitFor()
     await tabTo(page(), /"Regenerate"$/)
     await page().keyboard.press('Enter')
+    // The key's dialog opens only once the confirmation has gone: as it goes it gives focus back to the page.
+    await page().getByTestId('key-once').waitFor()
+    expect(await page().locator('.n-dialog').count()).toBe(0)
     expect(await storeKey()).toMatch(/^key_/)
     // Back in the table (the row's New key, or another of its buttons once the row is drawn anew), or on New application.
     await expectFocus(page(), '[data-test=applications-table] button, button[data-test=applications-table], [data-test=regenerate], [data-test=new-application]')
