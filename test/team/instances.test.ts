@@ -6,21 +6,23 @@
  * when no notification is sent. Each check polls the other instance a few
  * times within a bound of about two seconds.
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { copyFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import knex, { type Knex } from 'knex'
 import { Client } from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate, type Served } from '../helpers/cli'
-import { createTestDatabase, onPostgres } from '../helpers/postgres'
+import { run, terminate, type Served } from '../helpers/cli'
+import { onPostgres } from '../helpers/postgres'
+import { startTeamVault, type TeamVault } from '../helpers/team'
 
 const CARD = { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } }
 
 /** How long another instance may keep serving a stale entry: a notification's delivery, or the caches' 1 s expiry. */
 const BOUND_MS = 2000
 const POLL_MS = 100
+/** Tests that run `tessera` commands: each starts a process, seconds on a busy machine. */
+const CLI_TEST_MS = 90_000
 
 interface Reply {
   status: number
@@ -48,6 +50,7 @@ async function pollUntil(request: () => Promise<Reply>, accept: (reply: Reply) =
 // Always on PostgreSQL, whichever engine the API suite runs on: run once, in the node project.
 describe.skipIf(onPostgres)('two instances of a team vault on one database', () => {
   const cleanup: (() => Promise<unknown>)[] = []
+  let team: TeamVault
   let databaseUrl: string
   let dirA: string
   let dirB: string
@@ -58,17 +61,11 @@ describe.skipIf(onPostgres)('two instances of a team vault on one database', () 
   const notifications: string[] = []
 
   beforeAll(async () => {
-    const database = await createTestDatabase()
-    cleanup.push(database.drop)
-    databaseUrl = database.url
-    dirA = await mkdtemp(join(tmpdir(), 'tessera-instance-a-'))
-    dirB = await mkdtemp(join(tmpdir(), 'tessera-instance-b-'))
-    cleanup.push(() => rm(dirA, { recursive: true, force: true }), () => rm(dirB, { recursive: true, force: true }))
-    const init = await run(['init', '--data-dir', dirA, '--database-url', databaseUrl, '--json'])
-    managementKey = (JSON.parse(init.stdout) as { application: { key: string } }).application.key
-    await copyFile(join(dirA, 'master.key'), join(dirB, 'master.key'))
-    ;[a, b] = await Promise.all([dirA, dirB].map((dir) => serve(dir, { TESSERA_DATABASE_URL: databaseUrl, TESSERA_LOG_LEVEL: 'warn' })))
-    cleanup.push(() => terminate(a), () => terminate(b))
+    team = await startTeamVault()
+    cleanup.push(() => team.close())
+    ;({ databaseUrl, managementKey } = team)
+    ;[dirA, dirB] = team.dirs
+    ;[a, b] = team.instances
     db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } })
     cleanup.push(() => db.destroy())
     // What every other instance hears: kinds and ids only.
@@ -223,7 +220,7 @@ describe.skipIf(onPostgres)('two instances of a team vault on one database', () 
       expect(created.status).toBe(201)
       expect(await keyVersionOf(created.body.id)).toBe(2)
     }
-  })
+  }, CLI_TEST_MS)
 
   it('after a master-key rotation, an instance on the old key refuses to seal under a data key it cannot open, until restarted with the new one', async () => {
     const app = await newApplication()
@@ -239,11 +236,11 @@ describe.skipIf(onPostgres)('two instances of a team vault on one database', () 
 
     await terminate(b)
     await copyFile(join(dirA, 'master.key'), join(dirB, 'master.key'))
-    b = await serve(dirB, { TESSERA_DATABASE_URL: databaseUrl })
+    b = await team.serveAgain(dirB)
     const created = await api(b, app.key, 'POST', '/tokens', CARD)
     expect(created.status).toBe(201)
     expect(Number((await db('tokens').where({ id: created.body.id }).first('key_version')).key_version)).toBe(3)
-  })
+  }, CLI_TEST_MS)
 
   it('keeps one audit chain that verifies, though both instances and the key commands wrote it', async () => {
     const verify = await run(['logs', 'verify', '--data-dir', dirA, '--database-url', databaseUrl])

@@ -3,12 +3,9 @@
  * requests racing on the two give one winner, and concurrent merge patches lose nothing.
  * (Sweeps and mail, which need a clock the test moves, are in test/team/sweeps.test.ts.)
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { run, serve, terminate, type Served } from '../helpers/cli'
-import { createTestDatabase } from '../helpers/postgres'
+import { run, type Served } from '../helpers/cli'
+import { startTeamVault, type TeamVault } from '../helpers/team'
 
 const MERGE_PATCH = 'application/merge-patch+json'
 
@@ -18,39 +15,19 @@ interface Response {
 }
 
 describe('two tessera serve processes on one PostgreSQL database', () => {
-  const cleanup: (() => Promise<unknown>)[] = []
-  let databaseUrl: string
-  let firstDir: string
+  let team: TeamVault
   let servers: Served[]
   let adminKey: string
   let appKey: string
 
-  async function dataDir(): Promise<string> {
-    const dir = await mkdtemp(join(tmpdir(), 'tessera-instances-'))
-    cleanup.push(() => rm(dir, { recursive: true, force: true }))
-    return dir
-  }
-
   beforeAll(async () => {
-    const database = await createTestDatabase()
-    cleanup.push(database.drop)
-    databaseUrl = database.url
-    const first = (firstDir = await dataDir())
-    const init = await run(['init', '--data-dir', first, '--database-url', databaseUrl, '--json'])
-    expect(init.code).toBe(0)
-    adminKey = (JSON.parse(init.stdout) as { application: { key: string } }).application.key
-    // The second instance's data directory holds only the master key, as on another machine.
-    const second = await dataDir()
-    await copyFile(join(first, 'master.key'), join(second, 'master.key'))
-    servers = await Promise.all([first, second].map((dir) => serve(dir, { TESSERA_DATABASE_URL: databaseUrl })))
-    cleanup.push(() => Promise.all(servers.map(terminate)))
+    team = await startTeamVault(2, {})
+    ;({ instances: servers, managementKey: adminKey } = team)
     const app = await api(0, 'POST', '/applications', { key: adminKey, body: { name: 'payments', type: 'private', permissions: ['token:create', 'token:read', 'token:update'] } })
     expect(app.status).toBe(201)
     appKey = app.body.key
   })
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step()
-  })
+  afterAll(() => team?.close())
 
   /** A request to instance `index` (0 is A, 1 is B). */
   async function api(index: number, method: string, path: string, { key = appKey, body, contentType = 'application/json' }: { key?: string; body?: unknown; contentType?: string } = {}): Promise<Response> {
@@ -116,7 +93,7 @@ describe('two tessera serve processes on one PostgreSQL database', () => {
   })
 
   it('keeps one audit chain that verifies after both instances wrote to it', async () => {
-    const verify = await run(['logs', 'verify', '--data-dir', firstDir, '--database-url', databaseUrl])
+    const verify = await run(['logs', 'verify', '--data-dir', team.dirs[0], '--database-url', team.databaseUrl])
     expect(verify.stderr).toBe('')
     expect(verify.code).toBe(0)
   })
