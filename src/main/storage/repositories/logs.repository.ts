@@ -357,8 +357,8 @@ export async function awaitAuditChainTurn(db: Db): Promise<void> {
 }
 
 /**
- * The audit chain's turn as the first step of a one-trip write script
- * (sql-script.ts): the same lock as `awaitAuditChainTurn`, then a check that
+ * The audit chain's turn as the first steps of a one-trip write batch
+ * (postgres-batch.ts): the same lock as `awaitAuditChainTurn`, then a check that
  * the newest entry is still `seq` with `mac`, the head the batch was sealed
  * from; if another process appended meanwhile (or there is no entry), the
  * script fails with STALE_STATE and the batch is sealed again from the head
@@ -368,9 +368,10 @@ export function auditChainTurnGuard(seq: number, mac: Buffer): ScriptGuard {
   if (!Number.isSafeInteger(seq)) throw new TypeError('A chain seq is an integer')
   const newest = `SELECT 1 FROM (SELECT seq, mac FROM logs ORDER BY seq DESC LIMIT 1) head WHERE seq = ${seq} AND mac = decode('${mac.toString('hex')}', 'hex')`
   return {
-    sql:
-      `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK});` +
-      `DO $guard$BEGIN IF NOT EXISTS (${newest}) THEN RAISE EXCEPTION 'the audit chain moved on' USING ERRCODE = '${STALE_STATE}'; END IF; END$guard$;`
+    statements: [
+      `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`,
+      `DO $guard$BEGIN IF NOT EXISTS (${newest}) THEN RAISE EXCEPTION 'the audit chain moved on' USING ERRCODE = '${STALE_STATE}'; END IF; END$guard$`
+    ]
   }
 }
 
