@@ -94,17 +94,24 @@ const LENGTH_BYTES = 4
 /** `values` as an array parameter of `type`: binary when the type has an encoder every value fits, text otherwise. */
 export function arrayParameter(type: ColumnType, values: readonly unknown[]): ArrayParameter {
   const codec = CODECS.get(type.oid)
-  if (codec && values.every((value) => value === null || value === undefined || codec.fits(value))) return binaryArray(type.oid, codec, values)
-  return textArray(values)
+  return (codec && binaryArray(type.oid, codec, values)) ?? textArray(values)
 }
 
-function binaryArray(oid: number, codec: ElementCodec, values: readonly unknown[]): Buffer {
-  let size = HEADER_BYTES
+/** The binary array, or undefined if a value does not fit the codec. Each element's size is taken once. */
+function binaryArray(oid: number, codec: ElementCodec, values: readonly unknown[]): Buffer | undefined {
+  const sizes = new Int32Array(values.length)
+  let size = HEADER_BYTES + LENGTH_BYTES * values.length
   let hasNull = false
-  for (const value of values) {
-    size += LENGTH_BYTES
-    if (value === null || value === undefined) hasNull = true
-    else size += codec.size(value as never)
+  for (let index = 0; index < values.length; index++) {
+    const value = values[index]
+    if (value === null || value === undefined) {
+      sizes[index] = -1
+      hasNull = true
+    } else if (codec.fits(value)) {
+      size += sizes[index] = codec.size(value as never)
+    } else {
+      return undefined
+    }
   }
   const buffer = Buffer.allocUnsafe(size)
   buffer.writeInt32BE(1, 0)
@@ -113,16 +120,12 @@ function binaryArray(oid: number, codec: ElementCodec, values: readonly unknown[
   buffer.writeInt32BE(values.length, 12)
   buffer.writeInt32BE(1, 16)
   let offset = HEADER_BYTES
-  for (const value of values) {
-    if (value === null || value === undefined) {
-      buffer.writeInt32BE(-1, offset)
-      offset += LENGTH_BYTES
-      continue
-    }
-    const length = codec.size(value as never)
-    buffer.writeInt32BE(length, offset)
-    codec.write(buffer, offset + LENGTH_BYTES, value as never)
-    offset += LENGTH_BYTES + length
+  for (let index = 0; index < values.length; index++) {
+    buffer.writeInt32BE(sizes[index], offset)
+    offset += LENGTH_BYTES
+    if (sizes[index] < 0) continue
+    codec.write(buffer, offset, values[index] as never)
+    offset += sizes[index]
   }
   return buffer
 }
