@@ -167,6 +167,15 @@ describe('runPostgresBatch', () => {
     expect((await messages()).at(-1)).toBe('after the failure')
   })
 
+  it('prepares its statements again when the connection lost them, after one failed batch', async () => {
+    await script([{ table: 'logs', columns, rows: [logRow('prepared')] }])
+    const before = await messages()
+    await expect(script([{ table: 'logs', columns, rows: [logRow('lost')] }], { setup: 'DEALLOCATE ALL' })).rejects.toMatchObject({ code: '26000' })
+    expect(await messages()).toEqual(before)
+    await script([{ table: 'logs', columns, rows: [logRow('prepared again')] }])
+    expect((await messages()).at(-1)).toBe('prepared again')
+  })
+
   it('adds counter rows of one key together and to the stored counter', async () => {
     const counter = { table: 'log_counts', columns: ['tenant_key', 'entity_type', 'count'], addTo: { key: ['tenant_key', 'entity_type'], column: 'count' } }
     await script([{ ...counter, rows: [{ tenant_key: 1, entity_type: 'counted', count: 2 }, { tenant_key: 1, entity_type: 'counted', count: 3 }] }])

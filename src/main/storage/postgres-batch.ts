@@ -167,8 +167,12 @@ function pipeline(connection: RawPostgres, steps: readonly Step[]): Promise<void
       handleCopyInResponse: ignore,
       handleCopyData: ignore,
       // node-postgres reports the error at once; PostgreSQL skips the rest of the pipeline up to the Sync.
-      // The statements parsed in it may or may not exist now: they are closed and parsed again next time.
-      handleError: reject,
+      // Which statements exist now is not known (those of this pipeline, or all of them if the error was a
+      // missing one): every statement is closed and parsed again on its next use, which costs one parse each.
+      handleError(error) {
+        known.clear()
+        reject(error)
+      },
       handleReadyForQuery() {
         for (const name of parsing) known.add(name)
         resolve()
