@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  isStaleState,
-  postgresLiteral,
-  runInsertScript,
-  runPostgresInsertScript,
-  sqlLiteral,
-  type InsertStatement,
-  type RawPostgres,
-  type RawSqlite,
-  type ScriptGuard
-} from '../../src/main/storage/sql-script'
+import { isStaleState, runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite, type ScriptGuard } from '../../src/main/storage/sql-script'
+import { runPostgresBatch, type RawPostgres } from '../../src/main/storage/postgres-batch'
 import { sql } from '../../src/main/storage/connections'
 import { openDatabase, type Database } from '../../src/main/storage/database'
 import { auditChainTurnGuard } from '../../src/main/storage/repositories/logs.repository'
@@ -69,7 +60,7 @@ describe('runInsertScript', () => {
   })
 })
 
-describe('runPostgresInsertScript', () => {
+describe('runPostgresBatch', () => {
   const TENANT = '00000000-0000-4000-8000-000000000001'
   let drop: () => Promise<void>
   let database: Database
@@ -89,7 +80,7 @@ describe('runPostgresInsertScript', () => {
     const connection = (await sql(database.writer).client.acquireConnection()) as RawPostgres
     try {
       if (setup) await connection.query(setup)
-      await runPostgresInsertScript(connection, statements, guard)
+      await runPostgresBatch(connection, statements, guard)
     } finally {
       await connection.query('RESET ALL')
       sql(database.writer).client.releaseConnection(connection)
@@ -144,8 +135,51 @@ describe('runPostgresInsertScript', () => {
     expect((await messages()).at(-1)).toBe('after the expected head')
   })
 
-  it('refuses values the schema never holds rather than guessing their SQL', () => {
-    expect(() => postgresLiteral(Number.NaN)).toThrow(TypeError)
-    expect(() => postgresLiteral({})).toThrow(TypeError)
+  it('refuses values the schema never holds rather than guessing their SQL', async () => {
+    await expect(script([{ table: 'logs', columns, rows: [{ ...logRow('NaN'), created_at: Number.NaN }] }])).rejects.toThrow(TypeError)
+    await expect(script([{ table: 'logs', columns, rows: [logRow({} as string)] }])).rejects.toThrow(TypeError)
+  })
+
+  it("reads a value of another kind than its column's type as the type's input function does, and NULLs as NULL", async () => {
+    const row = { id: '00000000-0000-4000-8000-0000000000a1', tenant_id: TENANT, webhook_id: '00000000-0000-4000-8000-0000000000a2', event_id: '00000000-0000-4000-8000-0000000000a3' }
+    const delivery = (overrides: Record<string, unknown>) => ({ ...row, event_type: 'token.created', event: '{}', status: 'pending', attempts: 0, next_attempt_at: 5, attempt_log: '[]', created_at: 1, completed_at: null, ...overrides })
+    const deliveryColumns = Object.keys(delivery({}))
+    await script([
+      {
+        table: 'webhook_deliveries',
+        columns: deliveryColumns,
+        // a number in a text column, digits in an integer column, an upper-case UUID
+        rows: [delivery({ event: 42, attempts: '3' }), delivery({ id: '00000000-0000-4000-8000-0000000000B1', completed_at: 9 })]
+      }
+    ])
+    const stored = await sql(database.reader)('webhook_deliveries').select('id', 'event', 'attempts', 'completed_at').orderBy('id')
+    expect(stored).toEqual([
+      { id: row.id, event: '42', attempts: 3, completed_at: null },
+      { id: '00000000-0000-4000-8000-0000000000b1', event: '{}', attempts: 0, completed_at: 9 }
+    ])
+  })
+
+  it("refuses text longer than its column, and a batch after a failed one runs as usual", async () => {
+    const before = await messages()
+    await expect(script([{ table: 'logs', columns, rows: [logRow('x'.repeat(501))] }])).rejects.toMatchObject({ code: '22001' })
+    expect(await messages()).toEqual(before)
+    await script([{ table: 'logs', columns, rows: [logRow('after the failure')] }])
+    expect((await messages()).at(-1)).toBe('after the failure')
+  })
+
+  it('prepares its statements again when the connection lost them, after one failed batch', async () => {
+    await script([{ table: 'logs', columns, rows: [logRow('prepared')] }])
+    const before = await messages()
+    await expect(script([{ table: 'logs', columns, rows: [logRow('lost')] }], { setup: 'DEALLOCATE ALL' })).rejects.toMatchObject({ code: '26000' })
+    expect(await messages()).toEqual(before)
+    await script([{ table: 'logs', columns, rows: [logRow('prepared again')] }])
+    expect((await messages()).at(-1)).toBe('prepared again')
+  })
+
+  it('adds counter rows of one key together and to the stored counter', async () => {
+    const counter = { table: 'log_counts', columns: ['tenant_key', 'entity_type', 'count'], addTo: { key: ['tenant_key', 'entity_type'], column: 'count' } }
+    await script([{ ...counter, rows: [{ tenant_key: 1, entity_type: 'counted', count: 2 }, { tenant_key: 1, entity_type: 'counted', count: 3 }] }])
+    await script([{ ...counter, rows: [{ tenant_key: 1, entity_type: 'counted', count: 4 }] }])
+    expect(await sql(database.reader)('log_counts').where({ entity_type: 'counted' }).first()).toMatchObject({ count: 9 })
   })
 })

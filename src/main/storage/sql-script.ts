@@ -1,22 +1,14 @@
 /**
  * One write batch as one SQL script, run in a single call: by SQLite, one trip
- * through the driver's thread pool instead of one per statement; by
- * PostgreSQL, one round trip (a simple-protocol query of several statements)
- * instead of one per statement. Under load each trip waits behind the HTTP
- * work queued on the event loop, so a batch of ten statements cost ten such
- * waits; as a script it costs one.
+ * through the driver's thread pool instead of one per statement. Under load
+ * each trip waits behind the HTTP work queued on the event loop, so a batch of
+ * ten statements cost ten such waits; as a script it costs one. (PostgreSQL
+ * sends its batch in one round trip too, with the rows bound: postgres-batch.ts.)
  *
- * Values are written as literals the engine cannot misread.
- * - SQLite: integers as digits, bytes as hex blobs, text quoted with its single
- *   quotes doubled (SQLite knows no other escape), or as a hex blob cast to text
- *   when it holds a NUL byte, which would end the script early.
- * - PostgreSQL: every value as an untyped string constant, which the column's
- *   type reads with its input function exactly as it reads a bound parameter
- *   (node-postgres sends parameters as such strings): escape strings (`E'…'`,
- *   whose meaning does not depend on `standard_conforming_strings`) with
- *   backslashes and quotes escaped and a NUL byte written as `\x00`, which
- *   PostgreSQL refuses in text as it refuses a bound NUL; bytes in bytea's hex form.
- * Nothing a caller sends can change the SQL.
+ * Values are written as literals SQLite cannot misread: integers as digits,
+ * bytes as hex blobs, text quoted with its single quotes doubled (SQLite knows
+ * no other escape), or as a hex blob cast to text when it holds a NUL byte,
+ * which would end the script early. Nothing a caller sends can change the SQL.
  */
 import type { Knex } from 'knex'
 import { addOnConflictSql, addUp, type AddOnConflict } from './sql'
@@ -45,27 +37,11 @@ export function sqlLiteral(value: unknown): string {
   throw new TypeError(`Cannot store a ${typeof value} as an SQL literal`)
 }
 
-/** A PostgreSQL literal for a stored value, read by the column's type as a bound parameter would be; throws on anything the schema does not hold. */
-export function postgresLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL'
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('Only finite numbers are stored')
-    return `'${String(value)}'`
-  }
-  if (typeof value === 'boolean') return value ? "'true'" : "'false'"
-  if (typeof value === 'string') return `E'${value.replace(POSTGRES_ESCAPED, (character) => POSTGRES_ESCAPES[character])}'`
-  if (value instanceof Uint8Array) return `E'\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}'`
-  throw new TypeError(`Cannot store a ${typeof value} as an SQL literal`)
-}
-
-const POSTGRES_ESCAPED = /[\\'\u0000]/g
-const POSTGRES_ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "''", '\u0000': '\\x00' }
-
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
-function insertSql({ table, columns, rows, addTo }: InsertStatement, literal: (value: unknown) => string = sqlLiteral): string {
+function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
   for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
-  const tuples = (addTo ? addUp(rows, addTo) : rows).map((row) => `(${columns.map((column) => literal((row as Record<string, unknown>)[column])).join(',')})`)
+  const tuples = (addTo ? addUp(rows, addTo) : rows).map((row) => `(${columns.map((column) => sqlLiteral((row as Record<string, unknown>)[column])).join(',')})`)
   return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')}${addTo ? addOnConflictSql(table, addTo) : ''};`
 }
 
@@ -90,16 +66,14 @@ export async function runInsertScript(connection: RawSqlite, statements: readonl
   }
 }
 
-/** node-postgres's client, as knex's pool hands it out: a query without parameters goes as one simple-protocol message. */
-export type RawPostgres = { query(sql: string): Promise<unknown> }
-
 /**
- * SQL a PostgreSQL script runs first, inside its transaction, to fail with
- * `STALE_STATE` when what the batch was prepared against (the audit chain's
- * head) has moved on; built by the repository that owns the table.
+ * Statements a PostgreSQL batch (postgres-batch.ts) runs first, inside its
+ * transaction, to fail with `STALE_STATE` when what the batch was prepared
+ * against (the audit chain's head) has moved on; built by the repository that
+ * owns the table.
  */
 export interface ScriptGuard {
-  readonly sql: string
+  readonly statements: readonly string[]
 }
 
 /** The SQLSTATE a ScriptGuard raises: the batch is prepared again from the committed state. */
@@ -107,22 +81,6 @@ export const STALE_STATE = 'TSS01'
 
 export function isStaleState(error: unknown): boolean {
   return (error as { code?: string }).code === STALE_STATE
-}
-
-/**
- * Runs the inserts as one transaction, in one round trip, on the writer's
- * connection, after `guard` if any. On failure the transaction is rolled back
- * and the error rethrown.
- */
-export async function runPostgresInsertScript(connection: RawPostgres, statements: readonly InsertStatement[], guard?: ScriptGuard): Promise<void> {
-  const inserts = statements.filter((s) => s.rows.length > 0).map((statement) => insertSql(statement, postgresLiteral))
-  const script = `BEGIN;${guard?.sql ?? ''}${inserts.join('')}COMMIT;`
-  try {
-    await connection.query(script)
-  } catch (error) {
-    await connection.query('ROLLBACK;').catch(() => undefined) // nothing to roll back if COMMIT itself failed
-    throw error
-  }
 }
 
 /** How the write queue can send a batch of inserts as one script: `sqlite3`, `pg`, or not at all. */

@@ -24,7 +24,8 @@
 import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
 import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
-import { isStaleState, runInsertScript, runPostgresInsertScript, scriptEngine, type InsertStatement, type RawPostgres, type RawSqlite, type ScriptGuard } from './sql-script'
+import { runPostgresBatch, type RawPostgres } from './postgres-batch'
+import { isStaleState, runInsertScript, scriptEngine, type InsertStatement, type RawSqlite, type ScriptGuard } from './sql-script'
 import { tenantKeys, type TenantKeys } from './tenant-keys'
 
 export interface InsertOptions {
@@ -178,7 +179,7 @@ class BatchRows implements RowBuffer {
     statements.forEach((statement) => this.seal(statement))
     try {
       if (engine === 'sqlite') await runInsertScript(connection as RawSqlite, statements)
-      else await runPostgresInsertScript(connection as RawPostgres, statements, this.sealer?.expectHead?.(this.sealer.head))
+      else await runPostgresBatch(connection as RawPostgres, statements, this.sealer?.expectHead?.(this.sealer.head))
     } catch (error) {
       if (isStaleState(error)) throw error
       // With several tables in one script, only a lone unit's conflict can be attributed.

@@ -127,12 +127,31 @@ const hourOf = (createdAt: number) => Math.floor(createdAt / HOUR)
 const LOG_HOUR_COUNT_COLUMNS = ['tenant_key', 'hour', 'entity_type', 'count'] as const
 const LOG_HOUR_COUNTER: AddOnConflict = { key: ['tenant_key', 'hour', 'entity_type'], column: 'count' }
 
-/** One `log_counts` row per entry, added up per tenant and entity type as they are written. */
-const countRows = (entries: readonly StoredLogRow[]) => entries.map((entry) => ({ tenant_key: entry.tenant_key, entity_type: entry.entity_type, count: 1 }))
+/**
+ * `log_counts` rows of entries: consecutive entries of one tenant and entity type (a bulk
+ * tokenize's thousand) share a row, so the batch has few rows to add up per tenant and type as it writes them.
+ */
+function countRows(entries: readonly StoredLogRow[]): { tenant_key: number; entity_type: string; count: number }[] {
+  const rows: { tenant_key: number; entity_type: string; count: number }[] = []
+  let last: (typeof rows)[number] | undefined
+  for (const { tenant_key, entity_type } of entries) {
+    if (last && last.tenant_key === tenant_key && last.entity_type === entity_type) last.count++
+    else rows.push((last = { tenant_key, entity_type, count: 1 }))
+  }
+  return rows
+}
 
-/** One `log_hour_counts` row per entry, added up per tenant, hour and entity type as they are written. */
-const hourCountRows = (entries: readonly StoredLogRow[]) =>
-  entries.map((entry) => ({ tenant_key: entry.tenant_key, hour: hourOf(entry.created_at), entity_type: entry.entity_type, count: 1 }))
+/** `log_hour_counts` rows of entries, consecutive entries of one tenant, hour and entity type sharing a row (as in `countRows`). */
+function hourCountRows(entries: readonly StoredLogRow[]): { tenant_key: number; hour: number; entity_type: string; count: number }[] {
+  const rows: { tenant_key: number; hour: number; entity_type: string; count: number }[] = []
+  let last: (typeof rows)[number] | undefined
+  for (const { tenant_key, created_at, entity_type } of entries) {
+    const hour = hourOf(created_at)
+    if (last && last.tenant_key === tenant_key && last.hour === hour && last.entity_type === entity_type) last.count++
+    else rows.push((last = { tenant_key, hour, entity_type, count: 1 }))
+  }
+  return rows
+}
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
@@ -357,8 +376,8 @@ export async function awaitAuditChainTurn(db: Db): Promise<void> {
 }
 
 /**
- * The audit chain's turn as the first step of a one-trip write script
- * (sql-script.ts): the same lock as `awaitAuditChainTurn`, then a check that
+ * The audit chain's turn as the first steps of a one-trip write batch
+ * (postgres-batch.ts): the same lock as `awaitAuditChainTurn`, then a check that
  * the newest entry is still `seq` with `mac`, the head the batch was sealed
  * from; if another process appended meanwhile (or there is no entry), the
  * script fails with STALE_STATE and the batch is sealed again from the head
@@ -368,9 +387,10 @@ export function auditChainTurnGuard(seq: number, mac: Buffer): ScriptGuard {
   if (!Number.isSafeInteger(seq)) throw new TypeError('A chain seq is an integer')
   const newest = `SELECT 1 FROM (SELECT seq, mac FROM logs ORDER BY seq DESC LIMIT 1) head WHERE seq = ${seq} AND mac = decode('${mac.toString('hex')}', 'hex')`
   return {
-    sql:
-      `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK});` +
-      `DO $guard$BEGIN IF NOT EXISTS (${newest}) THEN RAISE EXCEPTION 'the audit chain moved on' USING ERRCODE = '${STALE_STATE}'; END IF; END$guard$;`
+    statements: [
+      `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`,
+      `DO $guard$BEGIN IF NOT EXISTS (${newest}) THEN RAISE EXCEPTION 'the audit chain moved on' USING ERRCODE = '${STALE_STATE}'; END IF; END$guard$`
+    ]
   }
 }
 
