@@ -41,9 +41,15 @@ export const routes: RouteRecordRaw[] = [
   { path: '/:pathMatch(.*)*', redirect: '/tokens' }
 ]
 
-/** Loads every view's chunk, so that later switches need no fetch: called once the first view shows. */
+/**
+ * Loads every view's chunk, so that later switches need no fetch: called once
+ * the first view shows. One chunk per idle moment, so that a click meanwhile
+ * waits for one chunk at most, not for all of them.
+ */
 export function preloadViews(): void {
-  for (const load of Object.values(VIEWS)) void load()
+  const loads = Object.values(VIEWS)
+  const loadNext = () => void loads.shift()?.().finally(() => requestIdleCallback(loadNext))
+  requestIdleCallback(loadNext)
 }
 
 /** Hash history: the app is loaded from a file, where path URLs cannot be resolved. */
