@@ -41,9 +41,15 @@ export const routes: RouteRecordRaw[] = [
   { path: '/:pathMatch(.*)*', redirect: '/tokens' }
 ]
 
-/** Loads every view's chunk, so that later switches need no fetch: called once the first view shows. */
+/**
+ * Loads every view's chunk at the next idle moment, so that later switches need
+ * no fetch: called once the first view's rows are in. All at once, so that
+ * the loading is over before the first click rather than spread across the first clicks.
+ */
 export function preloadViews(): void {
-  for (const load of Object.values(VIEWS)) void load()
+  requestIdleCallback(() => {
+    for (const load of Object.values(VIEWS)) void load()
+  })
 }
 
 /** Hash history: the app is loaded from a file, where path URLs cannot be resolved. */

@@ -92,6 +92,29 @@ describe('usePagedList', () => {
     expect(rows.loading.value).toBe(false)
   })
 
+  it('joins a read for a view that opens while the same page is on its way, and asks again for another page', async () => {
+    const answers: ((page: Page<number>) => void)[] = []
+    const fetch = vi.fn(() => new Promise<Page<number>>((resolve) => answers.push(resolve)))
+    const rows = usePagedList<number>({ name: 'Loading rows', noun: ['row', 'rows'], fetch })
+    const page = (data: number[]): Page<number> => ({ pagination: { total_items: 100, page_number: 1, page_size: 20, total_pages: 5 }, data })
+    const byRoute = rows.loadForView()
+    const byView = rows.loadForView()
+    expect(fetch).toHaveBeenCalledTimes(1)
+    answers[0](page([1, 2]))
+    expect([await byRoute, await byView]).toEqual([true, true])
+    expect(rows.items.value).toEqual([1, 2])
+
+    // Once answered, the next opening reads again; so does a different page while one is on its way.
+    const again = rows.loadForView()
+    rows.page.value = 2
+    const other = rows.loadForView()
+    expect(fetch).toHaveBeenCalledTimes(3)
+    answers[1](page([1, 2]))
+    answers[2](page([21, 22]))
+    await Promise.all([again, other])
+    expect(rows.items.value).toEqual([21, 22])
+  })
+
   it('shows a read as loading only once it has run for a while, and stops showing it as soon as it answers', async () => {
     vi.useFakeTimers()
     try {

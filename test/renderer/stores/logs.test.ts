@@ -104,6 +104,23 @@ describe('useLogsStore', () => {
     await vi.waitFor(() => expect(store.activity.map((bucket) => bucket.count)).toEqual(Array(14).fill(1)))
   })
 
+  it('opens on the first page with one read of the rows, the entity types and the chart, however many times it is asked while it reads', async () => {
+    const list = vi.fn(async (_query: LogListQuery) => pageOf<LogEntry>([], 3))
+    const entityTypes = vi.fn(async () => [{ value: 'token', display_name: 'Token' }])
+    const activity = vi.fn(async (_query: LogFilterQuery, periods: [number, number][]) => periods.map(() => 0))
+    setApi(fakeApi({ logs: { list, entityTypes, activity } }))
+    const store = useLogsStore()
+    store.page = 3
+    const byRoute = store.open()
+    const byView = store.open()
+    expect([await byRoute, await byView]).toEqual([true, true])
+    expect(list).toHaveBeenCalledTimes(1)
+    expect(list).toHaveBeenLastCalledWith({ page: 1, size: 20 })
+    expect(entityTypes).toHaveBeenCalledTimes(1)
+    await vi.waitFor(() => expect(activity).toHaveBeenCalledTimes(1))
+    expect(store.entityTypes).toEqual([{ value: 'token', display_name: 'Token' }])
+  })
+
   it('exports the entries matching the filters as a CSV download and says how many', async () => {
     const entry = { id: 'l1', tenant_id: 't', entity_type: 'token', entity_id: 'tok_1', operation: 'reveal', message: 'Token revealed: ticket 7', actor_type: 'user', actor_id: 'u1', created_at: '2026-11-25T10:00:00.000Z' } as LogEntry
     const traced = { ...entry, trace_id: 'checkout-7f3a' }

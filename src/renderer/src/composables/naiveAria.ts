@@ -153,8 +153,10 @@ function repairControlNames(root: ParentNode): void {
 
 function repairScrollRegions(root: ParentNode): void {
   for (const container of root.querySelectorAll<HTMLElement>('.n-data-table-base-table-body .n-scrollbar-container')) {
-    if (container.hasAttribute('tabindex') || container.scrollHeight <= container.clientHeight) continue
+    if (container.hasAttribute('tabindex')) continue
+    // Rows that take focus scroll the box themselves. Checked before the heights, which force a layout while the rows are still being drawn.
     if (container.querySelector('[tabindex="0"], button, a[href], input')) continue
+    if (container.scrollHeight <= container.clientHeight) continue
     // Rows that cannot take focus: the scrolling box does, so the keyboard can scroll it.
     container.setAttribute('tabindex', '0')
     container.setAttribute('role', 'region')

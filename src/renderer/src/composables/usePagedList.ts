@@ -80,6 +80,26 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
     })
   }
 
+  // The read `loadForView` may join: what it asked for, and its promise.
+  let viewRead: { asked: string; done: Promise<boolean> } | undefined
+
+  /**
+   * Reads the page for a view that opens, joining a read of the same page and
+   * filters that is already on its way instead of asking twice: the route asks
+   * as soon as it is chosen, and the view again as it is set up.
+   */
+  function loadForView(): Promise<boolean> {
+    const asked = JSON.stringify([page.value, size.value, filters.value])
+    if (viewRead?.asked === asked) return viewRead.done
+    const done = load()
+    const current = { asked, done }
+    viewRead = current
+    void done.finally(() => {
+      if (viewRead === current) viewRead = undefined
+    })
+    return done
+  }
+
   function setPage(next: number): Promise<boolean> {
     page.value = next
     return load()
@@ -118,5 +138,5 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
     onUpdatePageSize: setSize
   }))
 
-  return { items, total, page, size, filters, loading, loadingShown, pageCount, pagination, load, setPage, setSize, search, setFilters, resetFilters }
+  return { items, total, page, size, filters, loading, loadingShown, pageCount, pagination, load, loadForView, setPage, setSize, search, setFilters, resetFilters }
 }

@@ -120,6 +120,26 @@ export const useLogsStore = defineStore('logs', () => {
     return listed
   }
 
+  // The opening of the view that `open` may join.
+  let opening: Promise<boolean> | undefined
+
+  /**
+   * What the view reads as it opens: the entity types, then the first page and
+   * the chart as `search` does. A second call while the first still reads joins
+   * it: the route asks as soon as it is chosen, and the view again as it is set up.
+   */
+  function open(): Promise<boolean> {
+    if (opening) return opening
+    void loadEntityTypes()
+    list.page.value = 1
+    const listed = list.loadForView()
+    const current = (opening = listed.finally(() => {
+      if (opening === current) opening = undefined
+    }))
+    void listed.then(() => loadActivity())
+    return current
+  }
+
   function resetFilters(): Promise<boolean> {
     filters.value = noFilters()
     return search()
@@ -149,5 +169,5 @@ export const useLogsStore = defineStore('logs', () => {
     )
   }
 
-  return { ...list, entityTypes, activity, loadingActivity, exporting, period, loadEntityTypes, loadActivity, search, resetFilters, exportCsv }
+  return { ...list, entityTypes, activity, loadingActivity, exporting, period, loadEntityTypes, loadActivity, search, open, resetFilters, exportCsv }
 })
