@@ -6,7 +6,7 @@
  * checked without the vault.
  *
  * Entries are encoded compactly and unambiguously (integers in decimal, text
- * length-prefixed, null told apart from "") into one reused buffer: the MAC
+ * length-prefixed, null told apart from "") into one reused region of libsodium's heap: the MAC
  * is computed for every entry in the writer, on the hot path.
  */
 import { asBuffer, bytes } from './bytes'
