@@ -96,14 +96,14 @@ function toStored(keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] 
 }
 
 /** The bytes of the id seen last, kept for the next entry. */
-class IdBytes {
+class IdBytes<Id> {
   private seen = false
-  private id: string | null | undefined
+  private id: Id | undefined
   private bytes: Buffer | null = null
 
-  constructor(private readonly toBytes: (id: string | null | undefined) => Buffer | null) {}
+  constructor(private readonly toBytes: (id: Id) => Buffer | null) {}
 
-  of(id: string | null | undefined): Buffer | null {
+  of(id: Id): Buffer | null {
     if (!this.seen || id !== this.id) {
       this.bytes = this.toBytes(id)
       this.id = id
@@ -118,7 +118,7 @@ class IdBytes {
  * spread with added properties costs V8 about a microsecond per entry, and stamping
  * properties the object lacks changes its shape on every entry of every commit.
  */
-function storedRow(keys: TenantKeys, entry: LogRow, actors: IdBytes, traces: IdBytes): StoredLogRow {
+function storedRow(keys: TenantKeys, entry: LogRow, actors: IdBytes<string | null>, traces: IdBytes<string | null | undefined>): StoredLogRow {
   return {
     seq: entry.seq,
     tenant_id: entry.tenant_id,
