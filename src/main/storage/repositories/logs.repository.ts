@@ -86,7 +86,7 @@ type StoredLogRow = LogRow & StoredForms
 
 /**
  * The entries of one call mostly share their actor and trace id (a page's reads: 100 entries,
- * one actor, one request), so each id's bytes are computed once and the Buffer shared by
+ * one actor, one request), so an id's bytes are computed once per run of it and the Buffer shared by
  * the rows, which only read it.
  */
 function toStored(keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] {
