@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { entryMac, GENESIS_MAC, keyFingerprint, signHead, signingKeys, verifyHead, type AuditMacKey, type AuditSigningSeed, type ChainedEntry } from '../../src/main/crypto/audit'
 import { randomBytes } from '../../src/main/crypto/random'
-import { readySodium } from '../../src/main/crypto/sodium'
+import { readySodium, sodium } from '../../src/main/crypto/sodium'
 
 const TEXT = ['tenant_id', 'actor_id', 'actor_type', 'entity_type', 'entity_id', 'operation', 'message'] as const
 
@@ -76,6 +76,28 @@ describe('audit MACs', () => {
     expect(entryMac(fixed, GENESIS_MAC, entry()).toString('hex')).toBe(before)
     expect(entryMac(fixed, GENESIS_MAC, entry({ trace_id: null })).toString('hex')).toBe(before)
     expect(entryMac(fixed, GENESIS_MAC, entry({ trace_id: 'checkout-1' })).toString('hex')).not.toBe(before)
+  })
+
+  it('is the keyed BLAKE2b-256 of version, predecessor and canonical text, for entries of any size and while the WASM heap grows', () => {
+    const field = (value: string | null) => (value === null ? '-' : `${value.length}:${value}`)
+    const reference = (previous: Uint8Array, e: ChainedEntry) => {
+      const canonical =
+        `${e.seq}|${e.created_at}|${e.count ?? '-'}|` +
+        [e.tenant_id, e.actor_id, e.actor_type, e.entity_type, e.entity_id, e.operation, e.message].map(field).join('') +
+        (e.trace_id == null ? '' : field(e.trace_id))
+      return Buffer.from(sodium.crypto_generichash(32, Buffer.concat([Buffer.of(1), previous, Buffer.from(canonical, 'utf8')]), key))
+    }
+    const sizes = [0, 10, 5_000, 300_000, 12]
+    let previous: Buffer = GENESIS_MAC
+    for (const [index, size] of sizes.entries()) {
+      const long = entry({ seq: index, message: 'é€'.repeat(size), trace_id: index % 2 ? null : 'trace' })
+      const mac = entryMac(key, previous, long)
+      expect(mac.equals(reference(previous, long))).toBe(true)
+      // Another libsodium call with a large input may grow (and so replace) the heap.
+      sodium.crypto_generichash(32, new Uint8Array(4_000_000 * (index + 1)), null)
+      expect(entryMac(key, previous, long).equals(mac)).toBe(true)
+      previous = mac
+    }
   })
 
   it('depends on the key', () => {

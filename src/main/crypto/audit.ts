@@ -6,11 +6,11 @@
  * checked without the vault.
  *
  * Entries are encoded compactly and unambiguously (integers in decimal, text
- * length-prefixed, null told apart from "") into one reused buffer: the MAC
+ * length-prefixed, null told apart from "") into one reused region of libsodium's heap: the MAC
  * is computed for every entry in the writer, on the hot path.
  */
 import { asBuffer, bytes } from './bytes'
-import { sodium } from './sodium'
+import { sodium, sodiumWasm } from './sodium'
 import type { Branded } from './types'
 
 /** 32-byte BLAKE2b key of the audit chain's MACs. */
@@ -45,41 +45,79 @@ export interface ChainedEntry {
 
 const FORMAT_VERSION = 1
 
-let scratch = Buffer.allocUnsafe(4096)
-
 /** Length-prefixed (in UTF-16 code units, which survive the UTF-8 round trip), so no two values read alike; null is `-`. */
 function text(value: string | null): string {
   return value === null ? '-' : `${value.length}:${value}`
 }
 
 /**
- * `version ‖ previous ‖ UTF-8 of the canonical text ‖ suffix` in the shared
- * scratch buffer, valid until the next call. The canonical text is one
- * template string (integers in decimal, text length-prefixed): one UTF-8
- * write costs far less than a write per field.
+ * Where entries are encoded and hashed: a region of libsodium's heap, kept
+ * between calls, holding the MAC, the key (wiped after each hash) and the
+ * message. The MAC is computed for every entry in the writer, on the hot path:
+ * through the wrapper, each hash would allocate, copy in and free the message
+ * and the key, and copy the MAC out into a view of its own.
  */
-function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array): Buffer {
+const OUT = 0
+const KEY = OUT + MAC_BYTES
+const MESSAGE = KEY + 64 // crypto_generichash_KEYBYTES_MAX
+let address = 0
+let capacity = 0
+let region: Buffer | undefined
+
+/** The region, with room for a message of `length` bytes, as a Buffer over the current heap. */
+function heapRegion(length: number): Buffer {
+  const wasm = sodiumWasm()
+  if (MESSAGE + length > capacity) {
+    if (address) wasm._free(address)
+    capacity = Math.max(MESSAGE + length, 2 * capacity, 4096)
+    address = wasm._malloc(capacity)
+    if (!address) throw new Error('libsodium could not allocate the audit hash region')
+    region = undefined
+  }
+  // The heap is replaced when it grows (any libsodium call may grow it): the view follows it.
+  if (!region || region.buffer !== wasm.HEAPU8.buffer) region = Buffer.from(wasm.HEAPU8.buffer, address, capacity)
+  return region
+}
+
+/**
+ * `version ‖ previous ‖ UTF-8 of the canonical text ‖ suffix`, written into the
+ * region at MESSAGE; returns its length. The canonical text is one template
+ * string (integers in decimal, text length-prefixed): one UTF-8 write costs far
+ * less than a write per field.
+ */
+function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array): number {
   const canonical =
     `${entry.seq}|${entry.created_at}|${entry.count ?? '-'}|${text(entry.tenant_id)}${text(entry.actor_id)}${text(entry.actor_type)}` +
     `${text(entry.entity_type)}${text(entry.entity_id)}${text(entry.operation)}${text(entry.message)}` +
     // The message is length-prefixed, so anything after it can only be the trace id.
     (entry.trace_id == null ? '' : text(entry.trace_id))
   const head = 1 + previous.length
-  const bound = head + 3 * canonical.length + (suffix?.length ?? 0)
-  if (scratch.length < bound) scratch = Buffer.allocUnsafe(Math.max(bound, 2 * scratch.length))
-  scratch[0] = FORMAT_VERSION
-  scratch.set(previous, 1)
-  let end = head + scratch.write(canonical, head, 'utf8')
+  const heap = heapRegion(head + 3 * canonical.length + (suffix?.length ?? 0))
+  heap[MESSAGE] = FORMAT_VERSION
+  heap.set(previous, MESSAGE + 1)
+  let end = MESSAGE + head + heap.write(canonical, MESSAGE + head, 'utf8')
   if (suffix) {
-    scratch.set(suffix, end)
+    heap.set(suffix, end)
     end += suffix.length
   }
-  return scratch.subarray(0, end)
+  return end - MESSAGE
+}
+
+/** BLAKE2b-256 of the `length` bytes encoded in the region, keyed with `key` (or unkeyed), as a Buffer of its own. */
+function hashEncoded(length: number, key: Uint8Array | null): Buffer {
+  const heap = region!
+  if (key) heap.set(key, KEY)
+  const failed = sodiumWasm()._crypto_generichash(address + OUT, MAC_BYTES, address + MESSAGE, length, 0, key ? address + KEY : 0, key?.length ?? 0)
+  if (key) heap.fill(0, KEY, KEY + key.length)
+  if (failed) throw new Error('crypto_generichash failed')
+  const hash = Buffer.allocUnsafe(MAC_BYTES)
+  heap.copy(hash, 0, OUT, OUT + MAC_BYTES)
+  return hash
 }
 
 /** The MAC of `entry` chained to its predecessor's MAC. */
 export function entryMac(key: AuditMacKey, previous: Uint8Array, entry: ChainedEntry): Buffer {
-  return asBuffer(sodium.crypto_generichash(MAC_BYTES, encode(previous, entry), key))
+  return hashEncoded(encode(previous, entry), key)
 }
 
 /** A position in the chain: an entry's seq and MAC. */
@@ -114,7 +152,7 @@ export function checkpointMac(key: AuditMacKey, seq: number, mac: Uint8Array, an
 
 /** An export's unkeyed link: the hash of the entry, its vault MAC and the previous link. */
 export function entryHash(previous: Uint8Array, entry: ChainedEntry, mac: Uint8Array): Buffer {
-  return asBuffer(sodium.crypto_generichash(MAC_BYTES, encode(previous, entry, mac), null))
+  return hashEncoded(encode(previous, entry, mac), null)
 }
 
 /** The first link of an export's hash chain, binding the export's header. */

@@ -13,3 +13,23 @@ export function readySodium(): Promise<void> {
 }
 
 export { sodium }
+
+/**
+ * The WebAssembly module under the wrapper (its `libsodium` property): its heap and
+ * the C functions. The wrapper copies every argument into the heap and the result
+ * out of it, allocating and freeing each; a caller that hashes thousands of short
+ * messages a second keeps a region of the heap instead (crypto/audit.ts).
+ */
+export interface SodiumWasm {
+  /** The heap; replaced (and the old one detached) when the heap grows. */
+  readonly HEAPU8: Uint8Array
+  _malloc(size: number): number
+  _free(address: number): void
+  /** crypto_generichash(out, outlen, in, inlen as two 32-bit halves, key, keylen); 0 on success. */
+  _crypto_generichash(out: number, outLength: number, message: number, lengthLow: number, lengthHigh: number, key: number, keyLength: number): number
+}
+
+/** The module under the wrapper, once `readySodium()` has resolved. */
+export function sodiumWasm(): SodiumWasm {
+  return (sodium as unknown as { libsodium: SodiumWasm }).libsodium
+}

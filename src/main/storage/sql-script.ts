@@ -21,6 +21,9 @@ export interface InsertStatement {
   addTo?: AddOnConflict
 }
 
+/** The bytes in hexadecimal; a Buffer (every MAC, actor and trace id of the audit log) without a view made of it first. */
+const hex = (value: Uint8Array) => (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)).toString('hex')
+
 /** An SQL literal for a stored value; throws on anything the schema does not hold. */
 export function sqlLiteral(value: unknown): string {
   if (value === null || value === undefined) return 'NULL'
@@ -33,7 +36,7 @@ export function sqlLiteral(value: unknown): string {
     if (value.includes('\u0000')) return `CAST(X'${Buffer.from(value, 'utf8').toString('hex')}' AS TEXT)`
     return `'${value.replaceAll("'", "''")}'`
   }
-  if (value instanceof Uint8Array) return `X'${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}'`
+  if (value instanceof Uint8Array) return `X'${hex(value)}'`
   throw new TypeError(`Cannot store a ${typeof value} as an SQL literal`)
 }
 
@@ -41,8 +44,23 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
 
 function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
   for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
-  const tuples = (addTo ? addUp(rows, addTo) : rows).map((row) => `(${columns.map((column) => sqlLiteral((row as Record<string, unknown>)[column])).join(',')})`)
-  return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples.join(',')}${addTo ? addOnConflictSql(table, addTo) : ''};`
+  return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples(addTo ? addUp(rows, addTo) : rows, columns)}${addTo ? addOnConflictSql(table, addTo) : ''};`
+}
+
+/**
+ * `(…),(…)`: one tuple per row, built by concatenation. A read of a 100-token page
+ * writes 100 audit entries of 12 columns each, and a closure and an array per row
+ * cost more than the literals themselves.
+ */
+function tuples(rows: readonly object[], columns: readonly string[]): string {
+  let text = ''
+  for (let index = 0; index < rows.length; index++) {
+    const row = rows[index] as Record<string, unknown>
+    text += index === 0 ? '(' : ',('
+    for (let column = 0; column < columns.length; column++) text += (column === 0 ? '' : ',') + sqlLiteral(row[columns[column]])
+    text += ')'
+  }
+  return text
 }
 
 /** The driver's connection object, as knex's pool hands it out. */
