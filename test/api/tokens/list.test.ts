@@ -64,7 +64,7 @@ describe('tokens', () => {
       const { batch, tokens } = await batchOf([
         { type: 'token', data: 'x' },
         { type: 'card', data: card() },
-        { type: 'bank', data: { routing_number: ROUTING, account_number: '42' } }
+        { type: 'bank', data: { routing_number: ROUTING, account_number: '000123456789' } }
       ])
       const cards = await list(`metadata.batch=${batch}&type=card`)
       expect(cards.body.data.map((token: Body) => token.id)).toEqual([tokens[1].id])
