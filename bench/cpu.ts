@@ -20,6 +20,13 @@
  *
  * `--compare <dir>` also starts the service of a second checkout (its own
  * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
+ *
+ * `--bulk` adds the bulk figures of `npm run bench`, per token: (b) `POST /tokenize`
+ * with 1,000 plain values and (d) with 100 cards per request (4 connections),
+ * against the raw seal+insert ceiling (bench/raw-insert.ts, a child on the server
+ * core, its table filled to the service's size first), whose process CPU (and its
+ * backend's, on PostgreSQL) is measured the same way around a fixed token count.
+ * `--bulk-only` measures those alone.
  */
 import autocannon from 'autocannon'
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
@@ -30,12 +37,18 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import knex from 'knex'
 import { benchDatabase, pinPostgres } from './postgres'
+import { RawInsertChild, type RawKind } from './raw-insert'
+import { cardRequest, distinctBodies, plainValue, TOKENIZE_CARDS, TOKENIZE_VALUES } from './tokenize-bodies'
 
 const ROOT = resolve(__dirname, '..')
 const PINNED_ENV = 'TESSERA_BENCH_CPU_PINNED'
 const SERVER_CORE = '0'
 const CLIENT_CORE = '1'
 const CARDS = 50
+/** Connections of the bulk figures, as in `npm run bench`. */
+const BULK_CONNECTIONS = 4
+/** Rows per transaction of the raw ceiling: its measurements are whole transactions. */
+const RAW_BATCH = 1000
 
 const { values: args } = parseArgs({
   options: {
@@ -43,7 +56,10 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '32' },
     compare: { type: 'string' },
-    engine: { type: 'string', default: 'sqlite' }
+    engine: { type: 'string', default: 'sqlite' },
+    bulk: { type: 'boolean', default: false },
+    'bulk-only': { type: 'boolean', default: false },
+    'bulk-tokens': { type: 'string', default: '20000' }
   }
 })
 if (args.engine !== 'sqlite' && args.engine !== 'postgres') throw new Error(`--engine must be sqlite or postgres (got ${args.engine})`)
@@ -51,6 +67,10 @@ const ON_POSTGRES = args.engine === 'postgres'
 const ROUNDS = Number(args.rounds)
 const REQUESTS = Number(args.requests)
 const CONNECTIONS = Number(args.connections)
+const BULK = args.bulk || args['bulk-only']
+const SINGLE = !args['bulk-only']
+/** Tokens per bulk measurement, in whole raw transactions. */
+const BULK_TOKENS = Math.max(RAW_BATCH, Math.round(Number(args['bulk-tokens']) / RAW_BATCH) * RAW_BATCH)
 // Once pinned, availableParallelism() counts only the client core: the re-executed script inherits the decision.
 const canPin = process.env[PINNED_ENV] === '1' || (availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0)
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())
@@ -143,12 +163,26 @@ async function api<T>(url: string, key: string, method: string, path: string, bo
 /** A workload: what autocannon sends to one server. */
 type Workload = Pick<autocannon.Options, 'url' | 'method' | 'headers' | 'body' | 'requests'>
 
+/** A bulk workload: `POST /tokenize` bodies of `elements` new tokens each. */
+interface BulkWorkload {
+  workload: Workload
+  elements: number
+}
+
 interface Target {
   label: string
   server: Server
   create: Workload
   get: Workload
+  /** The bulk figures' bodies (services only). */
+  bulk?: Record<RawKind, BulkWorkload>
+  /** Its token count, to fill the raw ceiling's table to (services only). */
+  tokens?: () => Promise<number>
 }
+
+/** The figures measured per round, each in µs per request (create, get) or per token (plain, card). */
+type FigureKind = 'create' | 'get' | 'plain' | 'card'
+type Samples = Record<FigureKind, number[]>
 
 const CREATE_BODY = JSON.stringify({ type: 'token', data: 'x'.repeat(100) })
 
@@ -163,11 +197,17 @@ async function startService(label: string, checkout: string, dir: string, databa
   const headers = { 'svc-api-key': app.key, 'content-type': 'application/json' }
   const card = { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 } }
   const cards = await Promise.all(Array.from({ length: CARDS }, () => api<{ id: string }>(server.url, app.key, 'POST', '/tokens', card)))
+  const tokenize = (elements: number, element: (n: number) => unknown): BulkWorkload => ({
+    workload: { url: server.url + '/tokenize', headers, requests: [distinctBodies(elements, element)] },
+    elements
+  })
   return {
     label,
     server,
     create: { url: server.url + '/tokens', method: 'POST', headers, body: CREATE_BODY },
-    get: { url: server.url, headers, requests: cards.map(({ id }) => ({ method: 'GET', path: `/tokens/${id}` })) }
+    get: { url: server.url, headers, requests: cards.map(({ id }) => ({ method: 'GET', path: `/tokens/${id}` })) },
+    bulk: { plain: tokenize(TOKENIZE_VALUES, plainValue), card: tokenize(TOKENIZE_CARDS, cardRequest) },
+    tokens: async () => (await api<{ pagination: { total_items: number } }>(server.url, app.key, 'GET', '/tokens?size=1')).pagination.total_items
   }
 }
 
@@ -182,14 +222,37 @@ async function startBare(): Promise<Target> {
 }
 
 /** Server CPU µs per completed request over `amount` requests of `workload`. */
-async function measure(server: Server, workload: Workload, amount = REQUESTS): Promise<number> {
+async function measure(server: Server, workload: Workload, amount = REQUESTS, connections = CONNECTIONS): Promise<number> {
   const backends = (await server.backends?.()) ?? []
   const before = await serverCpuMicros(server, backends)
-  const result = await autocannon({ connections: CONNECTIONS, amount, ...workload })
+  const result = await autocannon({ connections, amount, ...workload })
   const spent = (await serverCpuMicros(server, backends)) - before
   const failed = result.errors + result.non2xx
   if (failed > 0) throw new Error(`${server.name}: ${failed} failed or non-2xx responses`)
   return spent / result.requests.total
+}
+
+/** A service's CPU µs per token over `tokens` tokens of bulk tokenize bodies. */
+async function measureBulk(server: Server, { workload, elements }: BulkWorkload, tokens = BULK_TOKENS): Promise<number> {
+  // At least one request per connection: autocannon refuses fewer.
+  return (await measure(server, workload, Math.max(BULK_CONNECTIONS, Math.ceil(tokens / elements)), BULK_CONNECTIONS)) / elements
+}
+
+/** The raw seal+insert ceiling as a child on the server core, with its own database (and backend, on PostgreSQL). */
+interface RawCeiling {
+  label: string
+  child: RawInsertChild
+  backends?: () => Promise<number[]>
+}
+
+/** The raw ceiling's CPU µs per token of `kind`, its table first filled (untimed) to `tableSize` tokens. */
+async function measureRaw(raw: RawCeiling, kind: RawKind, tableSize: number, tokens = BULK_TOKENS): Promise<number> {
+  await raw.child.fillTo(tableSize)
+  const backends = (await raw.backends?.()) ?? []
+  const cpu = () => cpuMicros(raw.child.pid) + backends.reduce((sum, pid) => sum + cpuMicros(pid), 0)
+  const before = cpu()
+  await raw.child.measure(tokens / RAW_BATCH, kind)
+  return (cpu() - before) / tokens
 }
 
 function median(values: number[]): number {
@@ -210,6 +273,7 @@ async function main(): Promise<void> {
     return created.url
   }
   const postgres = ON_POSTGRES ? pinPostgres(canPin) : undefined
+  let raw: RawCeiling | undefined
   try {
     const bare = await startBare()
     servers.push(bare.server)
@@ -222,20 +286,44 @@ async function main(): Promise<void> {
       servers.push(other.server)
       targets.push(other)
     }
-    const kinds = ['create', 'get'] as const
+    if (BULK) {
+      const rawUrl = await database('cpu_raw')
+      const child = await RawInsertChild.start(rawUrl ?? join(dir, 'raw.db'))
+      raw = { label: ON_POSTGRES ? 'raw seal+insert with pg' : 'raw seal+insert', child, backends: rawUrl ? backendsOf(rawUrl) : undefined }
+    }
+    const kinds = SINGLE ? (['create', 'get'] as const) : []
+    const bulkKinds: RawKind[] = BULK ? ['plain', 'card'] : []
+    const services = targets.slice(1)
+    // The raw table follows the service's size (the services grow alike: the same bodies each round).
+    const rawPerToken = async (kind: RawKind) => measureRaw(raw!, kind, await service.tokens!())
     // Warm-up: JIT, caches, WAL.
     for (const target of targets) for (const kind of kinds) await measure(target.server, target[kind], Math.min(REQUESTS, 5000))
+    for (const kind of bulkKinds) {
+      for (const target of services) await measureBulk(target.server, target.bulk![kind], Math.min(BULK_TOKENS, 5000))
+      await rawPerToken(kind)
+    }
 
-    const samples = new Map(targets.map((target) => [target.label, { create: [] as number[], get: [] as number[] }]))
+    const labels = [...targets.map((target) => target.label), ...(raw ? [raw.label] : [])]
+    const samples = new Map(labels.map((label): [string, Samples] => [label, { create: [], get: [], plain: [], card: [] }]))
     for (let round = 1; round <= ROUNDS; round++) {
       process.stderr.write(`round ${round}/${ROUNDS}\n`)
       // Each round starts with another server, so none is always measured first (or right after a given one);
       // the servers of one kind are measured back to back, so a round's ratios compare like with like.
       const order = targets.map((_, index) => targets[(index + round) % targets.length])
       for (const kind of kinds) for (const target of order) samples.get(target.label)![kind].push(await measure(target.server, target[kind]))
+      // The raw ceiling takes its turn among the services, at another place each round.
+      const bulkOrder = [...services, undefined].map((_, index, all) => all[(index + round) % all.length])
+      for (const kind of bulkKinds) {
+        for (const target of bulkOrder) {
+          if (target) samples.get(target.label)![kind].push(await measureBulk(target.server, target.bulk![kind]))
+          else samples.get(raw!.label)![kind].push(await rawPerToken(kind))
+        }
+      }
     }
-    report(targets, samples)
+    if (SINGLE) report(targets, samples)
+    if (raw) reportBulk(services, raw, samples)
   } finally {
+    await raw?.child.close()
     await Promise.all(servers.map(stopServer))
     await Promise.all(databases.map((created) => created.drop()))
     postgres?.release()
@@ -243,17 +331,19 @@ async function main(): Promise<void> {
   }
 }
 
-function report(targets: Target[], samples: Map<string, { create: number[]; get: number[] }>): void {
-  const pinning = canPin ? `server on core ${SERVER_CORE}, load on core ${CLIENT_CORE}` : 'not pinned (fewer than 2 cores or no taskset)'
-  const engine = ON_POSTGRES ? 'team vault on PostgreSQL (service + its backends)' : 'SQLite'
-  console.log(`\nServer CPU µs per request, ${engine} — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${pinning}, Node ${process.version}`)
+const PINNING = canPin ? `server on core ${SERVER_CORE}, load on core ${CLIENT_CORE}` : 'not pinned (fewer than 2 cores or no taskset)'
+const ENGINE = ON_POSTGRES ? 'team vault on PostgreSQL (service + its backends)' : 'SQLite'
+
+/** Per-round ratio of `numerator` to `denominator`, as the median and the range over rounds. */
+function ratio(numerator: number[], denominator: number[]): string {
+  const ratios = numerator.map((value, round) => (100 * value) / denominator[round])
+  return `${format(median(ratios))}% (${format(Math.min(...ratios), 0)}–${format(Math.max(...ratios), 0)})`
+}
+
+function report(targets: Target[], samples: Map<string, Samples>): void {
+  console.log(`\nServer CPU µs per request, ${ENGINE} — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${PINNING}, Node ${process.version}`)
   console.log('µs: median of the rounds; ratios: median of the per-round ratios (servers measured back to back, so a busy machine moves both sides)\n')
   const [bare, service, compared] = targets.map((target) => samples.get(target.label)!)
-  // Per-round ratio of `numerator` to `denominator`, as the median and the range over rounds.
-  const ratio = (numerator: number[], denominator: number[]) => {
-    const ratios = numerator.map((value, round) => (100 * value) / denominator[round])
-    return `${format(median(ratios))}% (${format(Math.min(...ratios), 0)}–${format(Math.max(...ratios), 0)})`
-  }
   console.log(['server', 'POST /tokens µs', 'bare/POST', 'GET /tokens/{id} µs', 'bare/GET', 'rounds (POST; GET)'].join(' | '))
   for (const target of targets) {
     const { create, get } = samples.get(target.label)!
@@ -262,6 +352,26 @@ function report(targets: Target[], samples: Map<string, { create: number[]; get:
   }
   if (compared) {
     console.log(`\nA/B: this checkout's CPU per request as a share of ${targets[2].label}'s: POST ${ratio(service.create, compared.create)}, GET ${ratio(service.get, compared.get)}`)
+  }
+}
+
+/** The bulk figures: CPU µs per token of each service and of the raw ceiling, and raw/service per round. */
+function reportBulk(services: Target[], raw: RawCeiling, samples: Map<string, Samples>): void {
+  const plainLabel = `(b) ${format(TOKENIZE_VALUES, 0)} plain values`
+  const cardLabel = `(d) ${TOKENIZE_CARDS} cards`
+  console.log(`\nCPU µs per token of POST /tokenize, ${ENGINE} — ${ROUNDS} rounds, ${format(BULK_TOKENS, 0)} tokens each, ${BULK_CONNECTIONS} connections, ${PINNING}`)
+  console.log(`ceiling: ${raw.label} (${ON_POSTGRES ? 'its process and its backend' : 'its process'}), its table filled to the service's size before each measurement\n`)
+  const ceiling = samples.get(raw.label)!
+  console.log(['server', `${plainLabel} µs`, 'raw/service', `${cardLabel} µs`, 'raw/service', 'rounds (plain; cards)'].join(' | '))
+  for (const label of [raw.label, ...services.map((target) => target.label)]) {
+    const { plain, card } = samples.get(label)!
+    const rounds = `${plain.map((v) => format(v, 1)).join(' ')}; ${card.map((v) => format(v, 1)).join(' ')}`
+    const ratios = label === raw.label ? ['', ''] : [ratio(ceiling.plain, plain), ratio(ceiling.card, card)]
+    console.log([label, format(median(plain)), ratios[0], format(median(card)), ratios[1], rounds].join(' | '))
+  }
+  if (services.length > 1) {
+    const [service, compared] = services.map((target) => samples.get(target.label)!)
+    console.log(`\nA/B: this checkout's CPU per token as a share of ${services[1].label}'s: ${plainLabel} ${ratio(service.plain, compared.plain)}, ${cardLabel} ${ratio(service.card, compared.card)}`)
   }
 }
 

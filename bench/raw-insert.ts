@@ -227,6 +227,11 @@ export class RawInsertChild {
     return ceiling
   }
 
+  /** The child's process id (taskset execs the command, so it is the ceiling's own), for its CPU time. */
+  get pid(): number {
+    return this.child.pid!
+  }
+
   async fillTo(rows: number): Promise<void> {
     await this.request({ fillTo: rows })
   }

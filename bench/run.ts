@@ -31,14 +31,13 @@ import { join } from 'node:path'
 import { api, format, median, pinLoadGenerator, runCli, startServer, stopChild } from './children'
 import { hostileRequests, type HostileRequest } from './hostile-expressions'
 import { benchDatabase, benchEngine, pinPostgres } from './postgres'
-import { benchCard, RawInsertChild } from './raw-insert'
+import { RawInsertChild } from './raw-insert'
 import { runScaleBench } from './scale'
+import { cardRequest, distinctBodies, plainValue, TOKENIZE_CARDS, TOKENIZE_VALUES } from './tokenize-bodies'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const TOKENIZE_VALUES = 1000
-const TOKENIZE_CARDS = 100
 /** Transactions of 1,000 rows per raw ceiling measurement. */
 const RAW_TRANSACTIONS = 10
 /** Connections sending hostile bodies back to back, and connections measuring latency (per endpoint). */
@@ -105,26 +104,6 @@ async function latency(url: string, headers: Record<string, string>, cardIds: st
   return { health, get, hostile: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0])) }
 }
 
-/** Card requests with distinct numbers, as a merchant's would be (the ceiling seals the same series). */
-const cardRequest = (n: number) => ({ type: 'card', data: benchCard(n) })
-
-/**
- * A POST /tokenize request whose body is `count` new elements each time, as
- * real bulk data is: repeated values would hit the same index pages again,
- * which the raw ceiling (all distinct) does not get to do.
- */
-function distinctBodies(count: number, element: (n: number) => unknown, start = 0): autocannon.Request {
-  let next = start
-  return {
-    method: 'POST',
-    setupRequest: (request) => {
-      const first = next
-      next += count
-      return { ...request, body: JSON.stringify(Array.from({ length: count }, (_, i) => element(first + i))) }
-    }
-  }
-}
-
 async function main(): Promise<void> {
   if (process.argv.includes('--scale') || process.env.BENCH_SCALE === '1') {
     await runScaleBench()
@@ -161,7 +140,7 @@ async function main(): Promise<void> {
     const cards = await Promise.all(Array.from({ length: 50 }, (_, n) => api<{ id: string }>(service.url, app.key, 'POST', '/tokens', cardRequest(n))))
     const createBody = JSON.stringify({ type: 'token', data: hundredByteString() })
     // Made once: each round's bodies carry on where the last round's stopped (the 50 cards above come first).
-    const tokenizePlain = distinctBodies(TOKENIZE_VALUES, (n) => `value-${n}-${hundredByteString().slice(0, 20)}`)
+    const tokenizePlain = distinctBodies(TOKENIZE_VALUES, plainValue)
     const tokenizeCards = distinctBodies(TOKENIZE_CARDS, cardRequest, cards.length)
     const service_ = {
       create: (seconds = SECONDS) => load({ url: service.url + '/tokens', method: 'POST', headers, body: createBody }, seconds),

@@ -60,11 +60,21 @@ export class TokenizeService {
     const shape = this.walk(body, [], 0, found, errors)
     // Every request is parsed and its expressions counted before any is evaluated: an oversized body costs no evaluation.
     for (const slot of found) {
-      await context.budget.breathe()
-      await this.attempt(slot, errors, () => (slot.input = this.admitted(context, slot)))
+      // Awaited only when the budget asks to give way: an await per element costs a microtask turn each.
+      if (context.budget.mustBreathe()) await context.budget.breathe()
+      try {
+        slot.input = this.admitted(context, slot)
+      } catch (error) {
+        this.collect(slot, errors, error)
+      }
     }
     for (const slot of found) {
-      if (slot.input) await this.attempt(slot, errors, async () => (slot.prepared = await prepareToken(context, slot.input!, slot.prefix)))
+      if (!slot.input) continue
+      try {
+        slot.prepared = await prepareToken(context, slot.input, slot.prefix)
+      } catch (error) {
+        this.collect(slot, errors, error)
+      }
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     const slots = found as PreparedSlot[]
@@ -100,16 +110,12 @@ export class TokenizeService {
     return input
   }
 
-  /** Runs one step for a slot, collecting its field errors; a plain value's errors name the value itself. */
-  private async attempt(slot: Slot, errors: FieldErrors, step: () => unknown): Promise<void> {
-    try {
-      await step()
-    } catch (error) {
-      // Passing the request's expression count ends the request: the rest of the body is not looked at.
-      if (!(error instanceof ValidationError) || error instanceof ExpressionCountError) throw error
-      for (const [field, messages] of Object.entries(error.errors ?? {})) {
-        messages.forEach((message) => addFieldError(errors, slot.plain ? slot.prefix || '(body)' : field, message))
-      }
+  /** Collects the field errors of a slot's step; a plain value's errors name the value itself. */
+  private collect(slot: Slot, errors: FieldErrors, error: unknown): void {
+    // Passing the request's expression count ends the request: the rest of the body is not looked at.
+    if (!(error instanceof ValidationError) || error instanceof ExpressionCountError) throw error
+    for (const [field, messages] of Object.entries(error.errors ?? {})) {
+      messages.forEach((message) => addFieldError(errors, slot.plain ? slot.prefix || '(body)' : field, message))
     }
   }
 

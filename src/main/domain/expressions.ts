@@ -337,6 +337,16 @@ export class ExpressionBudget {
   }
 
   /**
+   * Whether `breathe` would give way now. Hot loops test it first and await `breathe` only
+   * when it is true: an await costs a turn of the microtask queue even when nothing waits.
+   */
+  mustBreathe(): boolean {
+    // A request that has spent less than a slice (nearly every request) never waits.
+    if (this.spentMs < BREATHE_EVERY_MS) return false
+    return !(currentSlice.owner === this && performance.now() < currentSlice.endsAt)
+  }
+
+  /**
    * Await it between evaluations. Once a request has spent a slice (a few
    * milliseconds) on expressions, its further work runs in slices, one slice
    * per turn of the event loop whatever the number of requests evaluating:
@@ -346,9 +356,7 @@ export class ExpressionBudget {
    * per turn, and requests with little expression work never wait.
    */
   async breathe(): Promise<void> {
-    // A request that has spent less than a slice (nearly every request) never waits.
-    if (this.spentMs < BREATHE_EVERY_MS) return
-    if (currentSlice.owner === this && performance.now() < currentSlice.endsAt) return
+    if (!this.mustBreathe()) return
     for (;;) {
       await setImmediate()
       const now = performance.now()

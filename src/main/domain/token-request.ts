@@ -121,6 +121,8 @@ export function parseCreateToken(body: unknown, prefix = ''): CreateTokenInput {
  * @throws ExpressionCountError naming the field that passes the per-request limit
  */
 export function admitExpressions(budget: ExpressionBudget, input: CreateTokenInput, prefix = ''): void {
+  // Most requests carry none: nothing to count, and no field paths to build (bulk tokenize admits thousands).
+  if (!isIdExpression(input.id) && input.fingerprint_expression === undefined && input.search_indexes === undefined && input.mask === undefined) return
   budget.admit([
     [fieldPath('id', prefix), isIdExpression(input.id) ? 1 : 0],
     [fieldPath('fingerprint_expression', prefix), input.fingerprint_expression === undefined ? 0 : 1],
@@ -140,19 +142,50 @@ function fieldPath(name: string, prefix: string): string {
   return formatPath([name], prefix)
 }
 
+/** Adds a ValidationError's fields to `errors` so every bad field is reported at once; rethrows any other error. */
+function collect(errors: FieldErrors, error: unknown): undefined {
+  if (!(error instanceof ValidationError)) throw error
+  for (const [path, messages] of Object.entries(error.errors ?? {})) messages.forEach((m) => addFieldError(errors, path, m))
+  return undefined
+}
+
 /**
- * Runs one step of `prepareToken` after giving way if the budget asks it to; a
- * ValidationError's fields are added to `errors` (undefined returned) so every bad field is reported at once.
+ * Runs one step of `prepareToken`, its field errors collected (undefined returned). The
+ * steps run without an await: the caller gives way first only when the budget asks it to
+ * (`mustBreathe`), as every await costs a turn of the microtask queue, several per token.
  */
-async function attempt<T>(budget: ExpressionBudget, errors: FieldErrors, run: () => T | Promise<T>): Promise<T | undefined> {
-  await budget.breathe()
+function attempt<T>(errors: FieldErrors, run: () => T): T | undefined {
+  try {
+    return run()
+  } catch (error) {
+    return collect(errors, error)
+  }
+}
+
+/** `attempt` for the one step that gives way inside (the search indexes). */
+async function attemptAsync<T>(errors: FieldErrors, run: () => Promise<T>): Promise<T | undefined> {
   try {
     return await run()
   } catch (error) {
-    if (!(error instanceof ValidationError)) throw error
-    for (const [path, messages] of Object.entries(error.errors ?? {})) messages.forEach((m) => addFieldError(errors, path, m))
-    return undefined
+    return collect(errors, error)
   }
+}
+
+/**
+ * A custom mask, validated, held to the type's maximum and (with valid data) evaluated
+ * once: one that fails on this data would fail every masked read of the token.
+ */
+async function customMask(budget: ExpressionBudget, errors: FieldErrors, input: unknown, type: TokenTypeDefinition, valid: { data: unknown } | undefined, prefix: string): Promise<unknown> {
+  const field = fieldPath('mask', prefix)
+  if (budget.mustBreathe()) await budget.breathe()
+  const mask = attempt(errors, () => validateMask(input, field, budget))
+  if (mask === undefined) return undefined
+  if (budget.mustBreathe()) await budget.breathe()
+  attempt(errors, () => checkMaskMaximum(mask, type, field))
+  if (!valid) return mask
+  if (budget.mustBreathe()) await budget.breathe()
+  attempt(errors, () => evaluateMask(mask, valid.data, field, budget))
+  return mask
 }
 
 /**
@@ -168,29 +201,40 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
   const now = new Date(context.now)
   const errors: FieldErrors = {}
   // The data as stored (a card's numeric cvc becomes a string); what is invalid is reported with the rest.
-  const parsed = await attempt(budget, errors, () => ({ data: type.parseData(input.data, fieldPath('data', prefix)) }))
+  if (budget.mustBreathe()) await budget.breathe()
+  const parsed = attempt(errors, () => ({ data: type.parseData(input.data, fieldPath('data', prefix)) }))
   const dataValid = parsed !== undefined
   const data = parsed ? parsed.data : input.data
   const fragments = plaintextFragments(data)
-  const id = await attempt(budget, errors, () => resolveId(input, context.keys, fragments, fieldPath('id', prefix), budget))
+  if (budget.mustBreathe()) await budget.breathe()
+  const id = attempt(errors, () => resolveId(input, context.keys, fragments, fieldPath('id', prefix), budget))
   const metadata = Object.entries(input.metadata ?? {})
   // Only with metadata to check: collecting a large generic token's strings costs time.
   const secrets = dataValid && metadata.length > 0 ? secretsOf(type, data) : undefined
-  if (secrets) for (const [key, value] of metadata) await attempt(budget, errors, () => assertMetadataFreeOfSecrets(value, secrets, formatPath(['metadata', key], prefix)))
+  if (secrets) {
+    for (const [key, value] of metadata) {
+      if (budget.mustBreathe()) await budget.breathe()
+      attempt(errors, () => assertMetadataFreeOfSecrets(value, secrets, formatPath(['metadata', key], prefix)))
+    }
+  }
   const fingerprintExpression = input.fingerprint_expression ?? type.defaultFingerprintExpression
-  const fingerprintSource = await attempt(budget, errors, () =>
+  if (budget.mustBreathe()) await budget.breathe()
+  const fingerprintSource = attempt(errors, () =>
     input.fingerprint_expression === undefined && dataValid
       ? type.defaultFingerprintSource(data)
       : renderFingerprintSource(validateExpression(fingerprintExpression, fieldPath('fingerprint_expression', prefix), budget), data, input.metadata, budget, fieldPath('fingerprint_expression', prefix))
   )
-  const mask = input.mask === undefined ? type.defaultMask : await attempt(budget, errors, () => validateMask(input.mask, fieldPath('mask', prefix), budget))
-  if (input.mask !== undefined && mask !== undefined) await attempt(budget, errors, () => checkMaskMaximum(mask, type, fieldPath('mask', prefix)))
-  // A custom mask that fails on this data would fail every masked read of the token: refuse it now.
-  if (dataValid && input.mask !== undefined && mask !== undefined) await attempt(budget, errors, () => evaluateMask(mask, data, fieldPath('mask', prefix), budget))
-  const expiresAt = input.expires_at === undefined ? undefined : await attempt(budget, errors, () => parseExpiresAt(input.expires_at, fieldPath('expires_at', prefix), now))
+  const mask = input.mask === undefined ? type.defaultMask : await customMask(budget, errors, input.mask, type, dataValid ? { data } : undefined, prefix)
+  const expiresAt = input.expires_at === undefined ? undefined : attempt(errors, () => parseExpiresAt(input.expires_at, fieldPath('expires_at', prefix), now))
   const indexExpressions = input.search_indexes ?? []
-  for (const [index, expression] of indexExpressions.entries()) await attempt(budget, errors, () => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget))
-  const searchIndexes = id === undefined ? [] : ((await attempt(budget, errors, () => searchIndexEntries(context.keys, context.actor.tenantId, id, indexExpressions, data, prefix, budget))) ?? [])
+  for (const [index, expression] of indexExpressions.entries()) {
+    if (budget.mustBreathe()) await budget.breathe()
+    attempt(errors, () => validateExpression(expression, formatPath(['search_indexes', index], prefix), budget))
+  }
+  const searchIndexes =
+    id === undefined || indexExpressions.length === 0
+      ? []
+      : ((await attemptAsync(errors, () => searchIndexEntries(context.keys, context.actor.tenantId, id, indexExpressions, data, prefix, budget))) ?? [])
   if (Object.keys(errors).length > 0 || id === undefined || fingerprintSource === undefined) throw new ValidationError(errors)
 
   const containers = input.containers ?? type.defaultContainers

@@ -22,11 +22,21 @@ export interface ViewOptions {
 }
 
 const createdAtByToken = new WeakMap<StoredToken, string>()
+/** The last time formatted: the tokens of one bulk tokenize all share theirs. */
+let lastCreated = { at: Number.NaN, iso: '' }
 
-/** `created_at` in ISO 8601, once per token object: hot tokens come from the cache again and again. */
+/**
+ * `created_at` in ISO 8601, once per token object (hot tokens come from the cache again and
+ * again), or once per time for tokens made together (no entry per token in the WeakMap).
+ */
 function createdAtOf(token: StoredToken): string {
+  if (token.created_at === lastCreated.at) return lastCreated.iso
   let iso = createdAtByToken.get(token)
-  if (iso === undefined) createdAtByToken.set(token, (iso = toIsoString(token.created_at)))
+  if (iso === undefined) {
+    iso = toIsoString(token.created_at)
+    createdAtByToken.set(token, iso)
+    lastCreated = { at: token.created_at, iso }
+  }
   return iso
 }
 

@@ -70,6 +70,22 @@ function expressionOf(type: string, stored: string): string {
 }
 
 const nullableJson = (value: unknown) => (value === null ? null : JSON.stringify(value))
+
+/**
+ * The JSON of frozen objects whose fields hold no objects (such as the token types' default
+ * masks and containers, which most tokens keep): they cannot change, so each is stringified once.
+ */
+const frozenJson = new WeakMap<object, string>()
+
+function storedJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value)
+  let json = frozenJson.get(value)
+  if (json === undefined) {
+    json = JSON.stringify(value)
+    if (Object.values(value).every((field) => typeof field !== 'object' || field === null)) frozenJson.set(value, json)
+  }
+  return json
+}
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value))
 
 /** The columns of (some of) a token's fields; `type` is the token's (given when `token` has no type but an expression). */
@@ -101,8 +117,8 @@ function newTokenColumns(keys: TenantKeys, token: StoredToken): TokenRow {
     sealed_data: token.sealed_data,
     fingerprint: hashBytes(token.fingerprint),
     fingerprint_expression: storedExpression(token.type, token.fingerprint_expression),
-    mask: nullableJson(token.mask),
-    containers: JSON.stringify(token.containers),
+    mask: token.mask === null ? null : storedJson(token.mask),
+    containers: storedJson(token.containers),
     metadata: JSON.stringify(token.metadata),
     search_indexes: nullableJson(token.search_indexes),
     expires_at: token.expires_at,
