@@ -28,6 +28,8 @@ export interface GuiTimes {
   logsPage: number[]
   /** Audit logs clicked in the sidebar of the open app (on the tokens view) until the entries it read are drawn, timed in the page: the view alone, without the app's start. */
   logsFromSidebar: number[]
+  /** Audit logs clicked again in the sidebar after another view (Applications), until the entries it read are drawn, timed in the page. */
+  logsReturn: number[]
 }
 
 const TOKEN_ROW = '[data-test="tokens-table"] [data-test="token-row"]'
@@ -78,6 +80,14 @@ function sidebarToLogs(page: Page): Promise<number> {
   return clickUntilShown(page, page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit logs' }), { rows: LOG_ROW, answered: 'logs.list' })
 }
 
+/** From the open audit log view: Applications, then Audit logs again, until the entries it read after the click are drawn. */
+async function sidebarBackToLogs(page: Page): Promise<number> {
+  const sidebar = page.getByRole('navigation', { name: 'Main' })
+  await sidebar.getByRole('link', { name: 'Applications' }).click()
+  await page.getByTestId('logs-table').waitFor({ state: 'detached', ...WAIT })
+  return clickUntilShown(page, sidebar.getByRole('link', { name: 'Audit logs' }), { rows: LOG_ROW, answered: 'logs.list' })
+}
+
 /** Searches the open tokens view by `group`; resolves with the time from the click until its rows and count are drawn. */
 async function filteredSearch(page: Page, group: string, expectedCount: number): Promise<number> {
   await page.getByTestId('filter-metadata').click()
@@ -93,7 +103,7 @@ export async function measureGui(dataDir: string, loads: number, group: string, 
   const browser = await launchBrowser()
   if (process.env.BENCH_GUI_PIN === '1') spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(SERVER_CPU), String(process.pid)], { stdio: 'ignore' })
   const harness = await startDesktopHarness({ dataDir })
-  const times: GuiTimes = { tokensPage: [], tokensFromSidebar: [], tokensFiltered: [], logsPage: [], logsFromSidebar: [] }
+  const times: GuiTimes = { tokensPage: [], tokensFromSidebar: [], tokensFiltered: [], logsPage: [], logsFromSidebar: [], logsReturn: [] }
   try {
     // One untimed round first: the browser's and the service's caches warm up as a user's would.
     for (let load = 0; load <= loads; load++) {
@@ -101,6 +111,7 @@ export async function measureGui(dataDir: string, loads: number, group: string, 
       const tokensFromSidebar = await sidebarToTokens(tokens.page)
       const filtered = await filteredSearch(tokens.page, group, expectedCount)
       const logsFromSidebar = await sidebarToLogs(tokens.page)
+      const logsReturn = await sidebarBackToLogs(tokens.page)
       await tokens.page.context().close()
       const logs = await pageLoad(browser, harness, '/logs', LOG_ROW)
       await logs.page.context().close()
@@ -110,6 +121,7 @@ export async function measureGui(dataDir: string, loads: number, group: string, 
       times.tokensFiltered.push(filtered)
       times.logsPage.push(logs.ms)
       times.logsFromSidebar.push(logsFromSidebar)
+      times.logsReturn.push(logsReturn)
     }
     return times
   } finally {

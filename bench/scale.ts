@@ -236,4 +236,5 @@ function reportGui(gui: GuiTimes): void {
   console.log(`- tokens filtered by metadata.group=${FILTER_GROUP}, Search clicked until the rows and their count are drawn (timed in the page): ${format(median(gui.tokensFiltered))} ms`)
   console.log(`- audit log view opened, first entries shown: ${format(median(gui.logsPage))} ms`)
   console.log(`- audit log view reached from the sidebar of the open app, the entries it read drawn (timed in the page): ${format(median(gui.logsFromSidebar))} ms`)
+  console.log(`- audit log view reached again from the sidebar after another view, the entries it read drawn (timed in the page): ${format(median(gui.logsReturn))} ms`)
 }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { listLogsQuery } from '../../src/shared/contracts'
 import { parse } from '../../src/main/app'
-import { chromiumAvailable, errorsOf } from './support/browser'
+import { chromiumAvailable, errorsOf, navigate } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { expectFocus, tabTo } from './support/keyboard'
 
@@ -63,5 +63,34 @@ describe.skipIf(!chromiumAvailable)('The idle lock in the window', () => {
     expect((await desktop().status()).state).toBe('unlocked')
     expect(Date.parse((await desktop().status()).idleLock!.lockAt!) - Date.now()).toBeGreaterThan(4 * 60_000)
     expect(errorsOf(app.page)).toEqual([])
+  })
+
+  it('leaves nothing of the vault in the window once locked, not even the views it keeps for a return or their menus', async () => {
+    const page = app.page
+    const { token } = await desktop().requireVault().services.tokens.create(desktop().actor(), { type: 'token', data: 'kept-view check', metadata: { note: 'kept-view-marker' } })
+    await navigate(page, 'Tokens')
+    await page.getByTestId('token-row').filter({ hasText: token.id }).waitFor()
+    await page.getByTestId('filter-type').click()
+    await page.locator('.n-base-select-menu').waitFor()
+    await page.keyboard.press('Escape')
+    await page.locator('.n-base-select-menu').waitFor({ state: 'detached' })
+    await navigate(page, 'Audit logs')
+    await page.getByTestId('log-row').filter({ hasText: token.id }).first().waitFor()
+    await page.getByTestId('filter-entity-type').click()
+    await page.locator('.n-base-select-menu').waitFor()
+    await page.keyboard.press('Escape')
+    await page.locator('.n-base-select-menu').waitFor({ state: 'detached' })
+    await navigate(page, 'Settings')
+    await page.getByTestId('settings-lock').waitFor()
+
+    await page.getByTestId('lock').click()
+    await page.getByTestId('locked').waitFor()
+    const html = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { outerHTML: string } } }).document.documentElement.outerHTML)
+    expect(html).not.toContain(token.id)
+    expect(html).not.toContain('kept-view-marker')
+    expect(await page.locator('.n-data-table, .n-base-select-menu').count()).toBe(0)
+
+    await page.getByTestId('unlock').click()
+    await page.getByTestId('service-url').waitFor()
   })
 })

@@ -57,4 +57,20 @@ describe.skipIf(!chromiumAvailable)('Tokens view', () => {
     await cell.locator('.n-ellipsis').hover()
     await expect.poll(() => app.page.locator('.n-popover').filter({ hasText: 'end of note' }).isVisible()).toBe(true)
   })
+
+  it('leaves no menu behind when another view shows, and shows the rows of the moment when it shows again', async () => {
+    const page = app.page
+    await page.mouse.move(0, 0)
+    await page.locator('.n-popover').waitFor({ state: 'detached' })
+    await page.getByTestId('filter-type').click()
+    await page.locator('.n-base-select-menu').waitFor()
+    await page.keyboard.press('Alt+7')
+    await page.getByRole('heading', { name: 'Settings' }).waitFor()
+    await expect.poll(() => page.locator('.n-base-select-menu, [data-test=token-row]').count()).toBe(0)
+
+    const { token } = await app.harness.desktop.requireVault().services.tokens.create(app.harness.desktop.actor(), { type: 'token', data: 'made while away' })
+    await page.keyboard.press('Alt+1')
+    await page.getByTestId('token-row').filter({ hasText: token.id }).waitFor()
+    expect(await page.locator('main h1').evaluate((heading) => heading === heading.ownerDocument.activeElement)).toBe(true)
+  })
 })

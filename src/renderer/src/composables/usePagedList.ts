@@ -133,6 +133,8 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
     itemCount: total.value,
     pageSizes: PAGE_SIZES,
     showSizePicker: true,
+    // The size menu is made only while open: a view kept for a return (AppShell.vue) leaves no hidden menu in the document.
+    selectProps: { displayDirective: 'if' as const },
     prefix: () => `${formatTotal(total.value)} ${options.noun[total.value === 1 ? 0 : 1]}`,
     onUpdatePage: setPage,
     onUpdatePageSize: setSize
