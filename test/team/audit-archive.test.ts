@@ -49,7 +49,7 @@ describe.skipIf(onPostgres)('the audit trail of a team vault', { timeout: 120_00
     key = ((await application.json()) as { key: string }).key
     db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } })
     cleanup.push(() => db.destroy())
-  })
+  }, 90_000)
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step()
   })

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, serve, terminate } from '../helpers/cli'
 import { createTestDatabase } from '../helpers/postgres'
 
-describe('a team vault on PostgreSQL, through the CLI', () => {
+describe('a team vault on PostgreSQL, through the CLI', { timeout: 90_000 }, () => {
   const cleanup: (() => Promise<unknown>)[] = []
   let databaseUrl: string
   let withPassword: string

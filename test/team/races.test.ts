@@ -14,7 +14,7 @@ interface Response {
   body: any
 }
 
-describe('two tessera serve processes on one PostgreSQL database', () => {
+describe('two tessera serve processes on one PostgreSQL database', { timeout: 90_000 }, () => {
   let team: TeamVault
   let servers: Served[]
   let adminKey: string
@@ -26,7 +26,7 @@ describe('two tessera serve processes on one PostgreSQL database', () => {
     const app = await api(0, 'POST', '/applications', { key: adminKey, body: { name: 'payments', type: 'private', permissions: ['token:create', 'token:read', 'token:update'] } })
     expect(app.status).toBe(201)
     appKey = app.body.key
-  })
+  }, 90_000)
   afterAll(() => team?.close())
 
   /** A request to instance `index` (0 is A, 1 is B). */
