@@ -50,7 +50,7 @@ describe('GET /tokens total_items', () => {
     expect(visible.body.pagination.total_items).toBe(await totalOf())
   })
 
-  it('reports more than 10,000 tokens matching a filter as 10,001', { timeout: 120_000 }, async () => {
+  it('reports more than 10,000 tokens matching a filter as 10,001', { timeout: 240_000 }, async () => {
     const batch = randomUUID()
     const requests = Array.from({ length: 10_050 }, (_, i) => ({ type: 'token', data: i, metadata: { batch } }))
     for (let start = 0; start < requests.length; start += 2_000) expect((await tokenize(requests.slice(start, start + 2_000))).status).toBe(200)
