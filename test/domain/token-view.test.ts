@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { StoredToken } from '../../src/main/domain/token'
-import { toWireToken } from '../../src/main/domain/token-view'
+import type { Transform } from '../../src/shared/types'
+import { toWireToken, viewReadsData } from '../../src/main/domain/token-view'
 
 function row(type: string, mask: unknown): StoredToken {
   return {
@@ -57,5 +58,35 @@ describe('toWireToken', () => {
     const view = { number: 'XXXXXXXXXXXX4242', expiration_month: 12 }
     expect(toWireToken(card, data, 'mask', { single: false }).data).toEqual(view)
     expect(toWireToken(card, data, 'reveal', { single: true }).mask).toEqual(view)
+  })
+})
+
+describe('viewReadsData', () => {
+  const card = { number: '4242424242424242', expiration_month: 12 }
+  const tokens: [string, StoredToken, unknown][] = [
+    ['a token without a mask', row('token', undefined), 'secret'],
+    ['a token with a mask', row('token', '{{ data | reveal_last: 2 }}'), 'secret'],
+    ['a card with its default mask', row('card', { number: '{{ data.number | card_mask }}', expiration_month: '{{ data.expiration_month }}' }), card],
+    ['a card without a mask', row('card', undefined), card]
+  ]
+  const transforms: Transform[] = ['redact', 'mask', 'reveal']
+
+  it('is false only where the view shows the same without the data', () => {
+    for (const [name, token, data] of tokens) {
+      for (const transform of transforms) {
+        for (const single of [false, true]) {
+          if (viewReadsData(token, transform, { single })) continue
+          const context = `${name}, ${transform}, ${single ? 'single' : 'list'}`
+          expect(toWireToken(token, undefined, transform, { single }), context).toEqual(toWireToken(token, data, transform, { single }))
+        }
+      }
+    }
+  })
+
+  it('is false for a masked token without a mask and a redacted one, true for a masked token with a mask and a revealed one', () => {
+    expect(viewReadsData(row('token', undefined), 'mask', { single: false })).toBe(false)
+    expect(viewReadsData(row('token', '{{ data }}'), 'redact', { single: false })).toBe(false)
+    expect(viewReadsData(row('token', '{{ data | reveal_last: 2 }}'), 'mask', { single: false })).toBe(true)
+    expect(viewReadsData(row('token', undefined), 'reveal', { single: false })).toBe(true)
   })
 })

@@ -52,7 +52,7 @@ import { asStoredJson, type StoredToken, type TokenKeys } from '../domain/token'
 import { tokenPathId } from '../domain/ids'
 import { admitExpressions, prepareToken, searchIndexEntries, type PreparedToken } from '../domain/token-request'
 import { assertMetadataFreeOfSecrets, secretsOf } from '../domain/metadata-secrets'
-import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, type ViewOptions } from '../domain/token-view'
+import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, viewReadsData, type ViewOptions } from '../domain/token-view'
 import { openToken, tokenKeys } from './token-crypto'
 import { mergePatch } from '../domain/merge-patch'
 import { getTokenType, type TokenTypeDefinition } from '../domain/token-types'
@@ -526,10 +526,9 @@ export class TokensService {
     return this.keys.seal(row.tenant_id, row.id, data)
   }
 
-  /** The wire token under `transform`; redacted tokens are never decrypted. */
+  /** The wire token under `transform`, decrypted only when the view shows (some of) its data. */
   private view(row: StoredToken, transform: Transform, options: ViewOptions): Token {
-    const needsData = transform !== 'redact' || (options.single && getTokenType(row.type)?.showsEvaluatedMask === true)
-    return toWireToken(row, needsData ? this.open(row) : undefined, transform, options)
+    return toWireToken(row, viewReadsData(row, transform, options) ? this.open(row) : undefined, transform, options)
   }
 
   private viewForReader(actor: Actor, row: StoredToken, options: ViewOptions): Token {

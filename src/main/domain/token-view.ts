@@ -112,6 +112,17 @@ function withoutNullFields(masked: unknown): unknown {
   return Object.fromEntries(Object.entries(masked).filter(([, value]) => value !== null))
 }
 
+/**
+ * Whether `toWireToken` reads the token's data under `transform`, so whether it must be
+ * decrypted: a redacted view shows none of it, and neither does a masked view of a token
+ * without a mask (the data is left out), such as most tokens of a list read under `mask`.
+ */
+export function viewReadsData(row: StoredToken, transform: Transform, options: ViewOptions): boolean {
+  if (transform === 'reveal') return true
+  if (transform === 'mask') return row.mask !== null
+  return options.single && getTokenType(row.type)?.showsEvaluatedMask === true
+}
+
 export function toWireToken(row: StoredToken, data: unknown, transform: Transform, options: ViewOptions): Token {
   const mask = row.mask === null ? undefined : row.mask
   const token: Token = {

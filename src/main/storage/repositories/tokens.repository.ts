@@ -130,22 +130,28 @@ function newTokenColumns(keys: TenantKeys, token: StoredToken): TokenRow {
   }
 }
 
-function fromRow(keys: TenantKeys, { tenant_key, fingerprint, created_by, modified_by, ...row }: TokenRow): StoredToken {
+/**
+ * A stored token from its row, field by field: a rest copy of the row and a spread of it,
+ * overwritten field after field, cost V8 about twice as much, for each of a list's 100 rows.
+ */
+function fromRow(keys: TenantKeys, row: TokenRow): StoredToken {
   return {
-    tenant_id: keys.idOf(tenant_key),
-    ...row,
-    fingerprint: fingerprint.toString('hex'),
-    fingerprint_expression: expressionOf(row.type, row.fingerprint_expression),
-    created_by: uuidText(created_by),
-    modified_by: uuidText(modified_by),
+    tenant_id: keys.idOf(row.tenant_key),
+    id: row.id,
+    type: row.type,
     key_version: Number(row.key_version),
+    sealed_data: row.sealed_data,
+    fingerprint: row.fingerprint.toString('hex'),
+    fingerprint_expression: expressionOf(row.type, row.fingerprint_expression),
     mask: row.mask === null ? null : JSON.parse(row.mask),
     containers: JSON.parse(row.containers),
     metadata: JSON.parse(row.metadata),
     search_indexes: row.search_indexes === null ? null : JSON.parse(row.search_indexes),
     expires_at: nullableNumber(row.expires_at),
     cvc_expires_at: nullableNumber(row.cvc_expires_at),
+    created_by: uuidText(row.created_by),
     created_at: Number(row.created_at),
+    modified_by: uuidText(row.modified_by),
     modified_at: nullableNumber(row.modified_at)
   }
 }
