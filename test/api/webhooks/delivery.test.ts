@@ -190,12 +190,18 @@ describe('webhook delivery', () => {
     expect(events.every((event) => event.trace_id === null)).toBe(true)
   })
 
+  /**
+   * Waits until the worker has logged `count` attempts: the next attempt's time is set from
+   * the clock when an attempt is logged, so the clock may move on only after that.
+   */
+  const attemptsLogged = (id: string, count: number) => expect.poll(async () => (await deliveries(id))[0]?.attempts.length).toBe(count)
+
   it('retries a failing receiver with backoff and logs each attempt', async () => {
     const id = await subscribe(['token.created'])
     receiver.statuses = [500, 503]
     await service.request('POST', '/tokens', { key: tokenKey, body: { type: 'token', data: 'x' } })
     await receiver.waitFor(1)
-    await expect.poll(async () => (await deliveries(id))[0]?.attempts.length).toBe(1)
+    await attemptsLogged(id, 1)
     const [first] = await deliveries(id)
     expect(first).toMatchObject({ status: 'pending', event_type: 'token.created', next_attempt_at: new Date(service.clock.now() + 1000).toISOString() })
     expect(first.attempts[0]).toMatchObject({ outcome: 'failed', status_code: 500, error: 'HTTP_500' })
@@ -204,6 +210,7 @@ describe('webhook delivery', () => {
     expect(receiver.received).toHaveLength(1)
     service.clock.advance(1000)
     await receiver.waitFor(2)
+    await attemptsLogged(id, 2)
     service.clock.advance(2000)
     await receiver.waitFor(3)
     await expect.poll(async () => (await deliveries(id))[0]?.status).toBe('delivered')
@@ -219,8 +226,10 @@ describe('webhook delivery', () => {
     receiver.statuses = [500, 500, 500, 500]
     await service.request('POST', '/tokens', { key: tokenKey, body: { type: 'token', data: 'x' } })
     await receiver.waitFor(1)
+    await attemptsLogged(id, 1)
     service.clock.advance(1000)
     await receiver.waitFor(2)
+    await attemptsLogged(id, 2)
     service.clock.advance(2000)
     await receiver.waitFor(3)
     await expect.poll(async () => (await deliveries(id))[0]?.status).toBe('failed')
