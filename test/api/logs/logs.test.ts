@@ -230,35 +230,6 @@ describe('logs', () => {
     })
   })
 
-  describe('a much-read entity', () => {
-    it('keeps its total exact as its entries pass the index mark and are folded', { timeout: 120_000 }, async () => {
-      const tokenKey = (await service.createApplication({ name: 'Hot reader', type: 'private', permissions: ['token:create', 'token:read'] })).key
-      const id = (await service.request('POST', '/tokens', { key: tokenKey, body: { type: 'token', data: 'hot' } })).body.id
-      const read = async (count: number) => {
-        for (let i = 0; i < count; i++) expect((await service.request('GET', `/tokens/${id}`, { key: tokenKey })).status).toBe(200)
-      }
-      const fold = async () => {
-        service.clock.advance(5_000)
-        return (await service.host.vault.services.jobs.runDueJobs()).find((result) => result.name === 'index-logs')?.processed ?? 0
-      }
-      const totals = async () => [
-        (await service.request('GET', `/logs?size=1&entity_type=token&entity_id=${id}`)).body.pagination.total_items,
-        (await service.request('GET', `/logs?size=1&entity_id=${id}`)).body.pagination.total_items
-      ]
-      await read(1_200)
-      while ((await fold()) > 0);
-      expect(await totals()).toEqual([1_201, 1_201])
-      expect(await totals()).toEqual([1_201, 1_201]) // counted again at the same mark
-
-      await read(3) // past the mark
-      expect(await totals()).toEqual([1_204, 1_204])
-      while ((await fold()) > 0);
-      expect(await totals()).toEqual([1_204, 1_204])
-      await read(2)
-      expect(await totals()).toEqual([1_206, 1_206])
-    })
-  })
-
   describe('total_items', () => {
     const totalOf = async (query = '') => (await service.request('GET', `/logs?size=1&${query}`)).body.pagination.total_items as number
     const everDates = 'start_date=2000-01-01T00:00:00Z&end_date=2100-01-01T00:00:00Z'

@@ -258,33 +258,22 @@ const FOLDED_ENTRY_COLUMNS = ENTRY_COLUMNS.map((column) => (['tenant_key', 'enti
  * Ordered by (created_at, seq), the union merges the sorted ranges and stops at the page.
  */
 function entityArms(db: Db, filter: LogFilter, types: readonly string[], columns: EntityColumns): Knex.QueryBuilder[] {
-  const folded = foldedArms(db, filter, types).map((arm) => {
+  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
+  const folded = types.map((type) => {
+    const arm = sql(db)('log_entities').where('log_entities.tenant_key', tenantKey).andWhere('log_entities.entity_type', type).andWhere('log_entities.entity_id', filter.entityId!)
     if (columns === 'entries') arm.join('logs', 'logs.seq', 'log_entities.seq').select(...FOLDED_ENTRY_COLUMNS, 'log_entities.seq')
     else arm.select('log_entities.seq')
-    return arm
-  })
-  return [...folded, unfoldedTail(db, filter).select(...(columns === 'entries' ? [...ENTRY_COLUMNS, 'seq'] : ['seq']))]
-}
-
-/** For each entity type, the entity's range of the `log_entities` key, within the filter's dates. */
-function foldedArms(db: Db, filter: LogFilter, types: readonly string[]): Knex.QueryBuilder[] {
-  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
-  return types.map((type) => {
-    const arm = sql(db)('log_entities').where('log_entities.tenant_key', tenantKey).andWhere('log_entities.entity_type', type).andWhere('log_entities.entity_id', filter.entityId!)
     return withinDates(arm, filter, 'log_entities.created_at')
   })
-}
-
-/** The entity's entries past the folded mark, from the tail of `logs` (a seq range the sweep keeps short). */
-function unfoldedTail(db: Db, filter: LogFilter): Knex.QueryBuilder {
   const tail = sql(db)('logs')
     .where('seq', '>', foldedThrough(db))
     // The tenant through an expression: on the column itself SQLite would walk one of the tenant's
     // (tenant_key, …) indexes, all of the tenant's entries, rather than the tail's seq range.
-    .andWhereRaw('tenant_key + 0 = ?', [tenantKeys(db).keyOf(filter.tenantId)])
+    .andWhereRaw('tenant_key + 0 = ?', [tenantKey])
     .andWhere('entity_id', filter.entityId!)
   if (filter.entityType !== undefined) tail.andWhere('entity_type', filter.entityType)
-  return withinDates(tail, filter, 'created_at')
+  tail.select(...(columns === 'entries' ? [...ENTRY_COLUMNS, 'seq'] : ['seq']))
+  return [...folded, withinDates(tail, filter, 'created_at')]
 }
 
 function unionAll([first, ...rest]: Knex.QueryBuilder[]): Knex.QueryBuilder {
@@ -315,10 +304,7 @@ export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
  * else counted through the indexes up to `COUNTED_ITEMS_LIMIT + 1` (standing for more).
  */
 export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
-  if (filter.entityId !== undefined) {
-    const types = await entityTypesOf(db, filter)
-    return hasDates(filter) ? countEntityEntries(db, filter, types, COUNTED_ITEMS_LIMIT + 1) : countWholeEntity(db, filter, types)
-  }
+  if (filter.entityId !== undefined) return countEntityEntries(db, filter, await entityTypesOf(db, filter), COUNTED_ITEMS_LIMIT + 1)
   if (!hasDates(filter)) {
     const counted = sql(db)('log_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
     if (filter.entityType !== undefined) counted.andWhere('entity_type', filter.entityType)
@@ -334,71 +320,6 @@ async function countEntityEntries(db: Db, filter: LogFilter, types: readonly str
   if (cap < Number.MAX_SAFE_INTEGER) matching.limit(cap)
   const [{ count }] = await sql(db).from(matching.as('matching')).count({ count: '*' })
   return Number(count)
-}
-
-/** Where the log stands for an entity's count: the folded mark, the oldest entry kept (archiving moves it) and the entity's entries past the mark. */
-interface EntityCountState {
-  mark: number
-  first: number
-  tail: number
-}
-
-/** A folded count, valid while the log stands at the same mark and oldest entry. */
-interface FoldedCount {
-  mark: number
-  first: number
-  count: number
-}
-
-/** Counts below this are cheap to read again (a few hundred index entries); at or above it they are kept. */
-const KEPT_FOLDED_COUNT = 1_000
-/** How many entities' folded counts a database keeps (the least recently counted go first). */
-const KEPT_ENTITIES = 1_000
-
-/** Folded counts of much-read entities, per database (its tenant keys stand for it: writer and readers share them). */
-const foldedCounts = new WeakMap<TenantKeys, Map<string, FoldedCount>>()
-
-/**
- * An entity's entries without dates, up to `COUNTED_ITEMS_LIMIT + 1`: the entries past the folded
- * mark counted on each call, and those up to it counted once per mark. The folded range only changes
- * when the sweep moves the mark (every few seconds) or archiving removes the oldest entries, so a
- * much-read entity's thousands of index entries are not counted again for every page.
- */
-async function countWholeEntity(db: Db, filter: LogFilter, types: readonly string[]): Promise<number> {
-  const cap = COUNTED_ITEMS_LIMIT + 1
-  const state = await entityCountState(db, filter)
-  const counts = foldedCountsOf(db)
-  const key = JSON.stringify([tenantKeys(db).keyOf(filter.tenantId), types, filter.entityId])
-  const kept = counts.get(key)
-  counts.delete(key)
-  const folded = kept && kept.mark === state.mark && kept.first === state.first ? kept.count : await countFolded(db, filter, types, state.mark, cap)
-  if (folded >= KEPT_FOLDED_COUNT) keep(counts, key, { mark: state.mark, first: state.first, count: folded })
-  return Math.min(folded + state.tail, cap)
-}
-
-/** The mark, the oldest entry and the entity's unfolded entries, read in one statement so they agree. */
-async function entityCountState(db: Db, filter: LogFilter): Promise<EntityCountState> {
-  const [row] = await foldedThrough(db).select(sql(db)('logs').min('seq').as('first'), unfoldedTail(db, filter).count('*').as('tail'))
-  return { mark: Number(row.folded_through), first: Number(row.first ?? 0), tail: Number(row.tail) }
-}
-
-/** The entity's entries folded through `mark` (a later fold adds entries past it), up to `cap`. */
-async function countFolded(db: Db, filter: LogFilter, types: readonly string[], mark: number, cap: number): Promise<number> {
-  const matching = unionAll(foldedArms(db, filter, types).map((arm) => arm.select('log_entities.seq').andWhere('log_entities.seq', '<=', mark))).limit(cap)
-  const [{ count }] = await sql(db).from(matching.as('matching')).count({ count: '*' })
-  return Number(count)
-}
-
-function foldedCountsOf(db: Db): Map<string, FoldedCount> {
-  const keys = tenantKeys(db)
-  let counts = foldedCounts.get(keys)
-  if (!counts) foldedCounts.set(keys, (counts = new Map()))
-  return counts
-}
-
-function keep(counts: Map<string, FoldedCount>, key: string, count: FoldedCount): void {
-  counts.set(key, count)
-  if (counts.size > KEPT_ENTITIES) counts.delete(counts.keys().next().value!)
 }
 
 /**
