@@ -233,7 +233,7 @@ export async function findTokenForUpdate(tx: Tx, tenantId: string, id: string, n
  * fingerprint then sees a token another instance inserted under it, once that one commits.
  */
 export async function lockFingerprints(tx: Tx, tenantId: string, tokens: readonly Pick<StoredToken, 'type' | 'fingerprint'>[]): Promise<void> {
-  const names = [...new Set(tokens.map((token) => `${token.type}/${token.fingerprint}`))].sort()
+  const names = [...new Set(tokens.map(fingerprintKey))].sort()
   await lockNames(sql(tx), names.map((name) => ['fingerprint', tenantId, name]))
 }
 
@@ -279,26 +279,22 @@ export async function findByFingerprints(db: Db, tenantId: string, tokens: reado
   return found
 }
 
-function oldestByFingerprint(db: Db, tenantId: string, token: Pick<StoredToken, 'type' | 'fingerprint'>, now: number) {
-  // As in findByFingerprint: the fingerprint index alone finds the few candidates.
-  return sql(db)('tokens')
+/** The oldest live token of the type and fingerprint (other than `exceptId`), as a query of at most one row. */
+function oldestByFingerprint(db: Db, tenantId: string, token: Pick<StoredToken, 'type' | 'fingerprint'>, now: number, exceptId?: string) {
+  // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
+  // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
+  const query = sql(db)('tokens')
     .where({ fingerprint: hashBytes(token.fingerprint) })
     .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ? and ${unindexed(sql(db), 'type')} = ?`, [tenantKeys(db).keyOf(tenantId), token.type])
     .andWhere(notExpiredAt(now))
-    .orderBy('created_at')
-    .limit(1)
+  if (exceptId !== undefined) query.andWhereNot('id', exceptId)
+  return query.orderBy('created_at').limit(1)
 }
 
 /** Any live token of the same type and fingerprint other than `exceptId` (deduplication). */
 export async function findByFingerprint(db: Db, tenantId: string, type: string, fingerprint: string, now: number, exceptId?: string): Promise<StoredToken | undefined> {
-  // Fingerprints are keyed per tenant, so the fingerprint index alone finds the few candidates;
-  // the unary + keeps SQLite from walking the tenant's tokens of the type by time instead.
-  const query = sql(db)('tokens')
-    .where({ fingerprint: hashBytes(fingerprint) })
-    .andWhereRaw(`${unindexed(sql(db), 'tenant_key')} = ? and ${unindexed(sql(db), 'type')} = ?`, [tenantKeys(db).keyOf(tenantId), type])
-    .andWhere(notExpiredAt(now))
-  if (exceptId !== undefined) query.andWhereNot('id', exceptId)
-  return toToken(db, await query.orderBy('created_at').first())
+  const [row] = (await oldestByFingerprint(db, tenantId, { type, fingerprint }, now, exceptId)) as TokenRow[]
+  return toToken(db, row)
 }
 
 async function typeOf(db: Db, tenantKey: number, id: string): Promise<string | undefined> {
