@@ -155,30 +155,34 @@ const LOG_HOUR_COUNT_COLUMNS = ['tenant_key', 'hour', 'entity_type', 'count'] as
 const LOG_HOUR_COUNTER: AddOnConflict = { key: ['tenant_key', 'hour', 'entity_type'], column: 'count' }
 
 /**
- * `log_counts` rows of entries: consecutive entries of one tenant and entity type (a bulk
- * tokenize's thousand) share a row, so the batch has few rows to add up per tenant and type as it writes them.
+ * Counter rows of entries, one per run of consecutive entries that `same` puts on `rowOf`'s row
+ * (a bulk tokenize's thousand entries share theirs), so the batch has few rows to add up as it writes them.
  */
-function countRows(entries: readonly StoredLogRow[]): { tenant_key: number; entity_type: string; count: number }[] {
-  const rows: { tenant_key: number; entity_type: string; count: number }[] = []
-  let last: (typeof rows)[number] | undefined
-  for (const { tenant_key, entity_type } of entries) {
-    if (last && last.tenant_key === tenant_key && last.entity_type === entity_type) last.count++
-    else rows.push((last = { tenant_key, entity_type, count: 1 }))
+function counterRows<R extends { count: number }>(entries: readonly StoredLogRow[], rowOf: (entry: StoredLogRow) => R, same: (row: R, entry: StoredLogRow) => boolean): R[] {
+  const rows: R[] = []
+  let last: R | undefined
+  for (const entry of entries) {
+    if (last && same(last, entry)) last.count++
+    else rows.push((last = rowOf(entry)))
   }
   return rows
 }
 
-/** `log_hour_counts` rows of entries, consecutive entries of one tenant, hour and entity type sharing a row (as in `countRows`). */
-function hourCountRows(entries: readonly StoredLogRow[]): { tenant_key: number; hour: number; entity_type: string; count: number }[] {
-  const rows: { tenant_key: number; hour: number; entity_type: string; count: number }[] = []
-  let last: (typeof rows)[number] | undefined
-  for (const { tenant_key, created_at, entity_type } of entries) {
-    const hour = hourOf(created_at)
-    if (last && last.tenant_key === tenant_key && last.hour === hour && last.entity_type === entity_type) last.count++
-    else rows.push((last = { tenant_key, hour, entity_type, count: 1 }))
-  }
-  return rows
-}
+/** `log_counts` rows: per tenant and entity type. */
+const countRows = (entries: readonly StoredLogRow[]) =>
+  counterRows(
+    entries,
+    (entry) => ({ tenant_key: entry.tenant_key, entity_type: entry.entity_type, count: 1 }),
+    (row, entry) => row.tenant_key === entry.tenant_key && row.entity_type === entry.entity_type
+  )
+
+/** `log_hour_counts` rows: per tenant, hour and entity type. */
+const hourCountRows = (entries: readonly StoredLogRow[]) =>
+  counterRows(
+    entries,
+    (entry) => ({ tenant_key: entry.tenant_key, hour: hourOf(entry.created_at), entity_type: entry.entity_type, count: 1 }),
+    (row, entry) => row.tenant_key === entry.tenant_key && row.hour === hourOf(entry.created_at) && row.entity_type === entry.entity_type
+  )
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
