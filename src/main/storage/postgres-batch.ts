@@ -16,7 +16,7 @@
  */
 import { arrayParameter, type ArrayParameter, type ColumnType } from './postgres-arrays'
 import type { InsertStatement, ScriptGuard } from './sql-script'
-import { addOnConflictSql, addUp } from './sql'
+import { addOnConflictSql, addUp, assertIdentifiers } from './sql'
 
 /** node-postgres's protocol connection (`client.connection`), as far as a batch writes to it. */
 interface ProtocolConnection {
@@ -61,8 +61,6 @@ interface Step {
   values: readonly ArrayParameter[]
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
-
 /** Column types by table, per connection (the catalog is read once per table on each). */
 const columnTypes = new WeakMap<RawPostgres, Map<string, Map<string, ColumnType>>>()
 /** Statements prepared on each connection, by name. */
@@ -91,7 +89,7 @@ export async function runPostgresBatch(connection: RawPostgres, statements: read
 
 /** One table's rows as an `unnest` insert: the statement for its table and columns, and a column array each. */
 async function insertStep(connection: RawPostgres, { table, columns, rows, addTo }: InsertStatement): Promise<Step> {
-  for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
+  assertIdentifiers(table, columns)
   const types = await typesOf(connection, table)
   const typed = columns.map((column) => {
     const type = types.get(column)

@@ -11,7 +11,7 @@
  * which would end the script early. Nothing a caller sends can change the SQL.
  */
 import type { Knex } from 'knex'
-import { addOnConflictSql, addUp, type AddOnConflict } from './sql'
+import { addOnConflictSql, addUp, assertIdentifiers, type AddOnConflict } from './sql'
 
 export interface InsertStatement {
   table: string
@@ -45,10 +45,8 @@ export function sqlLiteral(value: unknown): string {
   throw new TypeError(`Cannot store a ${typeof value} as an SQL literal`)
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
-
 function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
-  for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
+  assertIdentifiers(table, columns)
   return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples(addTo ? addUp(rows, addTo) : rows, columns)}${addTo ? addOnConflictSql(table, addTo) : ''};`
 }
 

@@ -27,6 +27,13 @@ export function addUp(rows: readonly object[], { key, column }: AddOnConflict): 
   return [...sums.values()]
 }
 
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/
+
+/** @throws TypeError unless the table and columns are plain identifiers: statements written as text name them as they are. */
+export function assertIdentifiers(table: string, columns: readonly string[]): void {
+  for (const name of [table, ...columns]) if (!IDENTIFIER.test(name)) throw new TypeError(`Bad identifier ${name}`)
+}
+
 /** The clause that turns an insert into an addition to existing counters. */
 export function addOnConflictSql(table: string, { key, column }: AddOnConflict): string {
   return ` on conflict (${key.join(',')}) do update set ${column} = ${table}.${column} + excluded.${column}`
