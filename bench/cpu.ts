@@ -105,8 +105,8 @@ interface Server {
 }
 
 /** CPU time so far of a server and of the PostgreSQL backends serving it (the same backends before and after: its pools keep them). */
-async function serverCpuMicros(server: Server, backends: number[]): Promise<number> {
-  return cpuMicros(server.child.pid!) + backends.reduce((sum, pid) => sum + cpuMicros(pid), 0)
+function serverCpuMicros(pid: number, backends: readonly number[]): number {
+  return cpuMicros(pid) + backends.reduce((sum, backend) => sum + cpuMicros(backend), 0)
 }
 
 /** The pids of the backends connected to the database of `url`, read through a connection of its own (not counted). */
@@ -224,9 +224,9 @@ async function startBare(): Promise<Target> {
 /** Server CPU µs per completed request over `amount` requests of `workload`. */
 async function measure(server: Server, workload: Workload, amount = REQUESTS, connections = CONNECTIONS): Promise<number> {
   const backends = (await server.backends?.()) ?? []
-  const before = await serverCpuMicros(server, backends)
+  const before = serverCpuMicros(server.child.pid!, backends)
   const result = await autocannon({ connections, amount, ...workload })
-  const spent = (await serverCpuMicros(server, backends)) - before
+  const spent = serverCpuMicros(server.child.pid!, backends) - before
   const failed = result.errors + result.non2xx
   if (failed > 0) throw new Error(`${server.name}: ${failed} failed or non-2xx responses`)
   return spent / result.requests.total
@@ -249,10 +249,9 @@ interface RawCeiling {
 async function measureRaw(raw: RawCeiling, kind: RawKind, tableSize: number, tokens = BULK_TOKENS): Promise<number> {
   await raw.child.fillTo(tableSize)
   const backends = (await raw.backends?.()) ?? []
-  const cpu = () => cpuMicros(raw.child.pid) + backends.reduce((sum, pid) => sum + cpuMicros(pid), 0)
-  const before = cpu()
+  const before = serverCpuMicros(raw.child.pid, backends)
   await raw.child.measure(tokens / RAW_BATCH, kind)
-  return (cpu() - before) / tokens
+  return (serverCpuMicros(raw.child.pid, backends) - before) / tokens
 }
 
 function median(values: number[]): number {
