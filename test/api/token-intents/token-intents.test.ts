@@ -52,7 +52,8 @@ describe('token intents', () => {
       })
       const text = JSON.stringify(created.body)
       expect(text).not.toContain(data.number)
-      expect(text).not.toContain('737')
+      // The CVC as a value, string or number: random ids and the fingerprint's hex may hold the digits 737.
+      expect(text).not.toMatch(/["[:,]\s*"?737"?\s*[,\]}]/)
       const token = await request('POST', '/tokens', { type: 'card', data: card(data.number) })
       expect(created.body.fingerprint).toBe(token.body.fingerprint)
     })
