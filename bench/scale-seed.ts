@@ -42,7 +42,7 @@ export interface SeedResult {
 }
 
 /** What the seeder writes, as far as the cache of seeded vaults is concerned: bump it when that changes, so cached vaults are reseeded. */
-export const SEED_VERSION = 2
+export const SEED_VERSION = 3
 
 /** Tokens per tokenize call (one transaction), and metadata groups (each matches tokens / GROUPS). */
 const TOKEN_BATCH = 1000

@@ -33,6 +33,16 @@ export function postgresConnection(url: string): Knex.PgConnectionConfig {
   }
 }
 
+/**
+ * Whether a catalogued audit message is stored as its one-byte code (message-codes.ts):
+ * SQLite keeps a BLOB in the `message` column as it is, whatever the column's type. On
+ * PostgreSQL the column is `varchar`, which holds text only: the message is stored as
+ * its text, as it was before codes existed.
+ */
+export function storesMessageCodes(engine: Engine): boolean {
+  return engine === 'sqlite'
+}
+
 /** Advisory lock keys (PostgreSQL): one per thing only one instance may do at a time. */
 export const MIGRATION_LOCK = 0x7e55e7a1
 export const VAULT_CREATION_LOCK = 0x7e55e7a2

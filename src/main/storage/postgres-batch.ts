@@ -88,7 +88,7 @@ export async function runPostgresBatch(connection: RawPostgres, statements: read
 }
 
 /** One table's rows as an `unnest` insert: the statement for its table and columns, and a column array each. */
-async function insertStep(connection: RawPostgres, { table, columns, rows, addTo }: InsertStatement): Promise<Step> {
+async function insertStep(connection: RawPostgres, { table, columns, properties = columns, rows, addTo }: InsertStatement): Promise<Step> {
   assertIdentifiers(table, columns)
   const types = await typesOf(connection, table)
   const typed = columns.map((column) => {
@@ -97,7 +97,7 @@ async function insertStep(connection: RawPostgres, { table, columns, rows, addTo
     return type
   })
   const added = (addTo ? addUp(rows, addTo) : rows) as readonly Record<string, unknown>[]
-  const values = columns.map((column, index) => arrayParameter(typed[index], added.map((row) => row[column])))
+  const values = properties.map((property, index) => arrayParameter(typed[index], added.map((row) => row[property])))
   const text =
     `INSERT INTO ${table} (${columns.join(',')}) SELECT * FROM unnest(${typed.map((type, index) => `$${index + 1}::${type.name}[]`).join(',')})` +
     (addTo ? addOnConflictSql(table, addTo) : '')

@@ -16,6 +16,12 @@ import { addOnConflictSql, addUp, assertIdentifiers, type AddOnConflict } from '
 export interface InsertStatement {
   table: string
   columns: readonly string[]
+  /**
+   * The row property each column's value is read from, in the columns' order; by default
+   * the column's own name. For a row that holds a column's stored form apart from the value
+   * it stands for, which the sealer reads (the audit log's message: message-codes.ts).
+   */
+  properties?: readonly string[]
   rows: readonly object[]
   /** Rows that add to existing counters instead of failing on their key. */
   addTo?: AddOnConflict
@@ -45,9 +51,9 @@ export function sqlLiteral(value: unknown): string {
   throw new TypeError(`Cannot store a ${typeof value} as an SQL literal`)
 }
 
-function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
+function insertSql({ table, columns, properties = columns, rows, addTo }: InsertStatement): string {
   assertIdentifiers(table, columns)
-  return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples(addTo ? addUp(rows, addTo) : rows, columns)}${addTo ? addOnConflictSql(table, addTo) : ''};`
+  return `INSERT INTO ${table} (${columns.join(',')}) VALUES ${tuples(addTo ? addUp(rows, addTo) : rows, properties)}${addTo ? addOnConflictSql(table, addTo) : ''};`
 }
 
 /**
@@ -55,12 +61,12 @@ function insertSql({ table, columns, rows, addTo }: InsertStatement): string {
  * writes 100 audit entries of 12 columns each, and a closure and an array per row
  * cost more than the literals themselves.
  */
-function tuples(rows: readonly object[], columns: readonly string[]): string {
+function tuples(rows: readonly object[], properties: readonly string[]): string {
   let text = ''
   for (let index = 0; index < rows.length; index++) {
     const row = rows[index] as Record<string, unknown>
     text += index === 0 ? '(' : ',('
-    for (let column = 0; column < columns.length; column++) text += (column === 0 ? '' : ',') + sqlLiteral(row[columns[column]])
+    for (let column = 0; column < properties.length; column++) text += (column === 0 ? '' : ',') + sqlLiteral(row[properties[column]])
     text += ')'
   }
   return text

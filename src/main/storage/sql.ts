@@ -51,14 +51,24 @@ function multiRowInsertSql(table: string, columns: readonly string[], rowCount: 
   return sql
 }
 
-/** Inserts rows with multi-row statements, in chunks; with `addTo`, rows add to the counters they name. */
-export async function insertRows(db: Knex, table: string, columns: readonly string[], rows: readonly object[], addTo?: AddOnConflict): Promise<void> {
+/**
+ * Inserts rows with multi-row statements, in chunks; with `addTo`, rows add to the counters they name.
+ * Each column's value is read from the row's property of the same name, or of the name `properties` gives in its place.
+ */
+export async function insertRows(
+  db: Knex,
+  table: string,
+  columns: readonly string[],
+  rows: readonly object[],
+  addTo?: AddOnConflict,
+  properties: readonly string[] = columns
+): Promise<void> {
   if (addTo) rows = addUp(rows, addTo)
   const chunk = Math.max(1, Math.floor(MAX_PARAMETERS_PER_STATEMENT / columns.length))
   for (let start = 0; start < rows.length; start += chunk) {
     const slice = rows.slice(start, start + chunk)
     const bindings: Knex.RawBinding[] = []
-    for (const row of slice) for (const column of columns) bindings.push(((row as Record<string, unknown>)[column] ?? null) as Knex.RawBinding)
+    for (const row of slice) for (const property of properties) bindings.push(((row as Record<string, unknown>)[property] ?? null) as Knex.RawBinding)
     await db.raw(multiRowInsertSql(table, columns, slice.length, addTo), bindings)
   }
 }

@@ -23,6 +23,7 @@
  */
 import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
+import { engineOf, type Engine } from './dialect'
 import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
 import { runPostgresBatch, type RawPostgres } from './postgres-batch'
 import { isStaleState, runInsertScript, scriptEngine, type InsertStatement, type RawSqlite, type ScriptGuard } from './sql-script'
@@ -35,6 +36,8 @@ export interface InsertOptions {
   sealed?: boolean
   /** Counter rows: a batch's rows of one key are added up and added to the stored counter (one row per key per commit). */
   addTo?: AddOnConflict
+  /** The row property each column's value is read from, if not the column's own name (see InsertStatement). */
+  properties?: readonly string[]
 }
 
 /** Rows waiting for the batch's multi-row inserts; repositories queue their rows here. */
@@ -43,6 +46,8 @@ export interface RowBuffer {
   insert(table: string, columns: readonly string[], rows: readonly object[], options?: InsertOptions): void
   /** The tenant keys of the database the rows go to. */
   readonly tenantKeys: TenantKeys
+  /** The engine of the database the rows go to, for the stored forms that depend on it (dialect.ts). */
+  readonly engine: Engine
 }
 
 /**
@@ -129,7 +134,8 @@ class BatchRows implements RowBuffer {
 
   constructor(
     private readonly sealer: RowSealer | undefined,
-    readonly tenantKeys: TenantKeys
+    readonly tenantKeys: TenantKeys,
+    readonly engine: Engine
   ) {
     this.link = sealer?.head
   }
@@ -144,13 +150,13 @@ class BatchRows implements RowBuffer {
     this.sealer?.advance(this.link)
   }
 
-  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed, addTo }: InsertOptions = {}): void {
+  insert(table: string, columns: readonly string[], rows: readonly object[], { onConflict, sealed, addTo, properties }: InsertOptions = {}): void {
     if (rows.length === 0) return
     let byColumns = this.byTable.get(table)
     if (!byColumns) this.byTable.set(table, (byColumns = new Map()))
     let entry = byColumns.get(columns)
     if (!entry) {
-      byColumns.set(columns, (entry = { table, columns, rows: [], sealed, addTo }))
+      byColumns.set(columns, (entry = { table, columns, properties, rows: [], sealed, addTo }))
       this.statements.push(entry)
     }
     for (const row of rows) entry.rows.push(row)
@@ -162,7 +168,7 @@ class BatchRows implements RowBuffer {
     for (const statement of this.take()) {
       this.seal(statement)
       try {
-        await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo)
+        await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo, statement.properties)
       } catch (error) {
         throw this.conflictOf(statement, error)
       }
@@ -217,6 +223,7 @@ export class WriteQueue {
    */
   private readonly db: Knex
   private readonly tenantKeys: TenantKeys
+  private readonly engine: Engine
 
   constructor(
     writer: Writer,
@@ -224,6 +231,7 @@ export class WriteQueue {
   ) {
     this.db = sql(writer)
     this.tenantKeys = tenantKeys(writer)
+    this.engine = engineOf(this.db)
     this.scriptable = scriptEngine(this.db)
   }
 
@@ -329,7 +337,7 @@ export class WriteQueue {
 
   private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
     if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
-      const rows = new BatchRows(this.options.sealer, this.tenantKeys)
+      const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
       try {
         await rows.runAsScript(this.scriptable, connection)
@@ -341,7 +349,7 @@ export class WriteQueue {
         if (!isStaleState(error)) throw error
       }
     }
-    const rows = new BatchRows(this.options.sealer, this.tenantKeys)
+    const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)

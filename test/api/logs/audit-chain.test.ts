@@ -78,6 +78,11 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
     expect(traces).toContain('audit-trace 1'.length)
   })
 
+  it('stores the tokens’ entries with their messages as one-byte codes', async () => {
+    const stored = await withVaultFile(pristine, (db) => db('logs').select('message').whereIn('seq', [45, 50]).orderBy('seq'))
+    expect(stored.map((row) => Buffer.isBuffer(row.message) && row.message.length)).toEqual([1, 1])
+  })
+
   it('verifies an untouched vault (exit 0) and prints the export signing key', async () => {
     const result = await verify(pristine)
     expect(result).toMatchObject({ code: 0, stderr: '' })
@@ -87,6 +92,8 @@ describe.skipIf(onPostgres)('tamper-evident audit log', { timeout: 120_000 }, ()
 
   it.each([
     ['an edited message', 'UPDATE logs SET message = ? WHERE seq = 40', ['Token deleted'], 40, 'its content was changed'],
+    ['a message code changed to another', 'UPDATE logs SET message = ? WHERE seq = 45', [Buffer.of(9)], 45, 'its content was changed'],
+    ['a message code no message has', 'UPDATE logs SET message = ? WHERE seq = 50', [Buffer.of(250)], 50, 'its content was changed'],
     ['a changed created_at', 'UPDATE logs SET created_at = created_at - 3600000 WHERE seq = 55', [], 55, 'its content was changed'],
     ['a changed actor', 'UPDATE logs SET actor = NULL, actor_type_code = NULL WHERE seq = 70', [], 70, 'its content was changed'],
     ['an edited trace id', 'UPDATE logs SET trace = ? WHERE seq = 75', [Buffer.from('someone-else')], 75, 'its content was changed'],

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
-import { AUDIT_CHAIN_LOCK, lockUntilCommit } from '../dialect'
+import { AUDIT_CHAIN_LOCK, engineOf, lockUntilCommit, storesMessageCodes } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
@@ -8,6 +8,7 @@ import { STALE_STATE, type ScriptGuard } from '../sql-script'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { traceBytes, traceText } from '../trace-bytes'
+import { messageText, storedMessage } from '../message-codes'
 import type { ActorType } from '../../domain/actor'
 
 export interface LogRow {
@@ -51,11 +52,14 @@ export interface LogFilter {
 
 /**
  * An entry's columns as stored: the tenant's key (storage/tenant-keys.ts) stands for its id,
- * `actor` is the actor id's bytes, `actor_type_code` the actor type's code and `trace` the trace id's bytes (trace-bytes.ts).
+ * `actor` is the actor id's bytes, `actor_type_code` the actor type's code, `trace` the trace id's bytes (trace-bytes.ts)
+ * and `message` a catalogued message's code or any other message's text (message-codes.ts).
  */
 const ENTRY_COLUMNS = ['tenant_key', 'actor', 'actor_type_code', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'count', 'trace'] as const
 
 const LOG_COLUMNS = ['seq', ...ENTRY_COLUMNS, 'mac'] as const
+/** Where a row being written holds each column's value: the message's stored form beside its text, which the MAC covers. */
+const LOG_PROPERTIES = LOG_COLUMNS.map((column) => (column === 'message' ? 'stored_message' : column))
 
 const ACTOR_TYPE_CODES: Record<ActorType, number> = { application: 1, session: 2, user: 3 }
 const ACTOR_TYPES = new Map(Object.entries(ACTOR_TYPE_CODES).map(([type, code]) => [code, type]))
@@ -70,29 +74,34 @@ function actorTypeCode(type: string | null): number | null {
 /** An unknown code (an altered entry) reads as one no entry holds, so its MAC fails to verify. */
 const actorTypeOf = (code: number | null) => (code === null ? null : (ACTOR_TYPES.get(Number(code)) ?? `unknown code ${code}`))
 
-/** The stored, compact forms of the tenant, the actor and the trace id. */
+/** The stored, compact forms of the tenant, the actor, the trace id and the message, as their columns hold them. */
 interface StoredForms {
   tenant_key: number
   actor: Buffer | null
   actor_type_code: number | null
   trace: Buffer | null
+  message: string | Buffer
 }
 
 /** The values the stored forms stand for. */
-type StoredValues = Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type'> & { trace_id: string | null }
+type StoredValues = Pick<LogRow, 'tenant_id' | 'actor_id' | 'actor_type' | 'message'> & { trace_id: string | null }
 
-/** An entry with the stored forms beside the values they stand for: the MAC covers the values, the table holds the compact forms. */
-type StoredLogRow = LogRow & StoredForms
+/**
+ * An entry with the stored forms beside the values they stand for: the MAC covers the values, the table holds
+ * the compact forms (the message's as `stored_message`, its text keeping the name the MAC reads).
+ */
+type StoredLogRow = LogRow & Omit<StoredForms, 'message'> & { stored_message: string | Buffer }
 
 /**
  * The entries of one call mostly share their actor and trace id (a page's reads: 100 entries,
  * one actor, one request), so an id's bytes are computed once per run of it and the Buffer shared by
  * the rows, which only read it.
  */
-function toStored(keys: TenantKeys, entries: readonly LogRow[]): StoredLogRow[] {
+function toStored(keys: TenantKeys, messageCodes: boolean, entries: readonly LogRow[]): StoredLogRow[] {
   const actors = new IdBytes(uuidBytes)
   const traces = new IdBytes(traceBytes)
-  return entries.map((entry) => storedRow(keys, entry, actors, traces))
+  const messages = messageCodes ? storedMessage : (text: string) => text
+  return entries.map((entry) => storedRow(keys, entry, actors, traces, messages))
 }
 
 /** The bytes of the id seen last, kept for the next entry. */
@@ -118,7 +127,13 @@ class IdBytes<Id> {
  * spread with added properties costs V8 about a microsecond per entry, and stamping
  * properties the object lacks changes its shape on every entry of every commit.
  */
-function storedRow(keys: TenantKeys, entry: LogRow, actors: IdBytes<string | null>, traces: IdBytes<string | null | undefined>): StoredLogRow {
+function storedRow(
+  keys: TenantKeys,
+  entry: LogRow,
+  actors: IdBytes<string | null>,
+  traces: IdBytes<string | null | undefined>,
+  messages: (text: string) => string | Buffer
+): StoredLogRow {
   return {
     seq: entry.seq,
     tenant_id: entry.tenant_id,
@@ -135,13 +150,14 @@ function storedRow(keys: TenantKeys, entry: LogRow, actors: IdBytes<string | nul
     tenant_key: keys.keyOf(entry.tenant_id),
     actor: actors.of(entry.actor_id),
     actor_type_code: actorTypeCode(entry.actor_type),
-    trace: traces.of(entry.trace_id)
+    trace: traces.of(entry.trace_id),
+    stored_message: messages(entry.message)
   }
 }
 
-/** A stored entry as the layers above see it: with its tenant's and actor's ids, the actor's type and the trace id. */
-function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, trace, ...row }: T): Omit<T, keyof StoredForms> & StoredValues {
-  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), actor_type: actorTypeOf(actor_type_code), trace_id: traceText(trace), ...row }
+/** A stored entry as the layers above see it: with its tenant's and actor's ids, the actor's type, the trace id and the message's text. */
+function fromStored<T extends StoredForms>(keys: TenantKeys, { tenant_key, actor, actor_type_code, trace, message, ...row }: T): Omit<T, keyof StoredForms> & StoredValues {
+  return { tenant_id: keys.idOf(tenant_key), actor_id: uuidText(actor), actor_type: actorTypeOf(actor_type_code), trace_id: traceText(trace), message: messageText(message), ...row }
 }
 
 const LOG_COUNT_COLUMNS = ['tenant_key', 'entity_type', 'count'] as const
@@ -186,8 +202,8 @@ const hourCountRows = (entries: readonly StoredLogRow[]) =>
 
 /** Writes entries the caller has sealed already (the vault's first entries, before any write queue). */
 export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
-  const stored = toStored(tenantKeys(db), rows)
-  await insertRows(sql(db), 'logs', LOG_COLUMNS, stored)
+  const stored = toStored(tenantKeys(db), storesMessageCodes(engineOf(sql(db))), rows)
+  await insertRows(sql(db), 'logs', LOG_COLUMNS, stored, undefined, LOG_PROPERTIES)
   await insertRows(sql(db), 'log_counts', LOG_COUNT_COLUMNS, countRows(stored), LOG_COUNTER)
   await insertRows(sql(db), 'log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(stored), LOG_HOUR_COUNTER)
 }
@@ -197,8 +213,8 @@ export async function insertLogs(db: Db, rows: LogRow[]): Promise<void> {
  * The tenant's entry counters move in the same commit.
  */
 export function appendLogEntries(rows: RowBuffer, entries: readonly LogRow[]): void {
-  const stored = toStored(rows.tenantKeys, entries)
-  rows.insert('logs', LOG_COLUMNS, stored, { sealed: true })
+  const stored = toStored(rows.tenantKeys, storesMessageCodes(rows.engine), entries)
+  rows.insert('logs', LOG_COLUMNS, stored, { sealed: true, properties: LOG_PROPERTIES })
   rows.insert('log_counts', LOG_COUNT_COLUMNS, countRows(stored), { addTo: LOG_COUNTER })
   rows.insert('log_hour_counts', LOG_HOUR_COUNT_COLUMNS, hourCountRows(stored), { addTo: LOG_HOUR_COUNTER })
 }
