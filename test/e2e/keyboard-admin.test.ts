@@ -3,7 +3,7 @@
  * the user then sees, and where focus lands.
  */
 import { describe, expect, it } from 'vitest'
-import { chromiumAvailable, errorsOf } from './support/browser'
+import { chromiumAvailable, errorsOf, expectNotification } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { describeFocus, DIALOG_CONFIRM, expectFocus, pickOptionNamed, tabTo } from './support/keyboard'
 import { seedVault } from './support/seed'
@@ -12,8 +12,6 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
   const app = useDesktopApp({ prepare: seedVault })
   const page = () => app.page
   const applicationsTable = () => page().getByTestId('applications-table')
-
-  const notifications = async () => (await page().locator('.n-notification').allTextContents()).join('\n')
 
   /** Invites `email` and signs them up through the link in their mail, as they would: a member to remove. */
   async function addMember(email: string): Promise<void> {
@@ -138,7 +136,7 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
   it('resends an invitation: it says so and focus stays on Resend', async () => {
     await tabTo(page(), '[data-test=resend]')
     await page().keyboard.press('Enter')
-    await expect.poll(() => notifications()).toContain('Invitation sent again')
+    await expectNotification(page(), 'Invitation sent again')
     await expectFocus(page(), '[data-test=resend]')
   })
 
@@ -169,7 +167,7 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await page().keyboard.press('Enter')
     await expect.poll(() => members.textContent()).not.toContain('linus@example.com')
     await page().locator('.n-dialog').waitFor({ state: 'detached' })
-    await expect.poll(() => notifications()).toContain('Member removed')
+    await expectNotification(page(), 'Member removed')
     await expectFocus(page(), '#members-tab-members')
     expect(errorsOf(page())).toEqual([])
   })

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline'
 import { describe, expect, it } from 'vitest'
 import { loadMasterKey } from '../../src/main/bootstrap/master-key'
 import { verifyAuditExportLines } from '../../src/main/bootstrap/offline-vault'
-import { chromiumAvailable, errorsOf } from './support/browser'
+import { chromiumAvailable, errorsOf, expectNotification } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { DIALOG_CONFIRM, expectFocus, tabTo, typeOver } from './support/keyboard'
 import { seedVault } from './support/seed'
@@ -22,7 +22,6 @@ describe.skipIf(!chromiumAvailable)('Key ceremonies and the audit archive by key
   const archiveCard = () => page().getByTestId('audit-archive-card')
   const dialog = () => page().locator('.n-dialog')
   const report = () => page().getByTestId('key-report')
-  const notifications = async () => (await page().locator('.n-notification').allTextContents()).join('\n')
 
   /** Presses Enter on the focused button, then the confirming button of the dialog it opens. */
   async function confirmWithKeyboard(): Promise<void> {
@@ -86,7 +85,7 @@ describe.skipIf(!chromiumAvailable)('Key ceremonies and the audit archive by key
     const before = await loadMasterKey(app.harness.dataDir, {})
     await tabTo(page(), '[data-test=rotate-master-key]')
     await confirmWithKeyboard()
-    await expect.poll(() => notifications()).toContain('Master key rotated')
+    await expectNotification(page(), 'Master key rotated')
     expect(await loadMasterKey(app.harness.dataDir, {})).not.toEqual(before)
     await expectFocus(page(), '[data-test=rotate-master-key]')
   })
@@ -96,7 +95,8 @@ describe.skipIf(!chromiumAvailable)('Key ceremonies and the audit archive by key
     await typeOver(page(), '30')
     await tabTo(page(), '[data-test=save-audit-retention]')
     await page().keyboard.press('Enter')
-    await expect.poll(() => archiveCard().textContent()).toContain('Entries older than 30 days are archived every hour.')
+    // Stated once saved, after the settings save has restarted the service.
+    await archiveCard().getByText('Entries older than 30 days are archived every hour.').waitFor()
     expect(app.harness.desktop.settings.view().auditRetentionDays).toBe(30)
     await expectFocus(page(), '[data-test=save-audit-retention]')
   })

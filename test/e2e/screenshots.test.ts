@@ -56,7 +56,8 @@ const SHOTS: Shot[] = [
   { name: 'members', view: 'Members', ready: rowsOf('members-table') },
   { name: 'invitations', view: 'Members', prepare: openTab('Invitations'), ready: rowsOf('invitations-table') },
   { name: 'outbox', view: 'Members', prepare: openTab('Outbox'), ready: rowsOf('outbox-table') },
-  { name: 'settings', view: 'Settings', ready: (page) => page.getByTestId('settings-service-url').waitFor() }
+  { name: 'settings', view: 'Settings', ready: (page) => page.getByTestId('settings-service-url').waitFor() },
+  { name: 'webhooks', view: 'Webhooks', ready: rowsOf('webhooks-table') }
 ]
 
 /** Nothing spins, loads or pops up any more, and the last frame is painted. */

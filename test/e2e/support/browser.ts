@@ -98,6 +98,15 @@ export async function chooseOption(page: Page, select: ReturnType<Page['locator'
   await page.locator('.n-base-select-option').filter({ hasText: new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).first().click()
 }
 
+/**
+ * Waits for a toast saying `text`, as long as the page's other waits (10 s): it
+ * comes once the action has finished, and a settings save restarts the REST
+ * service first, which on a busy machine takes well over a second.
+ */
+export async function expectNotification(page: Page, text: string): Promise<void> {
+  await page.locator('.n-notification', { hasText: text }).first().waitFor()
+}
+
 /** Clicks the button of the open confirmation dialog. */
 export async function confirmDialog(page: Page, label: string): Promise<void> {
   await page.locator('.n-dialog').getByRole('button', { name: label, exact: true }).click()

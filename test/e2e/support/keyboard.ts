@@ -67,6 +67,16 @@ export async function expectFocus(page: Page, target: FocusTarget, timeoutMs = 1
   }
 }
 
+/**
+ * Switches view with Alt+`key` and waits until the heading named `title` has
+ * focus: any heading will not do, as the one of the view being left matches
+ * until the switch is done.
+ */
+export async function switchView(page: Page, key: number, title: string): Promise<void> {
+  await page.keyboard.press(`Alt+${key}`)
+  await page.locator('main h1:focus', { hasText: new RegExp(`^${title}$`) }).waitFor()
+}
+
 /** Replaces the focused field's text as a user does: Ctrl+A, then typing. */
 export async function typeOver(page: Page, text: string): Promise<void> {
   await page.keyboard.press('Control+A')

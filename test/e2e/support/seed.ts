@@ -58,8 +58,8 @@ const CARDS_PER_DAY = [2, 4, 3, 6, 5, 2, 7, 4, 6, 3, 4]
  * with the long values that stress the layout: cards stored over REST by a
  * checkout backend every day, bank accounts and generic tokens with metadata
  * (one with many keys and a long custom id), applications with long names,
- * members who joined, pending and expired invitations, and reveals in the
- * audit log.
+ * members who joined, pending and expired invitations, webhooks, and
+ * reveals in the audit log.
  */
 export async function startShowcaseHarness(): Promise<DesktopHarness> {
   const clock = new SeedClock()
@@ -118,6 +118,17 @@ async function seedShowcase(harness: DesktopHarness, clock: SeedClock): Promise<
         const person = people.find((p) => p.email === mail.recipient)
         if (person) await services.invitations.accept({ token: new URL(mail.link!).searchParams.get('token')!, first_name: person.first_name, last_name: person.last_name })
       }
+    },
+    // Receivers on this machine (the desktop app delivers to loopback only); none listens, so their logs show failures.
+    6: async () => {
+      await services.webhooks.create(owner, {
+        name: 'Chargeback desk',
+        url: 'http://127.0.0.1:8088/tessera/events',
+        events: ['token.updated', 'token.deleted', 'application.key.regenerated'],
+        notify_email: 'payments-ops@example.com'
+      })
+      clock.at(6, 16.25)
+      await services.webhooks.create(owner, { name: 'Member directory sync', url: 'http://localhost:5050/hooks/tessera', events: ['tenant.invitation.accepted', 'tenant.member.deleted'] })
     },
     // Invitations last 72 hours: this one has expired by today.
     5: () => services.invitations.create(owner, { email: 'linus@example.com' }),
