@@ -5,9 +5,9 @@ import { isPostgres } from './dialect'
  * PostgreSQL: the tables written per token or per audit entry no longer
  * reference `tenants`. PostgreSQL checks a foreign key with a trigger per
  * inserted row, a `SELECT … FOR KEY SHARE` of the tenant's row: in a batch of
- * 1,000 rows that check costs about as much as the insert into a narrow table
- * (logs, log_entities, token_metadata) and adds some 40% to the one into
- * `tokens`, and since every writer locks the same tenant row, concurrent
+ * 1,000 rows the check costs as much as the insert itself or more in a narrow
+ * table (logs, log_entities, token_metadata) and adds some 40% to the insert
+ * into `tokens`; and since every writer locks the same tenant row, concurrent
  * writers turn its lock into a MultiXact. The constraint guarded nothing the
  * service needs: tenants are never deleted (so their cascade never runs), and
  * the service writes only the authenticated tenant's key, which exists.
