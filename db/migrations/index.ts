@@ -21,6 +21,7 @@ import * as defaultFingerprintExpression from './20261219000000_default_fingerpr
 import * as searchIndexOrder from './20261220000000_search_index_order'
 import * as webhooks from './20261221000000_webhooks'
 import * as logTraceId from './20261222000000_log_trace_id'
+import * as postgresHotTablesWithoutTenantChecks from './20261223000000_postgres_hot_tables_without_tenant_checks'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -48,5 +49,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261219000000_default_fingerprint_expression': defaultFingerprintExpression,
   '20261220000000_search_index_order': searchIndexOrder,
   '20261221000000_webhooks': webhooks,
-  '20261222000000_log_trace_id': logTraceId
+  '20261222000000_log_trace_id': logTraceId,
+  '20261223000000_postgres_hot_tables_without_tenant_checks': postgresHotTablesWithoutTenantChecks
 }
