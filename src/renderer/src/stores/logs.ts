@@ -32,6 +32,10 @@ function startOfDay(ms: number): number {
   return date.getTime()
 }
 
+// Made once: `toLocaleTimeString` with options builds a formatter on every call, in the task that draws the first rows.
+const HOUR_LABEL = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
+const DAY_LABEL = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
+
 /**
  * Buckets covering [from, to): hourly up to two days, daily up to two months,
  * weekly beyond; never more than 62 of them.
@@ -41,11 +45,7 @@ export function activityBuckets(from: number, to: number): Omit<ActivityBucket, 
   const step = span <= 2 * DAY ? HOUR : span <= 62 * DAY ? DAY : 7 * DAY
   const buckets: Omit<ActivityBucket, 'count'>[] = []
   for (let start = from; start < to && buckets.length < 62; start += step) {
-    const date = new Date(start)
-    const label =
-      step === HOUR
-        ? date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-        : date.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })
+    const label = (step === HOUR ? HOUR_LABEL : DAY_LABEL).format(start)
     buckets.push({ start, end: Math.min(start + step, to), label })
   }
   return buckets
