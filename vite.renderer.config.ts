@@ -14,15 +14,15 @@ const FOCUS_TRAP_MODULE = /[\\/]vueuc[\\/]es[\\/]focus-trap[\\/]src[\\/]index\.j
 const DEACTIVATE = 'function deactivate() {'
 
 /**
- * The focus trap gives focus back to the dialog's opener when the dialog
+ * vueuc's focus trap gives focus back to the dialog's opener when the dialog
  * closes, and again when the dialog is taken out of the page once its leave
- * transition has run, as it never notes that it was deactivated. Focus a
- * keyboard user has moved on meanwhile was pulled back, and their next key
- * landed on the opener (Enter on "New key" opened the form of the row's Edit
- * instead). Patched so that it deactivates once; fails the build if vueuc
- * changed, to be looked at again.
+ * transition has run, as it never notes that it was deactivated: focus a
+ * keyboard user has moved on meanwhile would be pulled back, and their next
+ * key land on the opener (Enter on a row's "New key" opening its Edit form).
+ * Patched to deactivate once; the build fails if vueuc has changed, so that
+ * the patch is looked at again.
  */
-export function deactivateFocusTrapOnce(code: string): string {
+function deactivateFocusTrapOnce(code: string): string {
   if (!code.includes(DEACTIVATE)) throw new Error('vueuc focus trap: deactivate() not found; check whether it still returns focus twice')
   return code.replace(DEACTIVATE, `${DEACTIVATE}\n  if (!activated) return;\n  activated = false;`)
 }
