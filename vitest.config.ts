@@ -46,7 +46,9 @@ export default defineConfig({
           fileParallelism: false,
           sequence: { groupOrder: 1 },
           testTimeout: 60_000,
-          hookTimeout: 60_000
+          hookTimeout: 60_000,
+          // What the window shows after an action may come well after a second on a busy machine: polls wait as long as the page's waits.
+          expect: { poll: { timeout: 10_000 } }
         }
       }
     ]

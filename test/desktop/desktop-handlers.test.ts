@@ -1,3 +1,4 @@
+import { Agent, get } from 'node:http'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -198,6 +199,38 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(outbox.value.data[0]).toMatchObject({ recipient: 'grace@example.com', status: 'PENDING', link: expect.stringContaining('/invitations/') })
     expect(outbox.value.data[0]).not.toHaveProperty('text')
     expect(outbox.value.data[0]).not.toHaveProperty('html')
+  })
+
+  it('applies the idle lock and the audit retention without restarting the service: a local application stays connected', async () => {
+    // One kept-alive connection, as a local application's HTTP client holds: a restart would drop it.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const health = (url: string) =>
+      new Promise<{ status: number; sameConnection: boolean }>((resolve, reject) => {
+        const request = get(`${url}/health`, { agent }, (response) => {
+          response.resume()
+          response.on('end', () => resolve({ status: response.statusCode!, sameConnection: request.reusedSocket }))
+        })
+        request.on('error', reject)
+      })
+    try {
+      const url = (await desktop.status()).service.url!
+      expect(await health(url)).toEqual({ status: 200, sameConnection: false })
+      const vault = desktop.requireVault()
+      expect(await call('app:settings.update', { idleLockMinutes: 7 })).toMatchObject({ ok: true, value: { idleLockMinutes: 7 } })
+      expect(await call('app:settings.update', { auditRetentionDays: 400 })).toMatchObject({ ok: true, value: { auditRetentionDays: 400 } })
+      expect(await health(url)).toEqual({ status: 200, sameConnection: true })
+      expect(desktop.requireVault()).toBe(vault)
+      expect(await newestEntry('settings')).toMatchObject({ message: 'Audit retention changed from for ever to 400 days' })
+
+      // The link URL is read as the mailer is built: it restarts the service, on the same port.
+      expect(await call('app:settings.update', { publicBaseUrl: 'https://vault.example.com' })).toMatchObject({ ok: true })
+      expect(desktop.requireVault()).not.toBe(vault)
+      expect((await desktop.status()).service.url).toBe(url)
+      expect((await health(url)).status).toBe(200)
+    } finally {
+      agent.destroy()
+      await call('app:settings.update', { idleLockMinutes: 15, auditRetentionDays: 0, publicBaseUrl: null })
+    }
   })
 
   it('moves the service to a free port, and stays on the old one (409) when the new one is taken', async () => {

@@ -89,7 +89,8 @@ describe('SettingsStore', () => {
     expect(JSON.parse(file).smtp.hasPassword).toBe(true)
   })
 
-  it('hands each change to the audit before saving it, the port alone marked as such', async () => {
+  it('hands each change to the audit before saving it, the port alone marked as such, and what needs the service restarted', async () => {
+    const { secrets } = fakeVault()
     const store = new SettingsStore(dataDir)
     const audited: SettingsChange[] = []
     const audit = async (change: SettingsChange) => void audited.push(change)
@@ -97,10 +98,17 @@ describe('SettingsStore', () => {
     await store.update({ port: 5000, publicBaseUrl: 'https://vault.example.com' }, undefined, audit)
     await store.update({ publicBaseUrl: null, port: 5001 }, undefined, audit)
     await store.update({ port: 5001 }, undefined, audit)
+    await store.update({ idleLockMinutes: 5, auditRetentionDays: 30 }, undefined, audit)
+    const smtp = { host: 'smtp.example.com', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
+    await store.update({ smtp: { ...smtp, password: 'hunter2' } }, secrets, audit)
+    await store.update({ smtp: { ...smtp, password: 'again' } }, secrets, audit)
     expect(audited).toEqual([
-      { message: `Service port changed from ${DEFAULT_PORT} to 5000`, portOnly: true },
-      { message: 'Invitation link URL set to https://vault.example.com', portOnly: false },
-      { message: 'Service port changed from 5000 to 5001; Invitation link URL removed', portOnly: false }
+      { message: `Service port changed from ${DEFAULT_PORT} to 5000`, portOnly: true, restartsService: true },
+      { message: 'Invitation link URL set to https://vault.example.com', portOnly: false, restartsService: true },
+      { message: 'Service port changed from 5000 to 5001; Invitation link URL removed', portOnly: false, restartsService: true },
+      { message: 'Idle lock changed from 15 to 5 minutes; Audit retention changed from for ever to 30 days', portOnly: false, restartsService: false },
+      { message: 'SMTP settings added (host smtp.example.com)', portOnly: false, restartsService: true },
+      { message: 'SMTP settings changed: password replaced', portOnly: false, restartsService: true }
     ])
     const refusing = async () => Promise.reject(new Error('cannot audit'))
     await expect(store.update({ port: 6000 }, undefined, refusing)).rejects.toThrow('cannot audit')

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { chromiumAvailable, errorsOf, expectNotification } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import { describeFocus, DIALOG_CONFIRM, expectFocus, pickOptionNamed, tabTo } from './support/keyboard'
+import type { Route } from 'playwright-core'
 import { seedVault } from './support/seed'
 
 describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
@@ -26,6 +27,21 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await page().keyboard.press('Enter')
     await page().locator('.n-base-select-option:visible').first().waitFor()
     await page().keyboard.press('Enter')
+  }
+
+  /**
+   * Holds the window's reads of the applications list until the returned
+   * function is called (they then pass straight through): a slow machine,
+   * where the table reads again last.
+   */
+  async function holdListReads(): Promise<() => void> {
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    await page().route('**/__ipc/app:applications.list', async (route: Route) => {
+      await released
+      await route.continue()
+    })
+    return release
   }
 
   /** Confirms the key shown once; focus must then be back on a page control. */
@@ -50,23 +66,49 @@ describe.skipIf(!chromiumAvailable)('Administration by keyboard', () => {
     await page().keyboard.type('Reporting job')
     await tabTo(page(), /\(checkbox\).*"read"/)
     await page().keyboard.press(' ')
+    const releaseListReads = await holdListReads()
     await tabTo(page(), '[data-test=application-submit]')
     await page().keyboard.press('Enter')
-    expect(await storeKey()).toMatch(/^key_/)
+    // The key's dialog comes alone, once the form has gone, without waiting for the table.
+    const dialog = page().getByTestId('key-once')
+    await dialog.waitFor()
+    expect(await page().getByTestId('application-form').isVisible()).toBe(false)
+    expect(await dialog.getByTestId('secret').textContent()).toMatch(/^key_/)
+    await tabTo(page(), /"I have stored the key"$/)
+    releaseListReads()
     await expect.poll(() => applicationsTable().textContent()).toContain('Reporting job')
+    // The table coming back moves nothing: Enter still stores the key.
+    expect(await describeFocus(page())).toMatch(/"I have stored the key"$/)
+    await page().keyboard.press('Enter')
+    await dialog.waitFor({ state: 'detached' })
     await expectFocus(page(), '[data-test=new-application]')
   })
 
-  it('edits an application; focus comes back to its Edit button', async () => {
+  it('edits an application; focus comes back to its Edit button, and stays where the user moves it as the form leaves', async () => {
     await tabTo(page(), /"Edit"$/)
     await page().keyboard.press('Enter')
     await page().getByTestId('application-form').waitFor()
     await tabTo(page(), '[data-test=application-name] input')
     await page().keyboard.press('ControlOrMeta+A')
     await page().keyboard.type('Nightly reports')
+    const releaseListReads = await holdListReads()
+    // A slow machine: the form takes its time to leave, and the user tabs on meanwhile.
+    const slowLeave = await page().addStyleTag({ content: '.n-modal.fade-in-scale-up-transition-leave-active { transition-duration: 2s !important }' })
     await tabTo(page(), '[data-test=application-submit]')
     await page().keyboard.press('Enter')
+    // Saved, the form closes at once, though the table has not read the change yet.
+    await expectNotification(page(), 'Application saved')
+    await expectFocus(page(), /"Edit"$/)
+    await page().keyboard.press('Tab')
+    await expectFocus(page(), '[data-test=keys]')
+    const form = page().getByTestId('application-form')
+    await form.waitFor({ state: 'hidden' })
+    // Once gone, the form leaves focus where the user put it: a key pressed now goes to Keys, not to Edit.
+    expect(await describeFocus(page())).toMatch(/\[data-test=keys\] "Keys"$/)
+    await slowLeave.evaluate((style) => (style as unknown as { remove(): void }).remove())
+    releaseListReads()
     await expect.poll(() => applicationsTable().textContent()).toContain('Nightly reports')
+    await page().keyboard.press('Shift+Tab')
     await expectFocus(page(), /"Edit"$/)
   })
 

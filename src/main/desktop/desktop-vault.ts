@@ -207,25 +207,29 @@ export class DesktopVault {
   }
 
   /**
-   * Saves and applies a settings change (a new port or SMTP configuration
-   * restarts the service), logged with the desktop user as actor before it is
-   * saved. Locked, only the port may change (to unlock on a free one; logged
-   * when the vault is next unlocked): anything else would go unaudited, so it
-   * is refused (503) and nothing is saved.
+   * Saves and applies a settings change, logged with the desktop user as actor
+   * before it is saved. Only a new port, link URL or SMTP configuration
+   * restarts the service (local applications' connections are dropped); the
+   * idle lock and the audit retention apply without one. Locked, only the port
+   * may change (to unlock on a free one; logged when the vault is next
+   * unlocked): anything else would go unaudited, so it is refused (503) and
+   * nothing is saved.
    */
   async updateSettings(patch: unknown): Promise<DesktopSettings> {
     const previousPort = this.settings.port
+    let restart = false
     await this.settings.update(patch, this.settingsSecrets(), async (change) => {
       if (this.host) await this.recordAction(settingsAction(change.message))
       else if (change.portOnly) this.changedWhileLocked.push(change.message)
       else throw new VaultLockedError()
+      restart = change.restartsService
     })
-    await this.restartService(previousPort)
+    if (restart) await this.restartService(previousPort)
     return this.settings.view()
   }
 
   /**
-   * Restarts the service so changed settings (port, SMTP) apply. If the new
+   * Restarts the service so changed settings (port, link URL, SMTP) apply. If the new
    * port cannot be bound, the service comes back on `previousPort`, which is
    * saved again, and the caller gets a 409.
    */

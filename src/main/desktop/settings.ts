@@ -126,6 +126,12 @@ export interface SettingsChange {
   message: string
   /** Only the port changed: accepted while the vault is locked (to unlock on a free port), and logged when it opens. */
   portOnly: boolean
+  /**
+   * The running service must restart for the change to apply: it listens on
+   * the port, and builds its mailer (SMTP, link URL) as it starts. The idle
+   * lock and the audit retention are read as they are needed.
+   */
+  restartsService: boolean
 }
 
 export class SettingsStore {
@@ -242,8 +248,12 @@ export class SettingsStore {
       next.idleLockMinutes !== this.stored.idleLockMinutes ? `Idle lock changed from ${this.stored.idleLockMinutes} to ${next.idleLockMinutes} minutes` : undefined
     const retention = next.auditRetentionDays !== this.stored.auditRetentionDays ? describeRetentionChange(this.stored.auditRetentionDays, next.auditRetentionDays) : undefined
     const link = next.publicBaseUrl !== this.stored.publicBaseUrl ? `Invitation link URL ${next.publicBaseUrl ? `set to ${next.publicBaseUrl}` : 'removed'}` : undefined
-    const changes = [port, idle, retention, link, describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)].filter((change) => change !== undefined)
-    if (changes.length) await audit({ message: changes.join('; '), portOnly: changes.length === 1 && port !== undefined })
+    const smtpChange = describeSmtpChange(this.stored.smtp, next.smtp, passwordChange)
+    const changes = [port, idle, retention, link, smtpChange].filter((change) => change !== undefined)
+    if (changes.length) {
+      const restartsService = port !== undefined || link !== undefined || smtpChange !== undefined
+      await audit({ message: changes.join('; '), portOnly: changes.length === 1 && port !== undefined, restartsService })
+    }
     if (passwordChange !== undefined) await secrets?.put(SMTP_PASSWORD_SETTING, passwordChange)
     await this.write(next)
     this.stored = next

@@ -100,8 +100,8 @@ export async function chooseOption(page: Page, select: ReturnType<Page['locator'
 
 /**
  * Waits for a toast saying `text`, as long as the page's other waits (10 s): it
- * comes once the action has finished, and a settings save restarts the REST
- * service first, which on a busy machine takes well over a second.
+ * comes once the action has finished, and a save of the port, link URL or SMTP
+ * restarts the REST service first, which on a busy machine takes well over a second.
  */
 export async function expectNotification(page: Page, text: string): Promise<void> {
   await page.locator('.n-notification', { hasText: text }).first().waitFor()

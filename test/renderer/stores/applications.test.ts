@@ -47,6 +47,18 @@ describe('useApplicationsStore', () => {
     expect(store.shownKey).toBeUndefined()
   })
 
+  it('says a new or saved application is in before reading the list again, so that its form can close at once', async () => {
+    const events: string[] = []
+    const list = vi.fn(async () => (events.push('list'), pageOf([application('a')])))
+    const create = vi.fn(async () => (events.push('create'), application('a', { key: 'key_private_secret' })))
+    const update = vi.fn(async () => (events.push('update'), application('a')))
+    setApi(fakeApi({ applications: { list, create, update } }))
+    const store = useApplicationsStore()
+    expect(await store.create({ name: 'Checkout', type: 'private', permissions: [], rules: [] }, () => events.push('created'))).toBe(true)
+    expect(await store.update('a', { name: 'Checkout 2' }, () => events.push('saved'))).toBe(true)
+    expect(events).toEqual(['create', 'created', 'list', 'update', 'saved', 'list'])
+  })
+
   it('shows a regenerated key as new', async () => {
     setApi(fakeApi({ applications: { regenerate: vi.fn(async (id: string) => application(id, { key: 'key_private_new' })) } }))
     const store = useApplicationsStore()

@@ -50,12 +50,28 @@ export const useApplicationsStore = defineStore('applications', () => {
     return found
   }
 
-  function create(body: CreateApplicationRequest): Promise<boolean> {
-    return run('Creating the application', async () => showKey(await api().applications.create(body), false), { after: list.load })
+  /** Creates an application and shows its key; `created` runs once it exists, before the list is read again. */
+  function create(body: CreateApplicationRequest, created?: () => void): Promise<boolean> {
+    return run(
+      'Creating the application',
+      async () => {
+        showKey(await api().applications.create(body), false)
+        created?.()
+      },
+      { after: list.load }
+    )
   }
 
-  function update(id: string, body: UpdateApplicationRequest): Promise<boolean> {
-    return run('Saving the application', () => api().applications.update(id, body), { success: () => ({ title: 'Application saved' }), after: list.load })
+  /** Saves an application; `saved` runs once it is saved, before the list is read again. */
+  function update(id: string, body: UpdateApplicationRequest, saved?: () => void): Promise<boolean> {
+    return run(
+      'Saving the application',
+      async () => {
+        await api().applications.update(id, body)
+        saved?.()
+      },
+      { success: () => ({ title: 'Application saved' }), after: list.load }
+    )
   }
 
   function regenerate(application: Application): Promise<boolean> {
