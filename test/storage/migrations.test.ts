@@ -404,7 +404,8 @@ describe('migrations', () => {
     await loadTenantKeys(db)
     expect((await listLogs(readerOf(db), { tenantId: 't' }, 10, 0)).map((row) => row.trace_id)).toEqual([...[...traces].reverse(), null])
 
-    await db.migrate.down()
+    // Later migrations (PostgreSQL-only ones included) are undone first.
+    while (Number(await db.migrate.currentVersion()) >= 20261222000000) await db.migrate.down()
     expect(await db('logs').columnInfo()).not.toHaveProperty('trace')
     expect(await db('logs').count({ n: '*' })).toEqual([{ n: traces.length + 1 }])
   })

