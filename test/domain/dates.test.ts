@@ -62,6 +62,12 @@ describe('parseExpiresAt', () => {
     expect(iso('5/15/2026 12:00:01 PM')).toBe('2026-05-15T12:00:01.000Z')
   })
 
+  it('rejects a time past the year 9999 in UTC, which a response could not show as an ISO 8601 date-time', () => {
+    expect(errorOf('12/31/9999 11:59:59 PM -14:00')).toEqual({ expires_at: ['must be no later than 9999-12-31T23:59:59Z'] })
+    expect(errorOf('9999-12-31T23:59:59-00:01')).toEqual({ expires_at: ['must be no later than 9999-12-31T23:59:59Z'] })
+    expect(iso('12/31/9999 11:59:59 PM +14:00')).toBe('9999-12-31T09:59:59.000Z')
+  })
+
   it('compares in absolute time, whatever the offset', () => {
     // 1 PM at +02:00 is 11 AM UTC, an hour before NOW.
     expect(errorOf('5/15/2026 1:00:00 PM +02:00')).toEqual({ expires_at: ['must be in the future'] })

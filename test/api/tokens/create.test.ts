@@ -354,7 +354,8 @@ describe('tokens', () => {
       ['M/D/YYYY h:mm:ss AM ±hh:mm', '1/2/2030 3:04:05 PM +02:00', '2030-01-02T13:04:05.000Z'],
       ['M/D/YYYY h:mm:ss AM without an offset (UTC)', '12/31/2029 12:00:00 AM', '2029-12-31T00:00:00.000Z'],
       ['M/D/YYYY (12 AM UTC)', '1/2/2030', '2030-01-02T00:00:00.000Z'],
-      ['ISO 8601', '2030-01-02T03:04:05-05:00', '2030-01-02T08:04:05.000Z']
+      ['ISO 8601', '2030-01-02T03:04:05-05:00', '2030-01-02T08:04:05.000Z'],
+      ['the last time a date-time can state', '12/31/9999 11:59:59 PM', '9999-12-31T23:59:59.000Z']
     ])('accepts expires_at as %s and returns it in ISO 8601', async (_label, expires_at, iso) => {
       const token = await create({ type: 'token', data: 'x', expires_at })
       expect(token.expires_at).toBe(iso)
@@ -367,7 +368,9 @@ describe('tokens', () => {
       ['not a date', 'tomorrow'],
       ['with month 13', '13/1/2030'],
       ['with hour 13 PM', '1/2/2030 13:00:00 PM'],
-      ['a number', 1893456000000]
+      ['a number', 1893456000000],
+      ['past the year 9999 in UTC', '12/31/9999 11:59:59 PM -14:00'],
+      ['past the year 9999 in UTC, as ISO 8601', '9999-12-31T23:59:59-01:00']
     ])('rejects expires_at %s', async (_label, expires_at) => {
       const response = await post({ type: 'token', data: 'x', expires_at })
       expect(response.status).toBe(400)
