@@ -26,6 +26,12 @@ export interface Sweep {
   batch?: number
   /** Routine upkeep that runs every few seconds under load: its runs are not logged. */
   quiet?: boolean
+  /**
+   * How many items wait (when cheap to tell): once a batch's worth waits, the sweep
+   * runs at the next look rather than at its interval, so a burst is caught up in
+   * seconds instead of piling up between intervals.
+   */
+  backlog?(): Promise<number>
   run(now: number, limit: number): Promise<number>
 }
 
@@ -46,7 +52,8 @@ export interface JobStatus {
 /** Items per batch; a sweep repeats batches within one run up to MAX_BATCHES_PER_RUN. */
 export const SWEEP_BATCH = 500
 const MAX_BATCHES_PER_RUN = 20
-const DEFAULT_TICK_MS = 5_000
+/** How often the timer looks; each look reads `job_runs` (and the backlogs) and writes nothing unless a sweep is due. */
+const DEFAULT_TICK_MS = 1_000
 /**
  * How long a sweep's lease keeps other instances off it: longer than a run takes,
  * short enough that a sweep whose instance died mid-run is soon taken up by another.
@@ -63,7 +70,7 @@ export interface SweepTargets {
   invitations: { expireDue(now: number, limit: number): Promise<number> }
   mail: { deliverDue(limit?: number): Promise<number> }
   webhooks: { deliverDue(limit?: number): Promise<number> }
-  logs: { foldEntityIndex(limit: number): Promise<number> }
+  logs: { foldEntityIndex(limit: number): Promise<number>; entityIndexBacklog(): Promise<number> }
   keys: { reencrypt(limit: number): Promise<number> }
   auditArchive: { archiveExpired(now: number, limit: number): Promise<number> }
 }
@@ -89,9 +96,17 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'deliver-webhooks', intervalMs: 15_000, run: (_now, limit) => targets.webhooks.deliverDue(limit) },
     // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
     { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
-    // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail.
-    // Batches of 2,000 hold the writer for tens of milliseconds, so the reads queued behind them barely wait.
-    { name: 'index-logs', intervalMs: 5_000, batch: 2_000, quiet: true, run: (_now, limit) => targets.logs.foldEntityIndex(limit) },
+    // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail
+    // that grows with it, so a burst of entries is folded at the next look. Batches of 2,000 hold the writer
+    // for tens of milliseconds, so the reads queued behind them barely wait.
+    {
+      name: 'index-logs',
+      intervalMs: 5_000,
+      batch: 2_000,
+      quiet: true,
+      backlog: () => targets.logs.entityIndexBacklog(),
+      run: (_now, limit) => targets.logs.foldEntityIndex(limit)
+    },
     // Audit retention: entries older than it go to an archive file (one per batch) and out of the vault.
     { name: 'archive-logs', intervalMs: 3_600_000, batch: 100_000, run: (now, limit) => targets.auditArchive.archiveExpired(now, limit) }
   ]
@@ -157,20 +172,26 @@ export class JobsService {
       const now = this.context.clock.now()
       const last = lastRuns.get(sweep.name)
       // A clock that went backwards (last run "in the future") counts as due.
-      if (last !== undefined && now - last < sweep.intervalMs && now >= last) continue
-      const result = await this.runLeased(sweep, now)
+      const intervalPassed = last === undefined || now - last >= sweep.intervalMs || now < last
+      if (!intervalPassed && !(await this.behind(sweep))) continue
+      // A sweep that is behind may run before its interval, on whichever instance takes the lease first.
+      const result = await this.runLeased(sweep, now, intervalPassed ? sweep.intervalMs : 0)
       if (result) results.push(result)
     }
     return results
   }
 
+  private async behind(sweep: Sweep): Promise<boolean> {
+    return sweep.backlog !== undefined && (await sweep.backlog()) >= (sweep.batch ?? SWEEP_BATCH)
+  }
+
   /** Runs `sweep` if this instance takes its lease (another may have run it or be running it); undefined if not. */
-  private async runLeased(sweep: Sweep, now: number): Promise<SweepResult | undefined> {
+  private async runLeased(sweep: Sweep, now: number, intervalMs: number): Promise<SweepResult | undefined> {
     const { writes } = this.context
     const leaseUntil = now + SWEEP_LEASE_MS
     let leased: boolean
     try {
-      leased = await writes.run((trx) => takeJobLease(trx, sweep.name, now, sweep.intervalMs, leaseUntil))
+      leased = await writes.run((trx) => takeJobLease(trx, sweep.name, now, intervalMs, leaseUntil))
     } catch (error) {
       return this.failed(sweep, 0, error)
     }

@@ -6,7 +6,7 @@
 import type { ActivityPeriods, ListLogsQuery, LogFilters } from '../../shared/contracts'
 import type { EntityType, LogEntry, Page } from '../../shared/types'
 import { COUNTED_ITEMS_LIMIT } from '../../shared/pagination'
-import { countLogs, countLogsByPeriod, foldLogEntities, listLogs, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
+import { countLogs, countLogsByPeriod, foldLogEntities, listLogs, unfoldedLogCount, type LogFilter, type LogRow } from '../storage/repositories/logs.repository'
 import { audit, type AuditActor, type AuditInput, type AuditOperation } from './audit'
 import type { AuditChain } from './audit-chain'
 import type { ServiceContext } from './service-context'
@@ -88,6 +88,11 @@ export class LogsService {
       await this.chain.checkpoint(trx)
       return folded
     })
+  }
+
+  /** How many entries the entity index has yet to take in (the `index-logs` sweep's backlog). */
+  entityIndexBacklog(): Promise<number> {
+    return unfoldedLogCount(this.context.reader)
   }
 
   /** Records the chain's checkpoint at once (when the vault closes). */

@@ -230,6 +230,30 @@ describe('logs', () => {
     })
   })
 
+  describe('the entity index after a burst', () => {
+    it('takes in a batch of new entries at the next look, without waiting for its interval', async () => {
+      const jobs = service.host.vault.services.jobs
+      const tokenKey = (await service.createApplication({ name: 'Bulk', type: 'private', permissions: ['token:create'] })).key
+      service.clock.advance(5_000)
+      await jobs.runDueJobs() // the index is caught up and its interval starts now
+      const folded = async () => (await jobs.runDueJobs()).find((result) => result.name === 'index-logs')?.processed
+      const tokenize = async (count: number): Promise<string[]> => {
+        const values = Array.from({ length: count }, (_, i) => `burst-${count}-${i}`)
+        const response = await service.request('POST', '/tokenize', { key: tokenKey, body: values })
+        expect(response.status).toBe(200)
+        return response.body as string[] // each plain value answered by its token's id
+      }
+
+      await tokenize(10)
+      expect(await folded()).toBeUndefined() // a few entries wait for the interval
+      await tokenize(1_000)
+      const [last] = (await tokenize(1_000)).slice(-1)
+      expect(await folded()).toBeGreaterThanOrEqual(2_010)
+      const entries = (await service.request('GET', `/logs?entity_type=token&entity_id=${last}`)).body.data
+      expect(entries).toMatchObject([{ entity_id: last, operation: 'create' }])
+    })
+  })
+
   describe('total_items', () => {
     const totalOf = async (query = '') => (await service.request('GET', `/logs?size=1&${query}`)).body.pagination.total_items as number
     const everDates = 'start_date=2000-01-01T00:00:00Z&end_date=2100-01-01T00:00:00Z'

@@ -319,6 +319,13 @@ export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   return Number(count)
 }
 
+/** How many entries (of every tenant) lie past the entity index's mark, from the two ends of the seq range. */
+export async function unfoldedLogCount(db: Db): Promise<number> {
+  const [{ newest }] = await sql(db)('logs').max({ newest: 'seq' })
+  const [{ folded_through: folded }] = await foldedThrough(db)
+  return Math.max(0, Number(newest ?? 0) - Number(folded))
+}
+
 /**
  * How many entries match: from the tenant's counters without an entity id or dates,
  * else counted through the indexes up to `COUNTED_ITEMS_LIMIT + 1` (standing for more).
