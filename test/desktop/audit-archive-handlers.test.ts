@@ -49,7 +49,7 @@ describe('audit archive over IPC', () => {
     expect(await value<AuditArchiveStatus>('app:logs.archiveStatus')).toEqual({ directory: join(started.dataDir, 'audit-archive'), retentionDays: 0, last: null })
     expect(await call('app:settings.update', { auditRetentionDays: -1 })).toMatchObject({ ok: false, problem: { status: 400, errors: { auditRetentionDays: ['must be from 0 (keep for ever) to 36500 days'] } } })
     expect(await call('app:settings.update', { auditRetentionDays: 1.5 })).toMatchObject({ ok: false, problem: { status: 400, errors: { auditRetentionDays: ['must be a whole number of days'] } } })
-    expect(await call('app:logs.archive', 'last week')).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0]': ['must be an ISO 8601 date, such as 2026-11-01'] } } })
+    expect(await call('app:logs.archive', 'last week')).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0]': ['must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01'] } } })
     const future = new Date(clock.now() + DAY).toISOString()
     expect(await call('app:logs.archive', future)).toMatchObject({ ok: false, problem: { status: 400, errors: { before: ['must not be in the future'] } } })
   })

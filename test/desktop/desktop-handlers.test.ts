@@ -105,7 +105,7 @@ describe('desktop IPC handlers over a real vault', () => {
     expect(page.value.data.every((token: { type: string }) => token.type === 'token')).toBe(true)
     expect(await call('app:tokens.list', { size: 101 })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].size': ['must be at most 100'] } } })
     expect(await call('app:tokens.list', { page: 1.5 })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].page': ['must be a whole number'] } } })
-    expect(await call('app:logs.list', { start_date: 'yesterday' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].start_date': ['start_date must be an ISO 8601 date'] } } })
+    expect(await call('app:logs.list', { start_date: 'yesterday' })).toMatchObject({ ok: false, problem: { status: 400, errors: { 'args[0].start_date': ['start_date must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC'] } } })
   })
 
   it('passes the service problem through, field errors included', async () => {

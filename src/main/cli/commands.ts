@@ -6,6 +6,7 @@
  */
 import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
+import { isoDateToEpochMs } from '../../shared/contracts/common'
 import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
 import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, webhookAllowedHostsSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
@@ -88,8 +89,8 @@ const json: OptionSpec = { name: 'json', description: 'print one JSON object ins
 /** An ISO 8601 date or time, as epoch milliseconds. */
 const dateSchema = z
   .string()
-  .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 date, such as 2026-11-01 or 2026-11-01T12:00:00Z')
-  .transform((value) => Date.parse(value))
+  .refine((value) => !Number.isNaN(isoDateToEpochMs(value)), 'must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01 or 2026-11-01T12:00:00Z')
+  .transform(isoDateToEpochMs)
 
 /** A base64 Ed25519 public key (32 bytes). */
 const publicKeySchema = z

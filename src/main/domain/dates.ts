@@ -1,5 +1,6 @@
 /** Token expiry parsing (spec "Token expiration") and ISO 8601 output. */
 import { DateTime } from 'luxon'
+import { ISO_TIME_SPAN } from '../../shared/contracts/common'
 import { ValidationError } from './errors'
 
 const FORMATS_HINT =
@@ -50,14 +51,12 @@ export function parseIsoExpiresAt(value: unknown, field: string, now: Date): Dat
   return futureTime(typeof value === 'string' ? parseIso(value.trim()) : undefined, field, now, 'must be an ISO 8601 date-time')
 }
 
-/** The latest time an ISO 8601 date-time (RFC 3339: four-digit years) can state, in UTC. */
-const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
 
 function futureTime(dt: DateTime | undefined, field: string, now: Date, formatHint: string): Date {
   if (!dt) throw ValidationError.field(field, formatHint)
   if (dt.toMillis() <= now.getTime()) throw ValidationError.field(field, 'must be in the future')
   // 12/31/9999 11:59 PM -14:00 is in the year 10000 in UTC, which responses could not show as a date-time.
-  if (dt.toMillis() > LATEST) throw ValidationError.field(field, 'must be no later than 9999-12-31T23:59:59Z')
+  if (dt.toMillis() > ISO_TIME_SPAN.latest) throw ValidationError.field(field, 'must be no later than 9999-12-31T23:59:59Z')
   return dt.toJSDate()
 }
 

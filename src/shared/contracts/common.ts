@@ -74,6 +74,15 @@ export function pageOf<T extends z.ZodType>(item: T, id: string) {
   return z.strictObject({ pagination, data: z.array(item) }).meta({ id })
 }
 
+/** The span of times an ISO 8601 date-time with a four-digit year can state in UTC, as every answer gives them (epoch ms). */
+export const ISO_TIME_SPAN = { earliest: Date.parse('0000-01-01T00:00:00.000Z'), latest: Date.parse('9999-12-31T23:59:59.999Z') }
+
+/** Epoch ms of an ISO 8601 date or date-time whose time in UTC still has a four-digit year; NaN otherwise. */
+export function isoDateToEpochMs(value: string): number {
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN
+  return ms >= ISO_TIME_SPAN.earliest && ms <= ISO_TIME_SPAN.latest ? ms : Number.NaN
+}
+
 /** A timestamp in responses: ISO 8601 (the service answers in UTC). */
 export const timestamp = z.iso.datetime({ offset: true })
 

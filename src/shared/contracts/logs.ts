@@ -1,13 +1,13 @@
 /** The audit log: listing entries and the entity types they name. */
 import { z } from 'zod'
-import { pageOf, pageQuery, timestamp } from './common'
+import { isoDateToEpochMs, pageOf, pageQuery, timestamp } from './common'
 import { withoutNul } from './fields'
 
 const isoDate = (field: string) =>
   z
     .string()
-    .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), `${field} must be an ISO 8601 date`)
-    .transform((value) => Date.parse(value))
+    .refine((value) => !Number.isNaN(isoDateToEpochMs(value)), `${field} must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC`)
+    .transform(isoDateToEpochMs)
     .optional()
 
 /** `GET /logs`: newest first, within a half-open date range. */
@@ -30,8 +30,8 @@ export type LogFilters = z.infer<typeof logFiltersQuery>
 export const archiveBefore = z
   .string()
   .max(40)
-  .refine((value) => /^\d{4}-\d{2}-\d{2}/.test(value) && !Number.isNaN(Date.parse(value)), 'must be an ISO 8601 date, such as 2026-11-01')
-  .transform((value) => Date.parse(value))
+  .refine((value) => !Number.isNaN(isoDateToEpochMs(value)), 'must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01')
+  .transform(isoDateToEpochMs)
 
 /** The desktop's activity chart: at most this many periods per call. */
 export const MAX_ACTIVITY_PERIODS = 62

@@ -108,6 +108,9 @@ describe('logs', () => {
       ['start_date=yesterday', 'start_date'],
       ['start_date=12/01/2026', 'start_date'],
       ['end_date=2026-13-45T00:00:00Z', 'end_date'],
+      // In the year 10000 and before year 0 in UTC: no ISO 8601 date-time could show them in the read's entry.
+      ['start_date=9999-12-31T23:00:00-14:00', 'start_date'],
+      ['end_date=0000-01-01T00:00:00%2B01:00', 'end_date'],
       ['page=0', 'page'],
       ['size=0', 'size'],
       ['size=101', 'size'],
@@ -118,6 +121,12 @@ describe('logs', () => {
       expect(response.status).toBe(400)
       expect(response.headers.get('content-type')).toContain('application/problem+json')
       expect(response.body.errors).toHaveProperty(field)
+    })
+
+    it('takes the first and last dates an ISO 8601 date-time can state in UTC', async () => {
+      const response = await service.request('GET', '/logs?start_date=0000-01-01T00:00:00Z&end_date=9999-12-31T23:59:59.999Z&size=1')
+      expect(response.status).toBe(200)
+      expect(response.body.data).toHaveLength(1)
     })
 
     it('rejects a key without log:read with 403', async () => {
@@ -300,6 +309,12 @@ describe('logs', () => {
       await service.request('GET', '/logs/entity-types')
       const [read] = (await service.request('GET', '/logs?entity_type=log&size=1')).body.data
       expect(read).toMatchObject({ actor_id: adminId, entity_type: 'log', operation: 'read', message: 'Audit log entity types listed' })
+    })
+
+    it('takes the first and last dates an ISO 8601 date-time can state in UTC', async () => {
+      const response = await service.request('GET', '/logs?start_date=0000-01-01T00:00:00Z&end_date=9999-12-31T23:59:59.999Z&size=1')
+      expect(response.status).toBe(200)
+      expect(response.body.data).toHaveLength(1)
     })
 
     it('rejects a key without log:read with 403', async () => {
