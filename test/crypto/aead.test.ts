@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { DecryptionError, open, openJson, seal, sealJson } from '../../src/main/crypto/aead'
 import { keyedHash } from '../../src/main/crypto/hashing'
 import { randomBytes } from '../../src/main/crypto/random'
-import { readySodium, sodium } from '../../src/main/crypto/sodium'
+import { readySodium, sodium, sodiumWasm } from '../../src/main/crypto/sodium'
 import type { DataKey, FingerprintKey } from '../../src/main/crypto/types'
 
 const hex = (value: string) => Uint8Array.from(Buffer.from(value, 'hex'))
@@ -60,6 +60,28 @@ describe('aead', () => {
     expect(() => openJson(randomBytes(32) as DataKey, sealed, 'token:tenant-a:id-1')).toThrow(DecryptionError)
   })
 
+  it('seals JSON of any size into what open reads, while the WASM heap grows, and leaves no plaintext or key in the heap', () => {
+    const key = randomBytes(32) as DataKey
+    const values = ['', 'é€😀'.repeat(3), { number: '4242424242424242', nested: ['x'.repeat(70_000)] }, 'ascii'.repeat(20), '\u0000\ud800']
+    for (const [index, value] of values.entries()) {
+      const associatedData = `token:tenant-é:${'i'.repeat(index * 30_000)}`
+      const sealed = sealJson(key, value, associatedData)
+      expect(Buffer.isBuffer(sealed)).toBe(true)
+      expect(sealed.length).toBe(24 + Buffer.byteLength(JSON.stringify(value)) + 16)
+      expect(openJson(key, sealed, associatedData)).toEqual(value)
+      expect(Buffer.from(open(key, sealed, associatedData)).toString('utf8')).toBe(JSON.stringify(value))
+      // Another libsodium call with a large input may grow (and so replace) the heap.
+      sodium.crypto_generichash(32, new Uint8Array(4_000_000 * (index + 1)), null)
+    }
+    // A key and a plaintext nothing else has used (opening would leave the plaintext in memory the wrapper frees).
+    const unusedKey = randomBytes(32) as DataKey
+    const marker = `plaintext-${Buffer.from(randomBytes(16)).toString('hex')}`
+    sealJson(unusedKey, marker, 'token:t:1')
+    const heap = Buffer.from(sodiumWasm().HEAPU8.buffer)
+    expect(heap.includes(marker)).toBe(false)
+    expect(heap.includes(Buffer.from(unusedKey))).toBe(false)
+  })
+
   it('refuses input too short to hold a nonce and a tag', () => {
     expect(() => open(randomBytes(32) as DataKey, new Uint8Array(39), 'ad')).toThrow(DecryptionError)
   })
@@ -82,5 +104,23 @@ describe('keyedHash', () => {
     expect(keyedHash(key, '4242424242424242')).toBe(digest)
     expect(keyedHash(randomBytes(32) as DataKey, '4242424242424242')).not.toBe(digest)
     expect(keyedHash(key, '4242424242424241')).not.toBe(digest)
+  })
+
+  it('is keyed BLAKE2b-256 of the UTF-8 of text or of bytes, of any size, while the WASM heap grows, and leaves no input or key in the heap', () => {
+    const key = randomBytes(32) as DataKey
+    const inputs: (string | Uint8Array)[] = ['', 'card\u00004242424242424242', 'é€😀\ud800', 'x'.repeat(70_000), randomBytes(100), randomBytes(80_000)]
+    for (const [index, input] of inputs.entries()) {
+      const reference = sodium.crypto_generichash(32, typeof input === 'string' ? Buffer.from(input, 'utf8') : input, key, 'hex')
+      expect(keyedHash(key, input)).toBe(reference)
+      sodium.crypto_generichash(32, new Uint8Array(4_000_000 * (index + 1)), null)
+      expect(keyedHash(key, input)).toBe(reference)
+    }
+    // The reference hashes above leave their key in memory the wrapper frees: another key here.
+    const unusedKey = randomBytes(32) as DataKey
+    const secret = `key_private_${Buffer.from(randomBytes(16)).toString('hex')}`
+    keyedHash(unusedKey, secret)
+    const heap = Buffer.from(sodiumWasm().HEAPU8.buffer)
+    expect(heap.includes(secret)).toBe(false)
+    expect(heap.includes(Buffer.from(unusedKey))).toBe(false)
   })
 })

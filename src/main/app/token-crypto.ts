@@ -30,7 +30,7 @@ export function tokenKeys(keyring: Keyring): TokenKeys {
   return {
     seal(tenantId, tokenId, data) {
       const { version, key } = keyring.currentDataKey(tenantId)
-      return { key_version: version, sealed_data: Buffer.from(sealJson(key, data, tokenAssociatedData(tenantId, tokenId))) }
+      return { key_version: version, sealed_data: sealJson(key, data, tokenAssociatedData(tenantId, tokenId)) }
     },
     // Separated by type, so equal data of two types never collide.
     fingerprint: (tenantId, type, source) => keyedHash(keyring.fingerprintKey(tenantId), `${type}\u0000${source}`),

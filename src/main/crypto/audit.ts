@@ -6,11 +6,12 @@
  * checked without the vault.
  *
  * Entries are encoded compactly and unambiguously (integers in decimal, text
- * length-prefixed, null told apart from "") into one reused region of libsodium's heap: the MAC
- * is computed for every entry in the writer, on the hot path.
+ * length-prefixed, null told apart from "") straight into libsodium's heap (sodium-heap.ts):
+ * the MAC is computed for every entry in the writer, on the hot path.
  */
 import { asBuffer, bytes } from './bytes'
 import { sodium, sodiumWasm } from './sodium'
+import { heapRegion } from './sodium-heap'
 import type { Branded } from './types'
 
 /** 32-byte BLAKE2b key of the audit chain's MACs. */
@@ -50,38 +51,14 @@ function text(value: string | null): string {
   return value === null ? '-' : `${value.length}:${value}`
 }
 
-/**
- * Where entries are encoded and hashed: a region of libsodium's heap, kept
- * between calls, holding the MAC, the key (wiped after each hash) and the
- * message. The MAC is computed for every entry in the writer, on the hot path:
- * through the wrapper, each hash would allocate, copy in and free the message
- * and the key, and copy the MAC out into a view of its own.
- */
+/** Where entries are encoded and hashed in the heap region: the MAC, the key (wiped after each hash), then the message. */
 const OUT = 0
 const KEY = OUT + MAC_BYTES
 const MESSAGE = KEY + 64 // crypto_generichash_KEYBYTES_MAX
-let address = 0
-let capacity = 0
-let region: Buffer | undefined
-
-/** The region, with room for a message of `length` bytes, as a Buffer over the current heap. */
-function heapRegion(length: number): Buffer {
-  const wasm = sodiumWasm()
-  if (MESSAGE + length > capacity) {
-    if (address) wasm._free(address)
-    capacity = Math.max(MESSAGE + length, 2 * capacity, 4096)
-    address = wasm._malloc(capacity)
-    if (!address) throw new Error('libsodium could not allocate the audit hash region')
-    region = undefined
-  }
-  // The heap is replaced when it grows (any libsodium call may grow it): the view follows it.
-  if (!region || region.buffer !== wasm.HEAPU8.buffer) region = Buffer.from(wasm.HEAPU8.buffer, address, capacity)
-  return region
-}
 
 /**
  * `version ‖ previous ‖ UTF-8 of the canonical text ‖ suffix`, written into the
- * region at MESSAGE; returns its length. The canonical text is one template
+ * heap region at MESSAGE; returns its length. The canonical text is one template
  * string (integers in decimal, text length-prefixed): one UTF-8 write costs far
  * less than a write per field.
  */
@@ -92,7 +69,7 @@ function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array):
     // The message is length-prefixed, so anything after it can only be the trace id.
     (entry.trace_id == null ? '' : text(entry.trace_id))
   const head = 1 + previous.length
-  const heap = heapRegion(head + 3 * canonical.length + (suffix?.length ?? 0))
+  const heap = heapRegion(MESSAGE + head + 3 * canonical.length + (suffix?.length ?? 0))
   heap[MESSAGE] = FORMAT_VERSION
   heap.set(previous, MESSAGE + 1)
   let end = MESSAGE + head + heap.write(canonical, MESSAGE + head, 'utf8')
@@ -105,7 +82,8 @@ function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array):
 
 /** BLAKE2b-256 of the `length` bytes encoded in the region, keyed with `key` (or unkeyed), as a Buffer of its own. */
 function hashEncoded(length: number, key: Uint8Array | null): Buffer {
-  const heap = region!
+  const heap = heapRegion(MESSAGE + length)
+  const address = heap.byteOffset
   if (key) heap.set(key, KEY)
   const failed = sodiumWasm()._crypto_generichash(address + OUT, MAC_BYTES, address + MESSAGE, length, 0, key ? address + KEY : 0, key?.length ?? 0)
   if (key) heap.fill(0, KEY, KEY + key.length)

@@ -125,6 +125,57 @@ describe('HTTP conventions', () => {
       expect((await post(bomb, { 'content-encoding': 'gzip' })).status).toBe(413)
     })
 
+    it('refuses a __proto__ key anywhere in the body, however it is escaped, with a 400 naming (body), with or without a Content-Encoding', async () => {
+      const application = '"name":"Poisoned","type":"private","permissions":["token:read"]'
+      for (const text of [
+        `{${application},"__proto__":{"admin":true}}`,
+        `{${application},"metadata":[{"\\u005f_pro\\u0074o__":{}}]}`,
+        `[{"__proto__" : 1}]`
+      ]) {
+        for (const [encoding, body] of [['identity', Buffer.from(text)], ['gzip', gzipSync(text)]] as const) {
+          const response = await post(body, { 'content-encoding': encoding })
+          expect(response.status, `${encoding} ${text}`).toBe(400)
+          expect(response.body.errors, `${encoding} ${text}`).toEqual({ '(body)': ['is not valid JSON'] })
+        }
+      }
+      // A key that only mentions the name, or the name as a value, is ordinary data (the schema's own errors follow).
+      expect((await post(Buffer.from(`{${application},"x":"__proto__"}`), {})).body.errors).toHaveProperty('x')
+    })
+
+    /** POSTs `chunks` to /applications chunked (no Content-Length), through node:http. */
+    function postChunked(chunks: (string | Buffer)[]): Promise<{ status: number; body: { errors?: Record<string, string[]> } }> {
+      return new Promise((resolve, reject) => {
+        const url = new URL(service.url)
+        const request = httpRequest(
+          { host: url.hostname, port: url.port, path: '/applications', method: 'POST', headers: { 'svc-api-key': service.adminKey, 'content-type': 'application/json' } },
+          (res) => {
+            let text = ''
+            res.on('data', (chunk: Buffer) => (text += chunk.toString()))
+            res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as { errors?: Record<string, string[]> } }))
+          }
+        ).on('error', reject)
+        for (const chunk of chunks) request.write(chunk)
+        request.end()
+      })
+    }
+
+    it('reads a body sent in chunks, with a UTF-8 character and the byte order mark split across them', async () => {
+      const text = Buffer.from(`\ufeff${JSON.stringify({ name: 'Chunked é', type: 'private', permissions: ['token:read'] })}`)
+      const accent = text.indexOf(Buffer.from('é'))
+      expect((await postChunked([text.subarray(0, 1), text.subarray(1, accent + 1), text.subarray(accent + 1)])).status).toBe(201)
+      expect((await post(text, {})).status).toBe(201)
+      const listed = await service.request('GET', '/applications', {})
+      expect(listed.body.data.filter((app: { name: string }) => app.name === 'Chunked é')).toHaveLength(2)
+    })
+
+    it('applies the body limit to a body sent in chunks (413), and answers an empty one with a 400 naming (body)', async () => {
+      const over = await postChunked(['{"name":"', 'x'.repeat(600), 'x'.repeat(600), '"}'])
+      expect(over.status).toBe(413)
+      const empty = await postChunked([])
+      expect(empty.status).toBe(400)
+      expect(Object.keys(empty.body.errors ?? {})).toEqual(['(body)'])
+    })
+
     it('answers an unknown Content-Encoding or a charset other than UTF-8 with a 415 problem document', async () => {
       const cases: Record<string, string>[] = [
         { 'content-encoding': 'compress' },

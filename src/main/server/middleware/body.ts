@@ -3,6 +3,8 @@
  * else is a 415, a body over the limit a 413 and unparsable JSON a 400.
  * co-body (with bourne) refuses prototype-poisoning keys.
  *
+ * A body without a Content-Encoding is read and parsed alike by body-text.ts.
+ *
  * Compressed bodies (gzip, deflate, br) are accepted; the size limit applies
  * to the decompressed body. An unknown Content-Encoding or a charset other
  * than UTF-8 is a 415, and a body that does not decode as its
@@ -13,6 +15,7 @@ import { Readable } from 'node:stream'
 import parse from 'co-body'
 import type { Context, Middleware, Request } from 'koa'
 import { AppError, UnsupportedMediaTypeError, ValidationError } from '../../app'
+import { parseBodyText, readBodyText, readsAsText } from './body-text'
 
 /** Bodies an earlier middleware read already, as sent (idempotency keys hash them): parsed from here, as the stream is spent. */
 const readAhead = new WeakMap<IncomingMessage, Buffer>()
@@ -58,24 +61,40 @@ function setBody(request: Request, value: unknown): void {
   request.body = value
 }
 
+/** How many distinct Content-Type values a route remembers its verdict on (the header is caller text: bounded). */
+const REMEMBERED_CONTENT_TYPES = 16
+
+/** What a request's Content-Type allows: its media type is the route's, its charset (if any) UTF-8. */
+interface ContentTypeVerdict {
+  accepted: boolean
+  decodable: boolean
+}
+
 export function bodyParser(limitBytes: number) {
   return function jsonBody({ type = 'application/json', optional = false, object = false }: BodyOptions = {}): Middleware {
+    // Nearly every request repeats one of a few Content-Type values: each is parsed once per route.
+    const verdicts = new Map<string, ContentTypeVerdict>()
     return async (ctx, next) => {
-      const hasBody = ctx.request.length > 0 || ctx.get('transfer-encoding') !== ''
-      if (!hasBody) {
+      if (!hasBody(ctx.req)) {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
         setBody(ctx.request, undefined)
         return next()
       }
-      if (!ctx.is(type)) throw new UnsupportedMediaTypeError(type)
-      requireDecodable(ctx.request)
-      const { parsed, raw } = await parse.json(bodySource(ctx), { limit: limitBytes, strict: false, returnRawBody: true }).catch((error: unknown) => {
-        // co-body marks a JSON syntax error only with status 400 (no `expose`), which the error handler would treat as a 500.
-        if (error instanceof SyntaxError) throw ValidationError.field('(body)', 'is not valid JSON')
-        // Exposed HTTP errors (413, an aborted request) keep their status; anything else while reading is a body zlib could not decode.
-        if ((error as { expose?: boolean }).expose) throw error
-        throw ValidationError.field('(body)', 'could not be decoded as its Content-Encoding says')
-      })
+      const verdict = contentTypeVerdict(ctx, type, verdicts)
+      if (!verdict.accepted) throw new UnsupportedMediaTypeError(type)
+      requireDecodable(ctx.req, verdict)
+      let parsed: unknown
+      let raw: string
+      try {
+        if (!readAhead.has(ctx.req) && readsAsText(ctx.req)) {
+          raw = await readBodyText(ctx.req, limitBytes)
+          parsed = parseBodyText(raw)
+        } else {
+          ;({ parsed, raw } = await parse.json(bodySource(ctx), { limit: limitBytes, strict: false, returnRawBody: true }))
+        }
+      } catch (error) {
+        throw readFailure(error)
+      }
       if (raw.trim() === '') {
         if (!optional) throw ValidationError.field('(body)', 'a JSON body is required')
         setBody(ctx.request, undefined)
@@ -89,14 +108,42 @@ export function bodyParser(limitBytes: number) {
   }
 }
 
+/** What an error while reading or parsing a body is answered with. */
+function readFailure(error: unknown): unknown {
+  // co-body marks a JSON syntax error only with status 400 (no `expose`), which the error handler would treat as a 500.
+  if (error instanceof SyntaxError) return ValidationError.field('(body)', 'is not valid JSON')
+  // Exposed HTTP errors (413, an aborted request) keep their status; anything else while reading is a body zlib could not decode.
+  if ((error as { expose?: boolean }).expose) return error
+  return ValidationError.field('(body)', 'could not be decoded as its Content-Encoding says')
+}
+
+/**
+ * Whether a body comes: a Content-Length above 0 (as Koa's `request.length` reads it) or a
+ * Transfer-Encoding. Straight from Node's header map: Koa's `ctx.get` lower-cases the name on every call.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return (length ? Number.parseInt(length, 10) > 0 : false) || Boolean(req.headers['transfer-encoding'])
+}
+
+/** The verdict on the request's Content-Type for a route taking `type`: Koa's `ctx.is` and `request.charset`, remembered. */
+function contentTypeVerdict(ctx: Context, type: string, verdicts: Map<string, ContentTypeVerdict>): ContentTypeVerdict {
+  const value = ctx.req.headers['content-type']
+  const known = value === undefined ? undefined : verdicts.get(value)
+  if (known) return known
+  const charset = ctx.request.charset.toLowerCase()
+  const verdict = { accepted: Boolean(ctx.is(type)), decodable: charset === '' || charset === 'utf-8' || charset === 'utf8' }
+  if (value !== undefined && verdicts.size < REMEMBERED_CONTENT_TYPES) verdicts.set(value, verdict)
+  return verdict
+}
+
 /** 415 for a Content-Encoding co-body cannot decode, or a charset other than UTF-8 (JSON is UTF-8). */
-function requireDecodable(request: Request): void {
-  const encoding = request.get('content-encoding') || 'identity'
+function requireDecodable(req: IncomingMessage, contentType: ContentTypeVerdict): void {
+  const encoding = req.headers['content-encoding'] || 'identity'
   if (!CONTENT_ENCODINGS.has(encoding)) {
     throw new AppError('unsupported_content_encoding')
   }
-  const charset = request.charset.toLowerCase()
-  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+  if (!contentType.decodable) {
     throw new AppError('unsupported_charset')
   }
 }
