@@ -1,3 +1,4 @@
+import type { Component } from 'vue'
 import { createRouter, createWebHashHistory, type RouteRecordRaw } from 'vue-router'
 import type { IconName } from './components/icons'
 
@@ -35,6 +36,19 @@ const VIEWS = {
   webhooks: () => import('./views/WebhooksView.vue')
 }
 
+type ViewName = keyof typeof VIEWS
+
+/**
+ * The list views the shell keeps while another view shows, and makes ahead of
+ * their first visit (AppShell.vue).
+ */
+export const KEPT_VIEWS: ViewName[] = ['tokens', 'logs']
+
+/** The component of the view `name`, its chunk loaded if it is not in yet. */
+export async function loadView(name: ViewName): Promise<Component> {
+  return (await VIEWS[name]()).default
+}
+
 export const routes: RouteRecordRaw[] = [
   { path: '/', redirect: '/tokens' },
   ...NAVIGATION.map((entry) => ({ path: entry.path, name: entry.name, component: VIEWS[entry.name as keyof typeof VIEWS], meta: { title: entry.title } })),
@@ -47,10 +61,12 @@ export const routes: RouteRecordRaw[] = [
  * the loading is over before the first click rather than spread across the first clicks.
  */
 export function preloadViews(): void {
-  requestIdleCallback(() => {
-    for (const load of Object.values(VIEWS)) void load()
-  })
+  requestIdleCallback(() => void Promise.allSettled(Object.values(VIEWS).map((load) => load())).then(() => markViewsPreloaded()))
 }
+
+let markViewsPreloaded: () => void
+/** Resolves once `preloadViews` has loaded the views' chunks. */
+export const viewsPreloaded = new Promise<void>((resolve) => (markViewsPreloaded = resolve))
 
 /** Hash history: the app is loaded from a file, where path URLs cannot be resolved. */
 export function createAppRouter() {
