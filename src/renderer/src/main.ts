@@ -26,5 +26,5 @@ void router.isReady().then(() => {
   app.mount('#app')
   watchNaiveAria()
   // The other views' chunks load once the first view's rows are in, so that they do not hold those rows back.
-  void stateRead.then(readFirstRows).finally(preloadViews)
+  void stateRead.then(readFirstRows).finally(() => preloadViews(router))
 })

@@ -1,4 +1,5 @@
-import { createRouter, createWebHashHistory, type RouteRecordRaw } from 'vue-router'
+import type { Component } from 'vue'
+import { createRouter, createWebHashHistory, loadRouteLocation, type RouteRecordRaw, type Router } from 'vue-router'
 import type { IconName } from './components/icons'
 
 export interface NavEntry {
@@ -35,6 +36,19 @@ const VIEWS = {
   webhooks: () => import('./views/WebhooksView.vue')
 }
 
+type ViewName = keyof typeof VIEWS
+
+/**
+ * The list views the shell keeps while another view shows, and makes ahead of
+ * their first visit (AppShell.vue).
+ */
+export const KEPT_VIEWS: ViewName[] = ['tokens', 'logs']
+
+/** The component of the view `name`, its chunk loaded if it is not in yet. */
+export async function loadView(name: ViewName): Promise<Component> {
+  return (await VIEWS[name]()).default
+}
+
 export const routes: RouteRecordRaw[] = [
   { path: '/', redirect: '/tokens' },
   ...NAVIGATION.map((entry) => ({ path: entry.path, name: entry.name, component: VIEWS[entry.name as keyof typeof VIEWS], meta: { title: entry.title } })),
@@ -45,12 +59,19 @@ export const routes: RouteRecordRaw[] = [
  * Loads every view's chunk at the next idle moment, so that later switches need
  * no fetch: called once the first view's rows are in. All at once, so that
  * the loading is over before the first click rather than spread across the first clicks.
+ * The routes then hold their views' components: a view's first visit is chosen
+ * in the task of its click, not in one that waits for the route's chunk after a frame drawn in between.
  */
-export function preloadViews(): void {
+export function preloadViews(router: Router): void {
   requestIdleCallback(() => {
-    for (const load of Object.values(VIEWS)) void load()
+    const loaded = NAVIGATION.map((entry) => loadRouteLocation(router.resolve(entry.path)))
+    void Promise.allSettled(loaded).then(() => markViewsPreloaded())
   })
 }
+
+let markViewsPreloaded: () => void
+/** Resolves once `preloadViews` has loaded the views' chunks. */
+export const viewsPreloaded = new Promise<void>((resolve) => (markViewsPreloaded = resolve))
 
 /** Hash history: the app is loaded from a file, where path URLs cannot be resolved. */
 export function createAppRouter() {

@@ -1,0 +1,90 @@
+/**
+ * The list views the window keeps for a return (tokens, audit log) are made
+ * ahead of their first visit, while the window is idle, so that the first
+ * visit only draws the rows it reads, as a return does. A view made ahead
+ * reads nothing until it shows, reads its rows once when it does, and closes
+ * what it opened over the page when it is left, as a view made on its visit does.
+ */
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
+import { chromiumAvailable, errorsOf, openApp } from './support/browser'
+import { useDesktopApp } from './support/desktop-app'
+import { seedVault } from './support/seed'
+
+/** What the tests use of the page's window, which the tests' TypeScript project (without the DOM library) does not declare. */
+interface PageWindow {
+  requestIdleCallback(callback: () => void): number
+}
+
+/** The IPC channels the page has called so far (the bridge is `fetch`, so the page's resource timing lists every call). */
+function channelsCalled(page: Page, prefix: string): Promise<string[]> {
+  return page.evaluate(
+    (prefix) =>
+      performance
+        .getEntriesByType('resource')
+        .map((entry) => new URL(entry.name).pathname.replace('/__ipc/app:', ''))
+        .filter((channel) => channel.startsWith(prefix)),
+    prefix
+  )
+}
+
+/**
+ * Waits until the window has loaded the views' chunks (once its first rows are in) and has been idle since,
+ * when it makes the kept views ahead. Before, a view reached whose chunk is still loading may read its rows twice:
+ * once as its route is chosen, and again as it is set up, when the first read has answered meanwhile.
+ */
+async function untilViewsLoadedAndIdle(page: Page): Promise<void> {
+  await expect.poll(() => page.evaluate(() => performance.getEntriesByType('resource').some((entry) => /\/TokensView-[^/]*\.js$/.test(entry.name)))).toBe(true)
+  for (let idle = 0; idle < 2; idle++) {
+    await page.evaluate(() => new Promise<void>((resolve) => (globalThis as unknown as PageWindow).requestIdleCallback(() => resolve())))
+  }
+}
+
+/** Opens the select `testId` of the view shown, leaves the view with `leaveKey`, and expects its menu gone with it. */
+async function expectMenuClosedOnLeave(page: Page, testId: string, leaveKey: string, nextHeading: string): Promise<void> {
+  await page.getByTestId(testId).click()
+  await page.locator('.n-base-select-menu').waitFor()
+  await page.keyboard.press(leaveKey)
+  await page.getByRole('heading', { name: nextHeading, level: 1 }).waitFor()
+  await expect.poll(() => page.locator('.n-base-select-menu').count()).toBe(0)
+}
+
+describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () => {
+  const app = useDesktopApp({ prepare: seedVault })
+
+  it('makes the audit log view while the window is idle, reading nothing; its first visit reads the entries once', async () => {
+    const page = app.page
+    await page.getByTestId('token-row').first().waitFor()
+    // naive-ui puts a component's styles in the page as the first one is made: of the two views, only the audit log has a date range picker.
+    await page.locator('head style[cssr-id="n-date-picker"]').waitFor({ state: 'attached' })
+    expect(await page.getByTestId('logs-table').count()).toBe(0)
+    expect(await channelsCalled(page, 'logs.')).toEqual([])
+
+    await page.keyboard.press('Alt+3')
+    await page.getByTestId('log-row').first().waitFor()
+    await expect.poll(() => page.locator('.activity canvas').getAttribute('aria-label')).toMatch(/^Audit entries over time: [1-9]\d* in total$/)
+    expect((await channelsCalled(page, 'logs.')).sort()).toEqual(['logs.activity', 'logs.entityTypes', 'logs.list'])
+    expect(await page.locator('main h1').evaluate((heading) => heading === heading.ownerDocument.activeElement)).toBe(true)
+
+    await expectMenuClosedOnLeave(page, 'filter-entity-type', 'Alt+1', 'Tokens')
+    expect(await page.getByTestId('logs-table').count()).toBe(0)
+    expect(errorsOf(page)).toEqual([])
+  })
+
+  it('makes the tokens view ahead in a window opened on the audit log; its first visit reads the tokens once', async () => {
+    const page = await openApp(app.browser, app.harness, 'light', '/logs')
+    try {
+      await page.getByTestId('log-row').first().waitFor()
+      await untilViewsLoadedAndIdle(page)
+      expect(await channelsCalled(page, 'tokens.')).toEqual([])
+
+      await page.keyboard.press('Alt+1')
+      await page.getByTestId('token-row').first().waitFor()
+      expect(await channelsCalled(page, 'tokens.list')).toEqual(['tokens.list'])
+      await expectMenuClosedOnLeave(page, 'filter-type', 'Alt+3', 'Audit logs')
+      expect(errorsOf(page)).toEqual([])
+    } finally {
+      await page.context().close()
+    }
+  })
+})
