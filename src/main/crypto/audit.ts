@@ -10,8 +10,8 @@
  * the MAC is computed for every entry in the writer, on the hot path.
  */
 import { asBuffer, bytes } from './bytes'
-import { sodium, sodiumWasm } from './sodium'
-import { heapRegion } from './sodium-heap'
+import { sodium } from './sodium'
+import { HASH_INPUT, HASH_OUT, hashInRegion, heapRegion } from './sodium-heap'
 import type { Branded } from './types'
 
 /** 32-byte BLAKE2b key of the audit chain's MACs. */
@@ -51,10 +51,8 @@ function text(value: string | null): string {
   return value === null ? '-' : `${value.length}:${value}`
 }
 
-/** Where entries are encoded and hashed in the heap region: the MAC, the key (wiped after each hash), then the message. */
-const OUT = 0
-const KEY = OUT + MAC_BYTES
-const MESSAGE = KEY + 64 // crypto_generichash_KEYBYTES_MAX
+/** Where entries are encoded in the heap region: where its hash reads its input. */
+const MESSAGE = HASH_INPUT
 
 /**
  * `version ‖ previous ‖ UTF-8 of the canonical text ‖ suffix`, written into the
@@ -82,14 +80,8 @@ function encode(previous: Uint8Array, entry: ChainedEntry, suffix?: Uint8Array):
 
 /** BLAKE2b-256 of the `length` bytes encoded in the region, keyed with `key` (or unkeyed), as a Buffer of its own. */
 function hashEncoded(length: number, key: Uint8Array | null): Buffer {
-  const heap = heapRegion(MESSAGE + length)
-  const address = heap.byteOffset
-  if (key) heap.set(key, KEY)
-  const failed = sodiumWasm()._crypto_generichash(address + OUT, MAC_BYTES, address + MESSAGE, length, 0, key ? address + KEY : 0, key?.length ?? 0)
-  if (key) heap.fill(0, KEY, KEY + key.length)
-  if (failed) throw new Error('crypto_generichash failed')
   const hash = Buffer.allocUnsafe(MAC_BYTES)
-  heap.copy(hash, 0, OUT, OUT + MAC_BYTES)
+  hashInRegion(length, key).copy(hash, 0, HASH_OUT, HASH_OUT + MAC_BYTES)
   return hash
 }
 

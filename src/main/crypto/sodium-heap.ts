@@ -37,3 +37,25 @@ export function heapRegion(length: number): Buffer {
   if (!region || region.buffer !== wasm.HEAPU8.buffer) region = Buffer.from(wasm.HEAPU8.buffer, address, capacity)
   return region
 }
+
+/** BLAKE2b-256 in the region: the hash at HASH_OUT, the key after it, the input at HASH_INPUT. */
+export const HASH_BYTES = 32
+export const HASH_OUT = 0
+const HASH_KEY = HASH_OUT + HASH_BYTES
+/** crypto_generichash_KEYBYTES_MAX */
+export const HASH_KEY_MAX = 64
+export const HASH_INPUT = HASH_KEY + HASH_KEY_MAX
+
+/**
+ * BLAKE2b-256 of the `length` bytes the caller wrote at HASH_INPUT, keyed with
+ * `key` (or unkeyed); the key is wiped after. Returns the region, the hash at HASH_OUT.
+ */
+export function hashInRegion(length: number, key: Uint8Array | null): Buffer {
+  const heap = heapRegion(HASH_INPUT + length)
+  const address = heap.byteOffset
+  if (key) heap.set(key, HASH_KEY)
+  const failed = wasm!._crypto_generichash(address + HASH_OUT, HASH_BYTES, address + HASH_INPUT, length, 0, key ? address + HASH_KEY : 0, key?.length ?? 0)
+  if (key) heap.fill(0, HASH_KEY, HASH_KEY + key.length)
+  if (failed) throw new Error('crypto_generichash failed')
+  return heap
+}
