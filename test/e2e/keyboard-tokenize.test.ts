@@ -10,7 +10,7 @@ import { parse } from '../../src/main/app'
 import { chromiumAvailable, errorsOf } from './support/browser'
 import { customersCsv } from './support/data'
 import { useDesktopApp } from './support/desktop-app'
-import { describeFocus, expectFocus, tabTo } from './support/keyboard'
+import { describeFocus, expectFocus, switchView, tabTo } from './support/keyboard'
 
 describe.skipIf(!chromiumAvailable)('Bulk tokenize by keyboard', () => {
   const app = useDesktopApp()
@@ -20,8 +20,7 @@ describe.skipIf(!chromiumAvailable)('Bulk tokenize by keyboard', () => {
     // Listening from the start: Playwright turns on file-chooser interception asynchronously, and a
     // chooser opened before it is on would go unseen.
     const chooser = app.page.waitForEvent('filechooser', { timeout: 30_000 })
-    await app.page.keyboard.press('Alt+2')
-    await expectFocus(app.page, 'main h1')
+    await switchView(app.page, 2, 'Bulk tokenize')
     await tabTo(app.page, '[role=tab][aria-selected=true]')
     expect(await describeFocus(app.page)).toMatch(/^div\(tab\) "Import CSV"/)
     await app.page.keyboard.press('Tab')
