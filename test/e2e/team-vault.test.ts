@@ -14,7 +14,7 @@ import { createTestDatabase } from '../helpers/postgres'
 import { axeViolations } from './support/axe'
 import { chromiumAvailable, errorsOf, openApp, screenshot } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
-import { expectFocus, tabTo } from './support/keyboard'
+import { expectFocus, switchView, tabTo } from './support/keyboard'
 
 const URL_FIELD = '#team-vault-url'
 const KEY_FIELD = '#team-vault-key'
@@ -46,8 +46,7 @@ describe.skipIf(!chromiumAvailable)('the window on a team vault', () => {
 
   /** Fills the connection form and submits it, by keyboard, starting from the Settings heading. */
   async function connectByKeyboard(url: string, key: string): Promise<void> {
-    await page().keyboard.press('Alt+7')
-    await expectFocus(page(), 'main h1')
+    await switchView(page(), 7, 'Settings')
     await tabTo(page(), URL_FIELD)
     await page().keyboard.press('Control+A')
     await page().keyboard.type(url)
@@ -100,8 +99,7 @@ describe.skipIf(!chromiumAvailable)('the window on a team vault', () => {
   })
 
   it('disconnects by keyboard: back on the embedded vault, focus in the URL field', async () => {
-    await page().keyboard.press('Alt+7')
-    await expectFocus(page(), 'main h1')
+    await switchView(page(), 7, 'Settings')
     await tabTo(page(), '[data-test=team-vault-disconnect]')
     await page().keyboard.press('Enter')
     await expect.poll(() => indicator().textContent()).toContain('Embedded vault')
