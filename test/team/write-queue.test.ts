@@ -1,15 +1,17 @@
 /**
  * The write queue on PostgreSQL: a batch of appends goes as one script (one
  * round trip), and so do the appends of a batch that also holds a
- * transactional unit, which then still sees them.
+ * transactional unit, which then still sees them; the rows a transactional
+ * unit queues go in one trip too, whatever tables they are for.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
 import { openDatabase, type Database } from '../../src/main/storage/database'
-import { WriteQueue } from '../../src/main/storage/write-queue'
+import { flushRows, rowsOf, WriteQueue } from '../../src/main/storage/write-queue'
 import { createTestDatabase } from '../helpers/postgres'
 
 const COLUMNS = ['name', 'last_run_at']
+const LEASED_COLUMNS = ['name', 'last_run_at', 'leased_until']
 
 describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
   let database: { url: string; drop(): Promise<void> }
@@ -63,5 +65,22 @@ describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
     expect(sent.filter((text) => /insert into "?job_runs/i.test(text) && !text.startsWith('BEGIN;'))).toEqual([])
     const stored = await sql(db.reader)('job_runs').whereIn('name', ['a', 'b', 'c']).select('name')
     expect(stored).toHaveLength(3)
+  })
+
+  it('flushes the rows a transactional unit queued for several statements in one trip, which it then reads', async () => {
+    const queue = new WriteQueue(db.writer)
+    let seen: string[] = []
+    const sent = await sentDuring(() =>
+      queue.run(async (tx) => {
+        rowsOf(tx).insert('job_runs', COLUMNS, [{ name: 'd', last_run_at: 1 }])
+        rowsOf(tx).insert('job_runs', LEASED_COLUMNS, [{ name: 'e', last_run_at: 1, leased_until: 2 }])
+        await flushRows(tx)
+        seen = (await sql(tx)('job_runs').whereIn('name', ['d', 'e']).orderBy('name')).map((row) => row.name)
+      })
+    )
+    expect(seen).toEqual(['d', 'e'])
+    const trips = sent.filter((text) => /insert into "?job_runs/i.test(text))
+    expect(trips).toHaveLength(1)
+    expect(trips[0].match(/INSERT INTO job_runs/g)).toHaveLength(2)
   })
 })

@@ -76,8 +76,7 @@ const MAX_PREPARED = 200
  * and the error rethrown.
  */
 export async function runPostgresBatch(connection: RawPostgres, statements: readonly InsertStatement[], guard?: ScriptGuard): Promise<void> {
-  const inserts: Step[] = []
-  for (const statement of statements) if (statement.rows.length > 0) inserts.push(await insertStep(connection, statement))
+  const inserts = await insertSteps(connection, statements)
   const steps = [{ text: 'BEGIN', values: [] }, ...(guard?.statements ?? []).map((text) => ({ text, values: [] })), ...inserts, { text: 'COMMIT', values: [] }]
   try {
     await pipeline(connection, steps)
@@ -85,6 +84,22 @@ export async function runPostgresBatch(connection: RawPostgres, statements: read
     await connection.query('ROLLBACK').catch(() => undefined) // nothing to roll back if COMMIT itself failed
     throw error
   }
+}
+
+/**
+ * The inserts alone, in one round trip, in the transaction open on the
+ * connection: its owner commits, or rolls back when this rejects (PostgreSQL
+ * has then aborted the transaction).
+ */
+export async function runPostgresInserts(connection: RawPostgres, statements: readonly InsertStatement[]): Promise<void> {
+  const inserts = await insertSteps(connection, statements)
+  if (inserts.length > 0) await pipeline(connection, inserts)
+}
+
+async function insertSteps(connection: RawPostgres, statements: readonly InsertStatement[]): Promise<Step[]> {
+  const inserts: Step[] = []
+  for (const statement of statements) if (statement.rows.length > 0) inserts.push(await insertStep(connection, statement))
+  return inserts
 }
 
 /** One table's rows as an `unnest` insert: the statement for its table and columns, and a column array each. */

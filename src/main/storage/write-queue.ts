@@ -25,7 +25,7 @@ import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
 import { engineOf, type Engine } from './dialect'
 import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
-import { runPostgresBatch, type RawPostgres } from './postgres-batch'
+import { runPostgresBatch, runPostgresInserts, type RawPostgres } from './postgres-batch'
 import { isStaleState, runInsertScript, scriptEngine, type InsertStatement, type RawSqlite, type ScriptGuard } from './sql-script'
 import { tenantKeys, type TenantKeys } from './tenant-keys'
 
@@ -132,10 +132,15 @@ class BatchRows implements RowBuffer {
   /** The sealer's state after the rows of this batch sealed so far. */
   private link: unknown
 
+  /**
+   * @param postgres the connection of the transaction the rows go to, on PostgreSQL: what is
+   *   queued is then flushed in one round trip (runPostgresInserts), not a statement per table
+   */
   constructor(
     private readonly sealer: RowSealer | undefined,
     readonly tenantKeys: TenantKeys,
-    readonly engine: Engine
+    readonly engine: Engine,
+    private readonly postgres?: RawPostgres
   ) {
     this.link = sealer?.head
   }
@@ -165,6 +170,7 @@ class BatchRows implements RowBuffer {
 
   /** Writes everything queued, tables in the order they were first used. */
   async flush(trx: Knex): Promise<void> {
+    if (this.postgres) return this.flushInOneTrip(this.postgres)
     for (const statement of this.take()) {
       this.seal(statement)
       try {
@@ -187,10 +193,17 @@ class BatchRows implements RowBuffer {
       if (engine === 'sqlite') await runInsertScript(connection as RawSqlite, statements)
       else await runPostgresBatch(connection as RawPostgres, statements, this.sealer?.expectHead?.(this.sealer.head))
     } catch (error) {
-      if (isStaleState(error)) throw error
-      // With several tables in one script, only a lone unit's conflict can be attributed.
-      const withConflict = statements.find((statement) => statement.onConflict)
-      throw withConflict ? this.conflictOf(withConflict, error) : error
+      throw isStaleState(error) ? error : this.conflictOfAny(statements, error)
+    }
+  }
+
+  private async flushInOneTrip(connection: RawPostgres): Promise<void> {
+    const statements = this.take()
+    statements.forEach((statement) => this.seal(statement))
+    try {
+      await runPostgresInserts(connection, statements)
+    } catch (error) {
+      throw this.conflictOfAny(statements, error)
     }
   }
 
@@ -207,6 +220,12 @@ class BatchRows implements RowBuffer {
 
   private conflictOf(statement: { onConflict?: () => Error }, error: unknown): unknown {
     return statement.onConflict && isUniqueViolation(error) ? statement.onConflict() : error
+  }
+
+  /** With several tables in one trip, only a lone unit's conflict can be attributed. */
+  private conflictOfAny(statements: readonly TableRows[], error: unknown): unknown {
+    const withConflict = statements.find((statement) => statement.onConflict)
+    return withConflict ? this.conflictOf(withConflict, error) : error
   }
 }
 
@@ -349,7 +368,7 @@ export class WriteQueue {
         if (!isStaleState(error)) throw error
       }
     }
-    const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine)
+    const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, this.scriptable === 'postgres' ? (connection as RawPostgres) : undefined)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)
