@@ -25,13 +25,13 @@ import type { RowSealer } from '../storage/write-queue'
 import type { ScriptGuard } from '../storage/sql-script'
 import {
   auditChainTurnGuard,
-  awaitAuditChainTurn,
   findChainCheckpoint,
   hasChainedLogs,
   lastChainedLog,
   listChainedLogs,
   saveChainCheckpoint,
   setLogMacs,
+  takeAuditChainTurn,
   type ChainCheckpoint,
   type ChainedLogRow,
   type LogRow
@@ -121,8 +121,8 @@ function checkpointIntact(key: AuditMacKey, checkpoint: ChainCheckpoint): boolea
 
 /** Waits for the chain's turn (until the transaction ends), then its committed head. */
 async function resumeSharedChain(tx: Tx): Promise<ChainLink> {
-  await awaitAuditChainTurn(tx)
-  return committedHead(tx, await chainAnchor(tx))
+  const { checkpoint, last } = await takeAuditChainTurn(tx)
+  return headOf(last, anchorOf(checkpoint))
 }
 
 /** The chain's turn, for a batch sealed from `link` in one trip: it fails if the committed head is another. */
@@ -132,7 +132,10 @@ function expectSharedHead(link: ChainLink): ScriptGuard {
 
 /** The newest entry, or the anchor when every entry was archived. */
 async function committedHead(db: Db, anchor: ChainLink): Promise<ChainLink> {
-  const last = await lastChainedLog(db)
+  return headOf(await lastChainedLog(db), anchor)
+}
+
+function headOf(last: { seq: number; mac: Buffer | null } | undefined, anchor: ChainLink): ChainLink {
   return last?.mac ? { seq: Number(last.seq), mac: last.mac } : anchor
 }
 

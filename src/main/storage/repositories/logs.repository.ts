@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
-import { AUDIT_CHAIN_LOCK, engineOf, lockUntilCommit, storesMessageCodes } from '../dialect'
+import { AUDIT_CHAIN_LOCK, engineOf, storesMessageCodes } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
@@ -421,12 +421,28 @@ export async function listChainedLogs(db: Db, afterSeq: number, limit: number, t
   return rows.map((row) => fromStored(keys, row))
 }
 
+/** What a batch appended to the audit chain continues from: the chain's checkpoint and its newest entry. */
+export interface ChainTurn {
+  checkpoint: ChainCheckpoint | undefined
+  last: { seq: number; mac: Buffer | null } | undefined
+}
+
+const CHECKPOINT_COLUMNS = ['checkpoint_seq', 'checkpoint_mac', 'anchor_seq', 'anchor_mac', 'checkpoint_tag']
+
 /**
  * Makes the processes appending to one audit chain (a team vault's instances)
- * take turns, until the end of the transaction `db`; SQLite has one writer.
+ * take turns, until the end of the transaction `db`, and reads what the turn
+ * continues from. On PostgreSQL in one round trip: the lock, then the checkpoint
+ * and the newest entry, each a statement of its own and so read after the lock
+ * is granted (a statement sees what committed before it began). SQLite has one writer.
  */
-export async function awaitAuditChainTurn(db: Db): Promise<void> {
-  await lockUntilCommit(sql(db), AUDIT_CHAIN_LOCK)
+export async function takeAuditChainTurn(db: Db): Promise<ChainTurn> {
+  const knex = sql(db)
+  if (engineOf(knex) !== 'postgres') return { checkpoint: await findChainCheckpoint(db), last: await lastChainedLog(db) }
+  const [, checkpoint, last] = (await knex.raw(
+    `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}); SELECT ${CHECKPOINT_COLUMNS.join(', ')} FROM log_chain LIMIT 1; SELECT seq, mac FROM logs ORDER BY seq DESC LIMIT 1`
+  )) as { rows: never[] }[]
+  return { checkpoint: checkpoint.rows[0], last: last.rows[0] }
 }
 
 /**
@@ -484,7 +500,7 @@ export async function logSeqRange(db: Db, since?: number, until?: number): Promi
 }
 
 export async function findChainCheckpoint(db: Db): Promise<ChainCheckpoint | undefined> {
-  return sql(db)('log_chain').select('checkpoint_seq', 'checkpoint_mac', 'anchor_seq', 'anchor_mac', 'checkpoint_tag').first()
+  return sql(db)('log_chain').select(CHECKPOINT_COLUMNS).first()
 }
 
 export async function saveChainCheckpoint(trx: Tx, checkpoint: ChainCheckpoint): Promise<void> {

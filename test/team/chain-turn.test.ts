@@ -1,0 +1,55 @@
+/**
+ * The audit chain's turn on PostgreSQL: an instance that takes it waits for
+ * the instance holding it, and then reads what that one committed, not what
+ * was there when it began waiting (a batch sealed from an older head would
+ * fork the chain).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql, txOf } from '../../src/main/storage/connections'
+import { openDatabase, type Database } from '../../src/main/storage/database'
+import { takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
+import { createTestDatabase } from '../helpers/postgres'
+
+describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
+  let database: { url: string; drop(): Promise<void> }
+  let first: Database
+  let second: Database
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    first = await openDatabase(database.url, { readers: 1 })
+    second = await openDatabase(database.url, { readers: 1 })
+  })
+  afterAll(async () => {
+    await first?.close()
+    await second?.close()
+    await database?.drop()
+  })
+
+  it('waits for the instance holding the turn and reads the checkpoint it committed', async () => {
+    const checkpoint = { checkpoint_seq: 42, checkpoint_mac: Buffer.alloc(32, 1), anchor_seq: 7, anchor_mac: Buffer.alloc(32, 2), checkpoint_tag: Buffer.alloc(32, 3) }
+    let finish!: () => void
+    let holding!: () => void
+    const held = new Promise<void>((resolve) => (holding = resolve))
+    const holder = sql(first.writer).transaction(async (trx) => {
+      expect((await takeAuditChainTurn(txOf(trx))).checkpoint).toBeUndefined()
+      await trx('log_chain').insert(checkpoint)
+      holding()
+      await new Promise<void>((resolve) => (finish = resolve))
+    })
+    await held
+    let settled = false
+    const waiter = sql(second.writer)
+      .transaction((trx) => takeAuditChainTurn(txOf(trx)))
+      .finally(() => (settled = true))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(settled).toBe(false)
+
+    finish()
+    await holder
+    const turn = await waiter
+    expect(Number(turn.checkpoint?.checkpoint_seq)).toBe(42)
+    expect(Number(turn.checkpoint?.anchor_seq)).toBe(7)
+    expect(turn.last).toBeUndefined()
+  })
+})
