@@ -171,8 +171,7 @@ class BatchRows implements RowBuffer {
   /** Writes everything queued, tables in the order they were first used. */
   async flush(trx: Knex): Promise<void> {
     if (this.postgres) return this.flushInOneTrip(this.postgres)
-    for (const statement of this.take()) {
-      this.seal(statement)
+    for (const statement of this.takeSealed()) {
       try {
         await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo, statement.properties)
       } catch (error) {
@@ -187,8 +186,7 @@ class BatchRows implements RowBuffer {
    * committed link, which the script's guard checks is still the head.
    */
   async runAsScript(engine: 'sqlite' | 'postgres', connection: WriterConnection): Promise<void> {
-    const statements = this.take()
-    statements.forEach((statement) => this.seal(statement))
+    const statements = this.takeSealed()
     try {
       if (engine === 'sqlite') await runInsertScript(connection as RawSqlite, statements)
       else await runPostgresBatch(connection as RawPostgres, statements, this.sealer?.expectHead?.(this.sealer.head))
@@ -198,8 +196,7 @@ class BatchRows implements RowBuffer {
   }
 
   private async flushInOneTrip(connection: RawPostgres): Promise<void> {
-    const statements = this.take()
-    statements.forEach((statement) => this.seal(statement))
+    const statements = this.takeSealed()
     try {
       await runPostgresInserts(connection, statements)
     } catch (error) {
@@ -207,8 +204,11 @@ class BatchRows implements RowBuffer {
     }
   }
 
-  private seal(statement: TableRows): void {
-    if (this.sealer && statement.sealed) this.link = this.sealer.seal(statement.rows, this.link)
+  /** Everything queued, its sealed tables' rows stamped in order; a batch that then fails is dropped with its link. */
+  private takeSealed(): TableRows[] {
+    const statements = this.take()
+    for (const statement of statements) if (this.sealer && statement.sealed) this.link = this.sealer.seal(statement.rows, this.link)
+    return statements
   }
 
   private take(): TableRows[] {

@@ -447,7 +447,7 @@ export async function takeAuditChainTurn(db: Db): Promise<ChainTurn> {
 
 /**
  * The audit chain's turn as the first steps of a one-trip write batch
- * (postgres-batch.ts): the same lock as `awaitAuditChainTurn`, then a check that
+ * (postgres-batch.ts): the same lock as `takeAuditChainTurn`, then a check that
  * the newest entry is still `seq` with `mac`, the head the batch was sealed
  * from; if another process appended meanwhile (or there is no entry), the
  * script fails with STALE_STATE and the batch is sealed again from the head
