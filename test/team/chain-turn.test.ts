@@ -7,7 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql, txOf } from '../../src/main/storage/connections'
 import { openDatabase, type Database } from '../../src/main/storage/database'
-import { takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
+import { runPostgresBatch, type RawPostgres } from '../../src/main/storage/postgres-batch'
+import { auditChainTurnGuard, takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
+import { isStaleState } from '../../src/main/storage/sql-script'
 import { createTestDatabase } from '../helpers/postgres'
 
 describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
@@ -51,5 +53,35 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     expect(Number(turn.checkpoint?.checkpoint_seq)).toBe(42)
     expect(Number(turn.checkpoint?.anchor_seq)).toBe(7)
     expect(turn.last).toBeUndefined()
+  })
+
+  it("holds a one-trip batch sealed from the head until the holder commits, then refuses it when the holder appended, writing nothing", async () => {
+    const columns = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'seq', 'mac']
+    const entry = (seq: number, message: string) => ({ tenant_key: 1, entity_type: 'token', entity_id: 'e', operation: 'read', message, created_at: seq, seq, mac: Buffer.alloc(32, seq) })
+    await sql(first.writer)('logs').insert(entry(100, 'the head'))
+
+    let finish!: () => void
+    let holding!: () => void
+    const held = new Promise<void>((resolve) => (holding = resolve))
+    const holder = sql(first.writer).transaction(async (trx) => {
+      await takeAuditChainTurn(txOf(trx))
+      await trx('logs').insert(entry(101, 'appended by the holder'))
+      holding()
+      await new Promise<void>((resolve) => (finish = resolve))
+    })
+    await held
+    const connection = (await sql(second.writer).client.acquireConnection()) as RawPostgres
+    let settled = false
+    const batch = runPostgresBatch(connection, [{ table: 'logs', columns, rows: [entry(102, 'sealed after the old head')] }], auditChainTurnGuard(100, Buffer.alloc(32, 100)))
+      .finally(() => (settled = true))
+      .finally(() => sql(second.writer).client.releaseConnection(connection))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(settled).toBe(false)
+
+    finish()
+    await holder
+    await expect(batch).rejects.toSatisfy(isStaleState)
+    const messages = (await sql(second.reader)('logs').select('message').orderBy('seq')).map((row) => row.message)
+    expect(messages).toEqual(['the head', 'appended by the holder'])
   })
 })

@@ -103,7 +103,7 @@ export interface ScriptGuard {
   readonly statements: readonly string[]
 }
 
-/** The SQLSTATE a ScriptGuard raises: the batch is prepared again from the committed state. */
+/** The SQLSTATE a ScriptGuard raises (written into the PostgreSQL function that raises it, migration 20261224000000): the batch is prepared again from the committed state. */
 export const STALE_STATE = 'TSS01'
 
 export function isStaleState(error: unknown): boolean {

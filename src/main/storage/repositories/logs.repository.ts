@@ -4,7 +4,7 @@ import { AUDIT_CHAIN_LOCK, engineOf, storesMessageCodes } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer } from '../write-queue'
-import { STALE_STATE, type ScriptGuard } from '../sql-script'
+import type { ScriptGuard } from '../sql-script'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { traceBytes, traceText } from '../trace-bytes'
@@ -446,22 +446,17 @@ export async function takeAuditChainTurn(db: Db): Promise<ChainTurn> {
 }
 
 /**
- * The audit chain's turn as the first steps of a one-trip write batch
+ * The audit chain's turn as the first step of a one-trip write batch
  * (postgres-batch.ts): the same lock as `takeAuditChainTurn`, then a check that
  * the newest entry is still `seq` with `mac`, the head the batch was sealed
  * from; if another process appended meanwhile (or there is no entry), the
  * script fails with STALE_STATE and the batch is sealed again from the head
- * as committed.
+ * as committed. Both in the function `tessera_audit_chain_turn` (migration
+ * 20261224000000), compiled once per session.
  */
 export function auditChainTurnGuard(seq: number, mac: Buffer): ScriptGuard {
   if (!Number.isSafeInteger(seq)) throw new TypeError('A chain seq is an integer')
-  const newest = `SELECT 1 FROM (SELECT seq, mac FROM logs ORDER BY seq DESC LIMIT 1) head WHERE seq = ${seq} AND mac = decode('${mac.toString('hex')}', 'hex')`
-  return {
-    statements: [
-      `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK})`,
-      `DO $guard$BEGIN IF NOT EXISTS (${newest}) THEN RAISE EXCEPTION 'the audit chain moved on' USING ERRCODE = '${STALE_STATE}'; END IF; END$guard$`
-    ]
-  }
+  return { statements: [`SELECT tessera_audit_chain_turn(${AUDIT_CHAIN_LOCK}, ${seq}, decode('${mac.toString('hex')}', 'hex'))`] }
 }
 
 /** The newest entry's seq and MAC, if any. */
