@@ -305,18 +305,38 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
 }
 
 /**
- * Adds up to `limit` entries past the folded mark to `log_entities`, sorted by
- * its key so each page of it is written once per fold, and moves the mark.
- * Returns how many it added.
+ * Adds the entries of the next `limit` seq numbers past the folded mark to
+ * `log_entities`, sorted by its key so each page of it is written once per
+ * fold, and moves the mark to the last of them. Returns how many it added.
+ *
+ * The chunk is a seq range bounded on both sides, not "the next `limit` in seq
+ * order": PostgreSQL plans the bounded range through the primary key whatever
+ * its statistics say, while for the open-ended form on a table not yet analysed
+ * (a new team vault under load) it chose a scan of the whole log, every fold.
+ * Seq numbers have gaps (a PostgreSQL sequence skips what a rolled-back
+ * transaction took), so a range that holds nothing is moved to the next entry.
  */
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
-  const [{ folded_through: from }] = await foldedThrough(trx)
-  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', from).orderBy('seq').limit(limit)
-  const [{ last, count }] = await sql(trx).from(chunk.clone().as('chunk')).max({ last: 'seq' }).count({ count: '*' })
-  if (Number(count) === 0) return 0
-  await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5', [chunk])
-  await sql(trx)('log_entity_index').update({ folded_through: Number(last) })
-  return Number(count)
+  const [{ folded_through: mark }] = await foldedThrough(trx)
+  let from = Number(mark)
+  let folded = await foldRange(trx, from, from + limit)
+  if (folded.length === 0) {
+    const [{ next }] = await sql(trx)('logs').min({ next: 'seq' }).where('seq', '>', from)
+    if (next === null) return 0
+    from = Number(next) - 1
+    folded = await foldRange(trx, from, from + limit)
+  }
+  await sql(trx)('log_entity_index').update({ folded_through: folded.reduce((last, seq) => Math.max(last, seq), from) })
+  return folded.length
+}
+
+/** Copies the entries with `after` < seq ≤ `through` into `log_entities`; returns their seq numbers. */
+async function foldRange(trx: Tx, after: number, through: number): Promise<number[]> {
+  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', after).andWhere('seq', '<=', through)
+  const result = await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5 RETURNING seq', [chunk])
+  // sqlite3 answers with the rows, pg with a result that holds them.
+  const rows = (Array.isArray(result) ? result : result.rows) as { seq: number | string }[]
+  return rows.map((row) => Number(row.seq))
 }
 
 /** How many entries (of every tenant) lie past the entity index's mark, from the two ends of the seq range. */
