@@ -319,24 +319,24 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   const [{ folded_through: mark }] = await foldedThrough(trx)
   let from = Number(mark)
-  let folded = await foldRange(trx, from, from + limit)
-  if (folded.length === 0) {
+  let range = await entriesBetween(trx, from, from + limit)
+  if (range.count === 0) {
     const [{ next }] = await sql(trx)('logs').min({ next: 'seq' }).where('seq', '>', from)
     if (next === null) return 0
     from = Number(next) - 1
-    folded = await foldRange(trx, from, from + limit)
+    range = await entriesBetween(trx, from, from + limit)
   }
-  await sql(trx)('log_entity_index').update({ folded_through: folded.reduce((last, seq) => Math.max(last, seq), from) })
-  return folded.length
+  await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5', [
+    sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', from).andWhere('seq', '<=', range.last)
+  ])
+  await sql(trx)('log_entity_index').update({ folded_through: range.last })
+  return range.count
 }
 
-/** Copies the entries with `after` < seq ≤ `through` into `log_entities`; returns their seq numbers. */
-async function foldRange(trx: Tx, after: number, through: number): Promise<number[]> {
-  const chunk = sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', after).andWhere('seq', '<=', through)
-  const result = await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5 RETURNING seq', [chunk])
-  // sqlite3 answers with the rows, pg with a result that holds them.
-  const rows = (Array.isArray(result) ? result : result.rows) as { seq: number | string }[]
-  return rows.map((row) => Number(row.seq))
+/** How many entries have `after` < seq ≤ `through`, and the last of them. */
+async function entriesBetween(trx: Tx, after: number, through: number): Promise<{ count: number; last: number }> {
+  const [{ count, last }] = await sql(trx)('logs').count({ count: '*' }).max({ last: 'seq' }).where('seq', '>', after).andWhere('seq', '<=', through)
+  return { count: Number(count), last: Number(last) }
 }
 
 /** How many entries (of every tenant) lie past the entity index's mark, from the two ends of the seq range. */
