@@ -305,7 +305,7 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
 }
 
 /**
- * Adds the entries of the next `limit` seq numbers past the folded mark to
+ * Adds the entries of `limit` seq numbers from the first one past the folded mark to
  * `log_entities`, sorted by its key so each page of it is written once per
  * fold, and moves the mark to the last of them. Returns how many it added.
  *
@@ -314,18 +314,14 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
  * its statistics say, while for the open-ended form on a table not yet analysed
  * (a new team vault under load) it chose a scan of the whole log, every fold.
  * Seq numbers have gaps (a PostgreSQL sequence skips what a rolled-back
- * transaction took), so a range that holds nothing is moved to the next entry.
+ * transaction took), so the range starts at the next entry past the mark.
  */
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
   const [{ folded_through: mark }] = await foldedThrough(trx)
-  let from = Number(mark)
-  let range = await entriesBetween(trx, from, from + limit)
-  if (range.count === 0) {
-    const [{ next }] = await sql(trx)('logs').min({ next: 'seq' }).where('seq', '>', from)
-    if (next === null) return 0
-    from = Number(next) - 1
-    range = await entriesBetween(trx, from, from + limit)
-  }
+  const [{ next }] = await sql(trx)('logs').min({ next: 'seq' }).where('seq', '>', mark)
+  if (next === null) return 0
+  const from = Number(next) - 1
+  const range = await entriesBetween(trx, from, from + limit)
   await sql(trx).raw('INSERT INTO log_entities (tenant_key, entity_type, entity_id, created_at, seq) SELECT * FROM (?) AS chunk ORDER BY 1, 2, 3, 4, 5', [
     sql(trx)('logs').select('tenant_key', 'entity_type', 'entity_id', 'created_at', 'seq').where('seq', '>', from).andWhere('seq', '<=', range.last)
   ])
