@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
 import { openDatabase, type Database } from '../../src/main/storage/database'
 import { postgresConnection } from '../../src/main/storage/dialect'
+import { createTestDatabase } from './postgres'
 
 export interface TemporaryDatabase {
   db: Database
@@ -41,6 +42,33 @@ export function useTemporaryDatabase(prefix: string, { each = false } = {}): { r
     get db() {
       return temporary!.db
     }
+  }
+}
+
+/**
+ * A fresh PostgreSQL database with the whole schema for the file's tests, opened
+ * `instances` times (each as one instance of the service opens it: `db` is the
+ * first), then closed and dropped after them.
+ */
+export function usePostgresDatabase({ instances = 1 } = {}): { readonly url: string; readonly db: Database; readonly instances: readonly Database[] } {
+  let created: { url: string; drop(): Promise<void> } | undefined
+  const opened: Database[] = []
+  beforeAll(async () => {
+    created = await createTestDatabase()
+    for (let i = 0; i < instances; i++) opened.push(await openDatabase(created.url, { readers: 1 }))
+  })
+  afterAll(async () => {
+    for (const database of opened) await database.close()
+    await created?.drop()
+  })
+  return {
+    get url() {
+      return created!.url
+    },
+    get db() {
+      return opened[0]
+    },
+    instances: opened
   }
 }
 

@@ -9,48 +9,40 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { inTransaction } from '../../src/main/storage/connections'
 import { listenForChanges, notifyChange, parseChange, type Change, type ChangeListener } from '../../src/main/storage/change-feed'
-import { openDatabase, type Database } from '../../src/main/storage/database'
-import { createTestDatabase } from '../helpers/postgres'
+import { openDatabase } from '../../src/main/storage/database'
+import { usePostgresDatabase } from '../helpers/database'
 
 describe('the change feed', () => {
-  let drop: () => Promise<void>
-  let database: Database
+  const postgres = usePostgresDatabase()
   let listener: ChangeListener
   const heard: Change[] = []
   let connected: Promise<void>
 
   beforeAll(async () => {
-    const created = await createTestDatabase()
-    drop = created.drop
-    database = await openDatabase(created.url, { readers: 1 })
     connected = new Promise((resolve) => {
-      listener = listenForChanges(created.url, { onChange: (change) => heard.push(change), onConnected: resolve, onDisconnected: () => undefined })
+      listener = listenForChanges(postgres.url, { onChange: (change) => heard.push(change), onConnected: resolve, onDisconnected: () => undefined })
     })
     await connected
   })
-  afterAll(async () => {
-    await listener.close()
-    await database.close()
-    await drop()
-  })
+  afterAll(() => listener.close())
 
   /** Sends a marker change after `work`: once it is heard, whatever `work` sent would have been heard before it. */
   async function heardAfter(work: () => Promise<unknown>): Promise<Change[]> {
     heard.length = 0
     await work().catch(() => undefined)
     const marker = `marker-${Math.random()}`
-    await inTransaction(database.writer, (tx) => notifyChange(tx, { kind: 'session', ids: [marker] }))
+    await inTransaction(postgres.db.writer, (tx) => notifyChange(tx, { kind: 'session', ids: [marker] }))
     while (!heard.some((change) => change.ids?.includes(marker))) await new Promise((resolve) => setTimeout(resolve, 10))
     return heard.filter((change) => !change.ids?.includes(marker))
   }
 
   it('delivers a change when its transaction commits', async () => {
-    const changes = await heardAfter(() => inTransaction(database.writer, (tx) => notifyChange(tx, { kind: 'token', tenantId: 't1', ids: ['a', 'b'] })))
+    const changes = await heardAfter(() => inTransaction(postgres.db.writer, (tx) => notifyChange(tx, { kind: 'token', tenantId: 't1', ids: ['a', 'b'] })))
     expect(changes).toEqual([{ kind: 'token', tenantId: 't1', ids: ['a', 'b'] }])
   })
 
   it('drops a change whose transaction rolls back', async () => {
-    const rolledBack = inTransaction(database.writer, async (tx) => {
+    const rolledBack = inTransaction(postgres.db.writer, async (tx) => {
       await notifyChange(tx, { kind: 'application', ids: ['gone'] })
       throw new Error('rolled back')
     })
@@ -59,7 +51,7 @@ describe('the change feed', () => {
 
   it('sends a list of ids too long for one notification as every entry of its kind', async () => {
     const ids = Array.from({ length: 400 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
-    const changes = await heardAfter(() => inTransaction(database.writer, (tx) => notifyChange(tx, { kind: 'session', ids })))
+    const changes = await heardAfter(() => inTransaction(postgres.db.writer, (tx) => notifyChange(tx, { kind: 'session', ids })))
     expect(changes).toEqual([{ kind: 'session', tenantId: undefined, ids: undefined }])
   })
 

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { isStaleState, runInsertScript, sqlLiteral, type InsertStatement, type RawSqlite, type ScriptGuard } from '../../src/main/storage/sql-script'
 import { runPostgresBatch, type RawPostgres } from '../../src/main/storage/postgres-batch'
 import { sql } from '../../src/main/storage/connections'
-import { openDatabase, type Database } from '../../src/main/storage/database'
 import { auditChainTurnGuard } from '../../src/main/storage/repositories/logs.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
-import { useTemporaryDatabase } from '../helpers/database'
-import { createTestDatabase } from '../helpers/postgres'
+import { usePostgresDatabase, useTemporaryDatabase } from '../helpers/database'
 
 describe('runInsertScript', () => {
   const temporary = useTemporaryDatabase('script')
@@ -62,35 +60,25 @@ describe('runInsertScript', () => {
 
 describe('runPostgresBatch', () => {
   const TENANT = '00000000-0000-4000-8000-000000000001'
-  let drop: () => Promise<void>
-  let database: Database
-  beforeAll(async () => {
-    const created = await createTestDatabase()
-    drop = created.drop
-    database = await openDatabase(created.url, { readers: 1 })
-    await insertTenant(database.writer, { id: TENANT, name: 'Tenant', owner_user_id: null, created_at: 1 })
-  })
-  afterAll(async () => {
-    await database.close()
-    await drop()
-  })
+  const postgres = usePostgresDatabase()
+  beforeAll(() => insertTenant(postgres.db.writer, { id: TENANT, name: 'Tenant', owner_user_id: null, created_at: 1 }))
 
   /** Runs a script on the writer connection, as the write queue does, after `setup` on that connection. */
   async function script(statements: InsertStatement[], { guard, setup }: { guard?: ScriptGuard; setup?: string } = {}): Promise<void> {
-    const connection = (await sql(database.writer).client.acquireConnection()) as RawPostgres
+    const connection = (await sql(postgres.db.writer).client.acquireConnection()) as RawPostgres
     try {
       if (setup) await connection.query(setup)
       await runPostgresBatch(connection, statements, guard)
     } finally {
       await connection.query('RESET ALL')
-      sql(database.writer).client.releaseConnection(connection)
+      sql(postgres.db.writer).client.releaseConnection(connection)
     }
   }
 
   const columns = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'seq']
   let seq = 0
   const logRow = (message: string, created_at = 1) => ({ tenant_key: 1, entity_type: 'token', entity_id: 'e', operation: 'read', message, created_at, seq: ++seq })
-  const messages = async () => (await sql(database.reader)('logs').select('message').orderBy('seq')).map((row) => row.message as string)
+  const messages = async () => (await sql(postgres.db.reader)('logs').select('message').orderBy('seq')).map((row) => row.message as string)
 
   it('stores text exactly, whatever quotes, backslashes or SQL it holds, with standard_conforming_strings on or off', async () => {
     const tricky = ["it's", "'); DROP TABLE logs; --", 'émoji 🔐', '\\x27', "\\'; SELECT 1; --", 'back\\slash\\', '$$ $guard$']
@@ -108,7 +96,7 @@ describe('runPostgresBatch', () => {
   it('stores bytes exactly and integers beyond 32 bits as numbers', async () => {
     const bytes = Buffer.from([0, 1, 2, 39, 92, 250, 255])
     await script([{ table: 'vault', columns: ['id', 'format_version', 'wrapped_secret_hash_key', 'created_at'], rows: [{ id: 1, format_version: 1, wrapped_secret_hash_key: bytes, created_at: 1_795_000_000_000 }] }])
-    const row = await sql(database.reader)('vault').first()
+    const row = await sql(postgres.db.reader)('vault').first()
     expect(Buffer.from(row.wrapped_secret_hash_key)).toEqual(bytes)
     expect(row.created_at).toBe(1_795_000_000_000)
   })
@@ -124,9 +112,9 @@ describe('runPostgresBatch', () => {
   })
 
   it("runs after the audit chain's guard when the head is the one expected, and writes nothing when it moved on", async () => {
-    const head = await sql(database.reader)('logs').select('seq').orderBy('seq', 'desc').first()
+    const head = await sql(postgres.db.reader)('logs').select('seq').orderBy('seq', 'desc').first()
     const mac = Buffer.alloc(32, 7)
-    await sql(database.writer)('logs').where({ seq: head.seq }).update({ mac })
+    await sql(postgres.db.writer)('logs').where({ seq: head.seq }).update({ mac })
     await script([{ table: 'logs', columns, rows: [logRow('after the expected head')] }], { guard: auditChainTurnGuard(Number(head.seq), mac) })
     expect((await messages()).at(-1)).toBe('after the expected head')
 
@@ -152,7 +140,7 @@ describe('runPostgresBatch', () => {
         rows: [delivery({ event: 42, attempts: '3' }), delivery({ id: '00000000-0000-4000-8000-0000000000B1', completed_at: 9 })]
       }
     ])
-    const stored = await sql(database.reader)('webhook_deliveries').select('id', 'event', 'attempts', 'completed_at').orderBy('id')
+    const stored = await sql(postgres.db.reader)('webhook_deliveries').select('id', 'event', 'attempts', 'completed_at').orderBy('id')
     expect(stored).toEqual([
       { id: row.id, event: '42', attempts: 3, completed_at: null },
       { id: '00000000-0000-4000-8000-0000000000b1', event: '{}', attempts: 0, completed_at: 9 }
@@ -180,6 +168,6 @@ describe('runPostgresBatch', () => {
     const counter = { table: 'log_counts', columns: ['tenant_key', 'entity_type', 'count'], addTo: { key: ['tenant_key', 'entity_type'], column: 'count' } }
     await script([{ ...counter, rows: [{ tenant_key: 1, entity_type: 'counted', count: 2 }, { tenant_key: 1, entity_type: 'counted', count: 3 }] }])
     await script([{ ...counter, rows: [{ tenant_key: 1, entity_type: 'counted', count: 4 }] }])
-    expect(await sql(database.reader)('log_counts').where({ entity_type: 'counted' }).first()).toMatchObject({ count: 9 })
+    expect(await sql(postgres.db.reader)('log_counts').where({ entity_type: 'counted' }).first()).toMatchObject({ count: 9 })
   })
 })

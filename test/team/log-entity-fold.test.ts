@@ -6,25 +6,14 @@
  * the log), and it must step over the gaps a PostgreSQL sequence leaves.
  */
 import type { Knex } from 'knex'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sql, txOf } from '../../src/main/storage/connections'
-import { openDatabase, type Database } from '../../src/main/storage/database'
 import { foldLogEntities } from '../../src/main/storage/repositories/logs.repository'
-import { createTestDatabase } from '../helpers/postgres'
+import { usePostgresDatabase } from '../helpers/database'
 
 describe("The audit log's entity index fold on PostgreSQL", { timeout: 60_000 }, () => {
-  let created: { url: string; drop(): Promise<void> }
-  let database: Database
-  const db = () => sql(database.writer)
-
-  beforeAll(async () => {
-    created = await createTestDatabase()
-    database = await openDatabase(created.url, { readers: 1 })
-  })
-  afterAll(async () => {
-    await database?.close()
-    await created?.drop()
-  })
+  const database = usePostgresDatabase()
+  const db = () => sql(database.db.writer)
 
   /** Entries with the given seq numbers, of three entities in turn. */
   const insertEntries = (from: number, to: number) =>

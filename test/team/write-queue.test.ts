@@ -4,31 +4,20 @@
  * transactional unit, which then still sees them; the rows a transactional
  * unit queues go in one trip too, whatever tables they are for.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
-import { openDatabase, type Database } from '../../src/main/storage/database'
 import { flushRows, rowsOf, WriteQueue } from '../../src/main/storage/write-queue'
-import { createTestDatabase } from '../helpers/postgres'
+import { usePostgresDatabase } from '../helpers/database'
 
 const COLUMNS = ['name', 'last_run_at']
 const LEASED_COLUMNS = ['name', 'last_run_at', 'leased_until']
 
 describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
-  let database: { url: string; drop(): Promise<void> }
-  let db: Database
-
-  beforeAll(async () => {
-    database = await createTestDatabase()
-    db = await openDatabase(database.url, { readers: 1 })
-  })
-  afterAll(async () => {
-    await db?.close()
-    await database?.drop()
-  })
+  const database = usePostgresDatabase()
 
   /** Records what is sent on the writer's connection (the pool holds one) while `work` runs. */
   async function sentDuring(work: () => Promise<unknown>): Promise<string[]> {
-    const knex = sql(db.writer)
+    const knex = sql(database.db.writer)
     const connection = (await knex.client.acquireConnection()) as { query: (...args: unknown[]) => unknown }
     knex.client.releaseConnection(connection)
     const sent: string[] = []
@@ -49,7 +38,7 @@ describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
   const append = (queue: WriteQueue, name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }]))
 
   it('commits the appends of a batch with a transactional unit as one script, before that unit, which sees them', async () => {
-    const queue = new WriteQueue(db.writer)
+    const queue = new WriteQueue(database.db.writer)
     let seen: string[] = []
     const sent = await sentDuring(() =>
       Promise.all([
@@ -63,12 +52,12 @@ describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
     const scripts = sent.filter((text) => text.startsWith('BEGIN;') && text.includes('INSERT INTO job_runs'))
     expect(scripts).toHaveLength(1)
     expect(sent.filter((text) => /insert into "?job_runs/i.test(text) && !text.startsWith('BEGIN;'))).toEqual([])
-    const stored = await sql(db.reader)('job_runs').whereIn('name', ['a', 'b', 'c']).select('name')
+    const stored = await sql(database.db.reader)('job_runs').whereIn('name', ['a', 'b', 'c']).select('name')
     expect(stored).toHaveLength(3)
   })
 
   it('flushes the rows a transactional unit queued for several statements in one trip, which it then reads', async () => {
-    const queue = new WriteQueue(db.writer)
+    const queue = new WriteQueue(database.db.writer)
     let seen: string[] = []
     const sent = await sentDuring(() =>
       queue.run(async (tx) => {
