@@ -50,7 +50,13 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
 
   it('saves the public base URL; focus stays on the save button', async () => {
     await page().getByTestId('token-row').first().waitFor()
+    // Until the stored settings are read there is no port to restart on: saving waits for them.
+    const read = await holdNextSettingsRead()
     await switchView(page(), 7, 'Settings')
+    await read.requested
+    expect(await page().getByTestId('save-service').isDisabled()).toBe(true)
+    read.release()
+    await expect.poll(() => page().getByTestId('save-service').isDisabled()).toBe(false)
     await tabTo(page(), PUBLIC_BASE_URL)
     await page().keyboard.type('https://vault.example.com')
     await tabTo(page(), '[data-test=save-service]')
