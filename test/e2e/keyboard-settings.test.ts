@@ -162,6 +162,20 @@ describe.skipIf(!chromiumAvailable)('Settings by keyboard', () => {
     await expectFocus(page(), '[data-test=save-service]')
   })
 
+  it('refuses an empty port beside the field, with Save off until there is one', async () => {
+    const form = () => page().getByTestId('service-card').textContent()
+    await tabTo(page(), PORT, { backwards: true })
+    const stored = await page().locator(PORT).inputValue()
+    await page().keyboard.press('Control+A')
+    await page().keyboard.press('Backspace')
+    await expect.poll(form).toContain('Enter a port from 1 to 65535.')
+    expect(await page().getByTestId('save-service').isDisabled()).toBe(true)
+
+    await page().keyboard.type(stored)
+    await expect.poll(form).not.toContain('Enter a port')
+    expect(await page().getByTestId('save-service').isDisabled()).toBe(false)
+  })
+
   it('locks the vault from Settings after confirming, and unlocks it again', async () => {
     await tabTo(page(), '[data-test=settings-lock]')
     await page().keyboard.press('Enter')
