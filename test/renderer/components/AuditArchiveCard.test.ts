@@ -7,6 +7,7 @@ import type { AuditArchive, AuditArchiveStatus, DesktopSettings } from '@shared/
 import { setApi } from '@renderer/api'
 import AuditArchiveCard from '@renderer/components/AuditArchiveCard.vue'
 import { useNotificationsStore } from '@renderer/stores/notifications'
+import { useSettingsStore } from '@renderer/stores/settings'
 import { fakeApi, problem } from '../fake-api'
 
 const NOW = Date.parse('2026-11-25T12:00:00.000Z')
@@ -21,7 +22,9 @@ const archived: AuditArchive = {
   archivedAt: '2026-11-25T12:00:00.000Z'
 }
 
+/** The card inside Settings, which reads the settings (the retention) the card shows. */
 function mountCard() {
+  void useSettingsStore().load()
   const Host = defineComponent({ render: () => h(NDialogProvider, () => h(AuditArchiveCard)) })
   return mount(Host, { attachTo: document.body })
 }
