@@ -40,7 +40,8 @@ export function abaRoutingValid(digits: string): boolean {
 export type FieldRule = (value: unknown) => string | undefined
 
 const digitsOnly = (value: unknown): value is string => typeof value === 'string' && /^\d+$/.test(value)
-const integerWithin = (value: unknown, min: number, max: number) => Number.isInteger(value) && (value as number) >= min && (value as number) <= max
+/** A whole number from `min` to `max`: what a number field of a form (or a token's data) may hold. */
+export const integerWithin = (value: unknown, min: number, max: number): value is number => Number.isInteger(value) && (value as number) >= min && (value as number) <= max
 
 function cardNumber(value: unknown): string | undefined {
   if (!digitsOnly(value)) return 'must be a string of digits'
