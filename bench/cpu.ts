@@ -34,8 +34,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import knex from 'knex'
+import { benchOptions, positiveInteger, usageError } from './options'
 import { benchDatabase, pinPostgres } from './postgres'
 import { RawInsertChild, type RawKind } from './raw-insert'
 import { cardRequest, distinctBodies, plainValue, TOKENIZE_CARDS, TOKENIZE_VALUES } from './tokenize-bodies'
@@ -50,27 +50,37 @@ const BULK_CONNECTIONS = 4
 /** Rows per transaction of the raw ceiling: its measurements are whole transactions. */
 const RAW_BATCH = 1000
 
-const { values: args } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '7' },
-    requests: { type: 'string', default: '5000' },
-    connections: { type: 'string', default: '32' },
-    compare: { type: 'string' },
-    engine: { type: 'string', default: 'sqlite' },
-    bulk: { type: 'boolean', default: false },
-    'bulk-only': { type: 'boolean', default: false },
-    'bulk-tokens': { type: 'string', default: '20000' }
-  }
+const USAGE = `npm run bench:cpu -- [options]
+
+  --rounds N          rounds; each ratio is the median over them (default 7)
+  --requests N        requests per measurement of a create or a read (default 5000)
+  --connections N     connections of the creates and reads (default 32)
+  --compare DIR       also measure the service of another checkout, alternately (A/B)
+  --engine ENGINE     sqlite (default) or postgres
+  --bulk              add CPU per token of POST /tokenize against the raw seal+insert ceiling
+  --bulk-only         only those
+  --bulk-tokens N     tokens per bulk measurement, in whole thousands (default 20000)
+  -h, --help          this text`
+
+const args = benchOptions(USAGE, {
+  rounds: { type: 'string', default: '7' },
+  requests: { type: 'string', default: '5000' },
+  connections: { type: 'string', default: '32' },
+  compare: { type: 'string' },
+  engine: { type: 'string', default: 'sqlite' },
+  bulk: { type: 'boolean', default: false },
+  'bulk-only': { type: 'boolean', default: false },
+  'bulk-tokens': { type: 'string', default: '20000' }
 })
-if (args.engine !== 'sqlite' && args.engine !== 'postgres') throw new Error(`--engine must be sqlite or postgres (got ${args.engine})`)
+if (args.engine !== 'sqlite' && args.engine !== 'postgres') usageError(USAGE, `--engine must be sqlite or postgres (got ${args.engine})`)
 const ON_POSTGRES = args.engine === 'postgres'
-const ROUNDS = Number(args.rounds)
-const REQUESTS = Number(args.requests)
-const CONNECTIONS = Number(args.connections)
+const ROUNDS = positiveInteger(USAGE, 'rounds', args.rounds)
+const REQUESTS = positiveInteger(USAGE, 'requests', args.requests)
+const CONNECTIONS = positiveInteger(USAGE, 'connections', args.connections)
 const BULK = args.bulk || args['bulk-only']
 const SINGLE = !args['bulk-only']
 /** Tokens per bulk measurement, in whole raw transactions. */
-const BULK_TOKENS = Math.max(RAW_BATCH, Math.round(Number(args['bulk-tokens']) / RAW_BATCH) * RAW_BATCH)
+const BULK_TOKENS = Math.max(RAW_BATCH, Math.round(positiveInteger(USAGE, 'bulk-tokens', args['bulk-tokens']) / RAW_BATCH) * RAW_BATCH)
 // Once pinned, availableParallelism() counts only the client core: the re-executed script inherits the decision.
 const canPin = process.env[PINNED_ENV] === '1' || (availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0)
 const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim())

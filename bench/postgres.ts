@@ -14,13 +14,6 @@ import { LOAD_CPU, SERVER_CPU } from './children'
 
 const ADMIN_URL = process.env.BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test'
 
-export function benchEngine(argv: string[]): 'sqlite' | 'postgres' {
-  const index = argv.indexOf('--engine')
-  const engine = index === -1 ? 'sqlite' : argv[index + 1]
-  if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engine must be sqlite or postgres (got ${String(engine)})`)
-  return engine
-}
-
 async function admin(statement: string): Promise<void> {
   const db = knex({ client: 'pg', connection: ADMIN_URL, pool: { min: 0, max: 1 } })
   try {

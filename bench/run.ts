@@ -30,10 +30,24 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { api, format, median, pinLoadGenerator, runCli, startServer, stopChild } from './children'
 import { hostileRequests, type HostileRequest } from './hostile-expressions'
-import { benchDatabase, benchEngine, pinPostgres } from './postgres'
+import { benchOptions, usageError } from './options'
+import { benchDatabase, pinPostgres } from './postgres'
 import { RawInsertChild } from './raw-insert'
 import { runScaleBench } from './scale'
 import { cardRequest, distinctBodies, plainValue, TOKENIZE_CARDS, TOKENIZE_VALUES } from './tokenize-bodies'
+
+const USAGE = `npm run bench -- [options]
+
+  --scale             the lists, disk and memory of a large vault, and the desktop's page loads over it
+  --engine ENGINE     sqlite (default) or postgres (a team vault; BENCH_POSTGRES names the server)
+  -h, --help          this text
+
+Environment: BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PIN=0, BENCH_SCALE=1 and
+the BENCH_SCALE_* and BENCH_GUI_LOADS variables (docs/performance.md lists them all).`
+
+const args = benchOptions(USAGE, { scale: { type: 'boolean', default: false }, engine: { type: 'string', default: 'sqlite' } })
+if (args.engine !== 'sqlite' && args.engine !== 'postgres') usageError(USAGE, `--engine must be sqlite or postgres (got ${args.engine})`)
+const engine = args.engine
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
@@ -105,11 +119,10 @@ async function latency(url: string, headers: Record<string, string>, cardIds: st
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--scale') || process.env.BENCH_SCALE === '1') {
+  if (args.scale || process.env.BENCH_SCALE === '1') {
     await runScaleBench()
     return
   }
-  const engine = benchEngine(process.argv)
   const pinning = pinLoadGenerator()
   const postgres = engine === 'postgres' ? pinPostgres(pinning.pinned) : undefined
   const summary = postgres ? `${pinning.summary}; ${postgres.summary}` : pinning.summary
