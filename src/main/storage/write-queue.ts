@@ -83,6 +83,12 @@ type Settle = () => void
 /** The writer's driver connection, as knex's pool hands it out (`sqlite3`'s or `pg`'s). */
 type WriterConnection = RawSqlite | RawPostgres
 
+/** The writer's connection and the engine whose one-trip path it takes (scriptEngine). */
+interface OneTrip {
+  engine: 'sqlite' | 'postgres'
+  connection: WriterConnection
+}
+
 /** Runs of a lone unit that PostgreSQL ended for a deadlock or a serialisation failure before its error is given up. */
 const MAX_ATTEMPTS_ALONE = 3
 
@@ -133,14 +139,16 @@ class BatchRows implements RowBuffer {
   private link: unknown
 
   /**
-   * @param postgres the connection of the transaction the rows go to, on PostgreSQL: what is
-   *   queued is then flushed in one round trip (runPostgresInserts), not a statement per table
+   * @param oneTrip the writer's connection, when its driver takes a batch in one trip: the rows
+   *   of a batch of appends then go as one script-transaction (runAsScript), and on PostgreSQL
+   *   what a transaction queues is flushed in one round trip (runPostgresInserts), not a
+   *   statement per table
    */
   constructor(
     private readonly sealer: RowSealer | undefined,
     readonly tenantKeys: TenantKeys,
     readonly engine: Engine,
-    private readonly postgres?: RawPostgres
+    private readonly oneTrip?: OneTrip
   ) {
     this.link = sealer?.head
   }
@@ -170,7 +178,7 @@ class BatchRows implements RowBuffer {
 
   /** Writes everything queued, tables in the order they were first used. */
   async flush(trx: Knex): Promise<void> {
-    if (this.postgres) return this.flushInOneTrip(this.postgres)
+    if (this.oneTrip?.engine === 'postgres') return this.flushInOneTrip(this.oneTrip.connection as RawPostgres)
     for (const statement of this.takeSealed()) {
       try {
         await insertRows(trx, statement.table, statement.columns, statement.rows, statement.addTo, statement.properties)
@@ -185,7 +193,9 @@ class BatchRows implements RowBuffer {
    * table other processes append to too is sealed from the sealer's last
    * committed link, which the script's guard checks is still the head.
    */
-  async runAsScript(engine: 'sqlite' | 'postgres', connection: WriterConnection): Promise<void> {
+  async runAsScript(): Promise<void> {
+    if (!this.oneTrip) throw new Error('Only a batch given the writer for one trip runs as a script')
+    const { engine, connection } = this.oneTrip
     const statements = this.takeSealed()
     try {
       if (engine === 'sqlite') await runInsertScript(connection as RawSqlite, statements)
@@ -355,11 +365,12 @@ export class WriteQueue {
   }
 
   private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
-    if (this.scriptable && units.every((unit) => unit.kind === 'append')) {
-      const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine)
+    const oneTrip = this.scriptable && { engine: this.scriptable, connection }
+    if (oneTrip && units.every((unit) => unit.kind === 'append')) {
+      const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
       try {
-        await rows.runAsScript(this.scriptable, connection)
+        await rows.runAsScript()
         rows.committed()
         return results
       } catch (error) {
@@ -368,7 +379,7 @@ export class WriteQueue {
         if (!isStaleState(error)) throw error
       }
     }
-    const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, this.scriptable === 'postgres' ? (connection as RawPostgres) : undefined)
+    const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)

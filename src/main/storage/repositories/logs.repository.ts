@@ -450,12 +450,11 @@ const CHECKPOINT_COLUMNS = ['checkpoint_seq', 'checkpoint_mac', 'anchor_seq', 'a
  * take turns, until the end of the transaction `db`, and reads what the turn
  * continues from. On PostgreSQL in one round trip: the lock, then the checkpoint
  * and the newest entry, each a statement of its own and so read after the lock
- * is granted (a statement sees what committed before it began). SQLite has one writer.
+ * is granted (a statement sees what committed before it began). PostgreSQL only:
+ * a file vault has one writer, which never waits for a turn.
  */
 export async function takeAuditChainTurn(db: Db): Promise<ChainTurn> {
-  const knex = sql(db)
-  if (engineOf(knex) !== 'postgres') return { checkpoint: await findChainCheckpoint(db), last: await lastChainedLog(db) }
-  const [, checkpoint, last] = (await knex.raw(
+  const [, checkpoint, last] = (await sql(db).raw(
     `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}); SELECT ${CHECKPOINT_COLUMNS.join(', ')} FROM log_chain LIMIT 1; SELECT seq, mac FROM logs ORDER BY seq DESC LIMIT 1`
   )) as { rows: never[] }[]
   return { checkpoint: checkpoint.rows[0], last: last.rows[0] }
