@@ -89,9 +89,10 @@ export default tseslint.config(
     why: 'storage/ imports nothing above it (domain types only).'
   }),
   zone(['src/main/crypto/**/*.ts'], {
-    regex: '^\\.\\./',
+    regex: '^\\.\\./(?!domain/)',
+    typesOnly: ['domain'],
     packages: [...STORAGE_PACKAGES, 'nodemailer', 'koa'],
-    why: 'crypto/ imports nothing from the rest of src/main.'
+    why: 'crypto/ imports nothing from the rest of src/main (domain types only).'
   }),
   zone(['src/main/infra/**/*.ts'], {
     forbidden: ['domain', 'app', 'bootstrap', 'storage', 'crypto', ...DOORS],

@@ -9,6 +9,7 @@
  * length-prefixed, null told apart from "") straight into libsodium's heap (sodium-heap.ts):
  * the MAC is computed for every entry in the writer, on the hot path.
  */
+import type { AuditEntry } from '../domain/audit-entry'
 import { asBuffer, bytes } from './bytes'
 import { sodium } from './sodium'
 import { HASH_INPUT, HASH_OUT, hashInRegion, heapRegion } from './sodium-heap'
@@ -25,23 +26,8 @@ export const MAC_BYTES = 32
 export const GENESIS_MAC: Buffer = Buffer.alloc(MAC_BYTES)
 
 /** Every field of a log entry a reader relies on, as stored. */
-export interface ChainedEntry {
+export interface ChainedEntry extends AuditEntry {
   seq: number
-  tenant_id: string
-  actor_id: string | null
-  actor_type: string | null
-  entity_type: string
-  entity_id: string
-  operation: string
-  message: string
-  created_at: number
-  count: number | null
-  /**
-   * The REST request's trace id. Entries without one (all entries written
-   * before trace ids were recorded) are encoded exactly as before, so their
-   * MACs still verify; one that has it appends it, length-prefixed.
-   */
-  trace_id?: string | null
 }
 
 const FORMAT_VERSION = 1

@@ -10,22 +10,11 @@ import { uuidBytes, uuidText } from '../uuid-bytes'
 import { traceBytes, traceText } from '../trace-bytes'
 import { messageText, storedMessage } from '../message-codes'
 import type { ActorType } from '../../domain/actor'
+import type { AuditEntry } from '../../domain/audit-entry'
 
-export interface LogRow {
+export interface LogRow extends AuditEntry {
   /** Position in the audit chain; assigned by the writer as the row is sealed. */
   seq?: number
-  tenant_id: string
-  actor_id: string | null
-  actor_type: string | null
-  entity_type: string
-  entity_id: string
-  operation: string
-  message: string
-  created_at: number
-  /** How many events an aggregated entry stands for (refused requests); null for one. */
-  count: number | null
-  /** The REST request's trace id (`BT-TRACE-ID`); null (or absent) for entries no REST request made. */
-  trace_id?: string | null
   /** MAC over the entry and its predecessor's MAC; assigned by the writer as the row is sealed. */
   mac?: Buffer
 }
