@@ -35,7 +35,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import knex from 'knex'
-import { benchOptions, positiveInteger, usageError } from './options'
+import { benchOptions, engineOption, positiveInteger } from './options'
 import { benchDatabase, pinPostgres } from './postgres'
 import { RawInsertChild, type RawKind } from './raw-insert'
 import { cardRequest, distinctBodies, plainValue, TOKENIZE_CARDS, TOKENIZE_VALUES } from './tokenize-bodies'
@@ -72,8 +72,7 @@ const args = benchOptions(USAGE, {
   'bulk-only': { type: 'boolean', default: false },
   'bulk-tokens': { type: 'string', default: '20000' }
 })
-if (args.engine !== 'sqlite' && args.engine !== 'postgres') usageError(USAGE, `--engine must be sqlite or postgres (got ${args.engine})`)
-const ON_POSTGRES = args.engine === 'postgres'
+const ON_POSTGRES = engineOption(USAGE, args.engine) === 'postgres'
 const ROUNDS = positiveInteger(USAGE, 'rounds', args.rounds)
 const REQUESTS = positiveInteger(USAGE, 'requests', args.requests)
 const CONNECTIONS = positiveInteger(USAGE, 'connections', args.connections)

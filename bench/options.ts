@@ -4,6 +4,7 @@
  * stack trace (or, for `npm run bench`, a full run that ignored the option).
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { integerWithin } from '../src/shared/token-rules'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 type Values<T extends Options> = ReturnType<typeof parseArgs<{ options: T }>>['values']
@@ -22,7 +23,7 @@ export function benchOptions<T extends Options>(usage: string, options: T): Valu
 }
 
 /** Says what was wrong with the command line, then how to use it, and exits with code 2. */
-export function usageError(usage: string, problem: string): never {
+function usageError(usage: string, problem: string): never {
   console.error(`${problem}\n\n${usage}`)
   process.exit(2)
 }
@@ -30,6 +31,12 @@ export function usageError(usage: string, problem: string): never {
 /** A whole number of at least 1 given as `--name`, or the usage and exit code 2. */
 export function positiveInteger(usage: string, name: string, text: string): number {
   const value = Number(text)
-  if (Number.isSafeInteger(value) && value >= 1) return value
+  if (integerWithin(value, 1, Number.MAX_SAFE_INTEGER)) return value
   return usageError(usage, `--${name} must be a whole number of at least 1 (got ${text})`)
+}
+
+/** The `--engine` a benchmark runs on, or the usage and exit code 2. */
+export function engineOption(usage: string, text: string): 'sqlite' | 'postgres' {
+  if (text === 'sqlite' || text === 'postgres') return text
+  return usageError(usage, `--engine must be sqlite or postgres (got ${text})`)
 }

@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { api, format, median, pinLoadGenerator, runCli, startServer, stopChild } from './children'
 import { hostileRequests, type HostileRequest } from './hostile-expressions'
-import { benchOptions, usageError } from './options'
+import { benchOptions, engineOption } from './options'
 import { benchDatabase, pinPostgres } from './postgres'
 import { RawInsertChild } from './raw-insert'
 import { runScaleBench } from './scale'
@@ -46,8 +46,7 @@ Environment: BENCH_ROUNDS, BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_PIN=0, BENCH_
 the BENCH_SCALE_* and BENCH_GUI_LOADS variables (docs/performance.md lists them all).`
 
 const args = benchOptions(USAGE, { scale: { type: 'boolean', default: false }, engine: { type: 'string', default: 'sqlite' } })
-if (args.engine !== 'sqlite' && args.engine !== 'postgres') usageError(USAGE, `--engine must be sqlite or postgres (got ${args.engine})`)
-const engine = args.engine
+const engine = engineOption(USAGE, args.engine)
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
