@@ -18,6 +18,9 @@
  * server core too, and counts in each service's CPU time that of the
  * PostgreSQL backends connected to its database, which do part of its work.
  *
+ * On SQLite, durable Koa (bench/durable-koa.ts) is measured with bare Koa: the same
+ * routes, each request also committing the rows an audited request must.
+ *
  * `--compare <dir>` also starts the service of a second checkout (its own
  * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
  *
@@ -220,10 +223,11 @@ async function startService(label: string, checkout: string, dir: string, databa
   }
 }
 
-async function startBare(): Promise<Target> {
-  const server = await startServer('bare Koa', ROOT, ['bin/run-ts.cjs', 'bench/bare-koa.ts'])
+/** Bare Koa (bench/bare-koa.ts), or durable Koa (bench/durable-koa.ts): the same routes, each request also committing its audit row. */
+async function startKoa(label: 'bare Koa' | 'durable Koa', script: string): Promise<Target> {
+  const server = await startServer(label, ROOT, ['bin/run-ts.cjs', script])
   return {
-    label: 'bare Koa',
+    label,
     server,
     create: { url: server.url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: CREATE_BODY },
     get: { url: server.url + '/tokens/bench' }
@@ -283,9 +287,15 @@ async function main(): Promise<void> {
   const postgres = ON_POSTGRES ? pinPostgres(canPin) : undefined
   let raw: RawCeiling | undefined
   try {
-    const bare = await startBare()
+    const bare = await startKoa('bare Koa', 'bench/bare-koa.ts')
     servers.push(bare.server)
     const targets = [bare]
+    // Durable Koa writes SQLite: a ceiling for the file vault's figures.
+    const durable = SINGLE && !ON_POSTGRES ? await startKoa('durable Koa', 'bench/durable-koa.ts') : undefined
+    if (durable) {
+      servers.push(durable.server)
+      targets.push(durable)
+    }
     const service = await startService('tessera', ROOT, dir, await database('cpu'))
     servers.push(service.server)
     targets.push(service)
@@ -301,7 +311,7 @@ async function main(): Promise<void> {
     }
     const kinds = SINGLE ? (['create', 'get'] as const) : []
     const bulkKinds: RawKind[] = BULK ? ['plain', 'card'] : []
-    const services = targets.slice(1)
+    const services = targets.filter((target) => target.bulk)
     // The raw table follows the service's size (the services grow alike: the same bodies each round).
     const rawPerToken = async (kind: RawKind) => measureRaw(raw!, kind, await service.tokens!())
     // Warm-up: JIT, caches, WAL.
@@ -351,15 +361,21 @@ function ratio(numerator: number[], denominator: number[]): string {
 function report(targets: Target[], samples: Map<string, Samples>): void {
   console.log(`\nServer CPU µs per request, ${ENGINE} — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${PINNING}, Node ${process.version}`)
   console.log('µs: median of the rounds; ratios: median of the per-round ratios (servers measured back to back, so a busy machine moves both sides)\n')
-  const [bare, service, compared] = targets.map((target) => samples.get(target.label)!)
+  const bare = samples.get('bare Koa')!
+  const durable = samples.get('durable Koa')
+  const services = targets.filter((target) => target.bulk)
+  const [service, compared] = services.map((target) => samples.get(target.label)!)
   console.log(['server', 'POST /tokens µs', 'bare/POST', 'GET /tokens/{id} µs', 'bare/GET', 'rounds (POST; GET)'].join(' | '))
   for (const target of targets) {
     const { create, get } = samples.get(target.label)!
     const rounds = `${create.map((v) => format(v, 0)).join(' ')}; ${get.map((v) => format(v, 0)).join(' ')}`
     console.log([target.label, format(median(create)), ratio(bare.create, create), format(median(get)), ratio(bare.get, get), rounds].join(' | '))
   }
+  if (durable) {
+    console.log(`\nDurable Koa (bare Koa committing what an audited request must) as a share of this checkout's service: POST ${ratio(durable.create, service.create)}, GET ${ratio(durable.get, service.get)}`)
+  }
   if (compared) {
-    console.log(`\nA/B: this checkout's CPU per request as a share of ${targets[2].label}'s: POST ${ratio(service.create, compared.create)}, GET ${ratio(service.get, compared.get)}`)
+    console.log(`\nA/B: this checkout's CPU per request as a share of ${services[1].label}'s: POST ${ratio(service.create, compared.create)}, GET ${ratio(service.get, compared.get)}`)
   }
 }
 

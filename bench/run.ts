@@ -11,6 +11,10 @@
  * BENCH_CONNECTIONS (default 32: enough concurrent requests for group commit
  * to batch), BENCH_PIN=0 (no pinning).
  *
+ * On SQLite each round also measures durable Koa (bench/durable-koa.ts): bare Koa that
+ * commits what an audited create or read must before answering. It has no target; it
+ * shows how much of the distance to bare Koa is the durable write alone.
+ *
  * After the rounds, once: the p99 latency of GET /health and GET /tokens/{id} while
  * hostile expression bodies arrive continuously (bench/hostile-expressions.ts), next to
  * the same p99 without them.
@@ -83,6 +87,9 @@ interface Round {
   get: HttpFigure
   barePost: HttpFigure
   bareGet: HttpFigure
+  /** Durable Koa's (SQLite runs only). */
+  durablePost?: HttpFigure
+  durableGet?: HttpFigure
   rawPlainPerSecond: number
   rawCardsPerSecond: number
 }
@@ -141,6 +148,8 @@ async function main(): Promise<void> {
     children.push(service.child)
     const bare = await startServer(['bin/run-ts.cjs', 'bench/bare-koa.ts'])
     children.push(bare.child)
+    const durable = engine === 'sqlite' ? await startServer(['bin/run-ts.cjs', 'bench/durable-koa.ts']) : undefined
+    if (durable) children.push(durable.child)
     raw = await RawInsertChild.start(databases.length ? databases[1].url : join(dir, 'raw.db'))
 
     const app = await api<{ key: string }>(service.url, init.application.key, 'POST', '/applications', {
@@ -164,8 +173,13 @@ async function main(): Promise<void> {
       post: (seconds = SECONDS) => load({ url: bare.url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: createBody }, seconds),
       get: () => load({ url: bare.url + '/tokens/bench' })
     }
+    const durable_ = durable && {
+      post: (seconds = SECONDS) => load({ url: durable.url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: createBody }, seconds),
+      get: () => load({ url: durable.url, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) })
+    }
     await service_.create(2) // warm-up: JIT, caches, WAL
     await bare_.post(2)
+    await durable_?.post(2)
     const serviceTokens = async () =>
       (await api<{ pagination: { total_items: number } }>(service.url, app.key, 'GET', '/tokens?size=1')).pagination.total_items
     const rawAtServiceSize = async (kind: 'plain' | 'card') => {
@@ -178,8 +192,10 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round}/${ROUNDS}\n`)
       rounds.push({
         barePost: await bare_.post(),
+        durablePost: await durable_?.post(),
         create: await service_.create(),
         bareGet: await bare_.get(),
+        durableGet: await durable_?.get(),
         get: await service_.get(),
         tokenize: await service_.tokenize(),
         rawPlainPerSecond: await rawAtServiceSize('plain'),
@@ -300,6 +316,21 @@ function report(rounds: Round[], pinning: string, engine: 'sqlite' | 'postgres')
   console.log(['figure', 'measured', 'ceiling (same round)', 'ratio (min–max)', 'target'].join(' | '))
   for (const figure of figures) console.log(figureRow(rounds, figure).join(' | '))
   if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx responses during the run`)
+  if (rounds.every((r) => r.durablePost && r.durableGet)) reportDurable(rounds, figures)
+}
+
+/** (a) and (c) again, against durable Koa: what is left of the distance once the durable write is paid for. */
+function reportDurable(rounds: Round[], figures: Figure[]): void {
+  const [create, , get] = figures
+  const againstDurable: Figure[] = [
+    { ...create, ceilingLabel: 'durable Koa POST', ceiling: (r) => r.durablePost!.requestsPerSecond, target: '—' },
+    { ...get, ceilingLabel: 'durable Koa GET', ceiling: (r) => r.durableGet!.requestsPerSecond, target: '—' }
+  ]
+  const share = (durable: (r: Round) => number, bare: (r: Round) => number) => percent(median(rounds.map((r) => durable(r) / bare(r))))
+  console.log('\nAgainst durable Koa: bare Koa that commits, with group commit, what an audited request must before answering')
+  console.log(`(a create: its token row and audit row; a read: its audit row). Durable Koa served ${share((r) => r.durablePost!.requestsPerSecond, (r) => r.barePost.requestsPerSecond)} of bare Koa's POSTs and ${share((r) => r.durableGet!.requestsPerSecond, (r) => r.bareGet.requestsPerSecond)} of its GETs.\n`)
+  console.log(['figure', 'measured', 'ceiling (same round)', 'ratio (min–max)', 'target'].join(' | '))
+  for (const figure of againstDurable) console.log(figureRow(rounds, figure).join(' | '))
 }
 
 function figureRow(rounds: Round[], figure: Figure): string[] {
