@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import sqlite3 from 'sqlite3'
+import { sqlLiteral } from '../src/main/storage/sql-script'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS tokens (tenant_key INTEGER NOT NULL, id TEXT NOT NULL, data BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (tenant_key, id));
@@ -28,9 +29,7 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS logs_by_type ON logs (tenant_key, entity_type, created_at);`
 
 /** Where an audit entry's 32-byte MAC would go. */
-const MAC = `X'${'00'.repeat(32)}'`
-
-const quote = (text: string) => `'${text.replaceAll("'", "''")}'`
+const MAC = sqlLiteral(new Uint8Array(32))
 
 /** The rows one request commits, as SQL tuples. */
 interface Pending {
@@ -75,7 +74,7 @@ class GroupCommit {
   }
 }
 
-const logRow = (entityId: string, operation: string, now: number) => `(1,'token',${quote(entityId)},'${operation}',${now},${MAC})`
+const logRow = (entityId: string, operation: string, now: number) => `(1,'token',${sqlLiteral(entityId)},'${operation}',${now},${MAC})`
 
 function exec(db: sqlite3.Database, sql: string): Promise<void> {
   return new Promise((resolve, reject) => db.exec(sql, (error) => (error ? reject(error) : resolve())))
@@ -96,8 +95,8 @@ async function main(): Promise<void> {
     const body = (await parse.json(ctx, { limit: 5 * 1024 * 1024, strict: false })) as { data?: unknown }
     const id = newId()
     const now = Date.now()
-    const data = Buffer.from(JSON.stringify(body.data ?? null)).toString('hex')
-    await writes.write([`(1,${quote(id)},X'${data}',${now})`], [logRow(id, 'create', now)])
+    const data = Buffer.from(JSON.stringify(body.data ?? null))
+    await writes.write([`(1,${sqlLiteral(id)},${sqlLiteral(data)},${now})`], [logRow(id, 'create', now)])
     ctx.status = 201
     ctx.body = { id, type: 'token', received: typeof body.data }
   })
