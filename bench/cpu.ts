@@ -223,7 +223,7 @@ async function startService(label: string, checkout: string, dir: string, databa
   }
 }
 
-/** Bare Koa (bench/bare-koa.ts), or durable Koa (bench/durable-koa.ts): the same routes, each request also committing its audit row. */
+/** Bare Koa (bench/bare-koa.ts), or durable Koa (bench/durable-koa.ts): the same routes, each request also committing what an audited one must. */
 async function startKoa(label: 'bare Koa' | 'durable Koa', script: string): Promise<Target> {
   const server = await startServer(label, ROOT, ['bin/run-ts.cjs', script])
   return {

@@ -313,7 +313,7 @@ function report(rounds: Round[], pinning: string, engine: 'sqlite' | 'postgres')
   ]
   const errors = rounds.reduce((sum, r) => sum + r.create.errors + r.tokenize.errors + r.tokenizeCards.errors + r.get.errors, 0)
   console.log(`\nTessera benchmark (${engine === 'postgres' ? 'team vault on PostgreSQL' : 'SQLite'}) — medians of ${ROUNDS} rounds, ${SECONDS}s per measurement, ${CONNECTIONS} connections (4 for tokenize), Node ${process.version}; ${pinning}\n`)
-  console.log(['figure', 'measured', 'ceiling (same round)', 'ratio (min–max)', 'target'].join(' | '))
+  console.log(TABLE_HEADER)
   for (const figure of figures) console.log(figureRow(rounds, figure).join(' | '))
   if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx responses during the run`)
   if (rounds.every((r) => r.durablePost && r.durableGet)) reportDurable(rounds, figures)
@@ -329,9 +329,11 @@ function reportDurable(rounds: Round[], figures: Figure[]): void {
   const share = (durable: (r: Round) => number, bare: (r: Round) => number) => percent(median(rounds.map((r) => durable(r) / bare(r))))
   console.log('\nAgainst durable Koa: bare Koa that commits, with group commit, what an audited request must before answering')
   console.log(`(a create: its token row and audit row; a read: its audit row). Durable Koa served ${share((r) => r.durablePost!.requestsPerSecond, (r) => r.barePost.requestsPerSecond)} of bare Koa's POSTs and ${share((r) => r.durableGet!.requestsPerSecond, (r) => r.bareGet.requestsPerSecond)} of its GETs.\n`)
-  console.log(['figure', 'measured', 'ceiling (same round)', 'ratio (min–max)', 'target'].join(' | '))
+  console.log(TABLE_HEADER)
   for (const figure of againstDurable) console.log(figureRow(rounds, figure).join(' | '))
 }
+
+const TABLE_HEADER = ['figure', 'measured', 'ceiling (same round)', 'ratio (min–max)', 'target'].join(' | ')
 
 function figureRow(rounds: Round[], figure: Figure): string[] {
   const m = (pick: (round: Round) => number) => median(rounds.map(pick))
