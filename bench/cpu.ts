@@ -223,7 +223,7 @@ async function startService(label: string, checkout: string, dir: string, databa
   }
 }
 
-/** Bare Koa (bench/bare-koa.ts), or durable Koa (bench/durable-koa.ts): the same routes, each request also committing what an audited one must. */
+/** Bare Koa (bench/bare-koa.ts), or durable Koa (bench/durable-koa.ts): the ceilings' app (bench/koa-ceiling.ts), the second also committing what an audited request must. */
 async function startKoa(label: 'bare Koa' | 'durable Koa', script: string): Promise<Target> {
   const server = await startServer(label, ROOT, ['bin/run-ts.cjs', script])
   return {
@@ -338,7 +338,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    if (SINGLE) report(targets, samples)
+    if (SINGLE) report(targets, services, samples)
     if (raw) reportBulk(services, raw, samples)
   } finally {
     await raw?.child.close()
@@ -358,12 +358,11 @@ function ratio(numerator: number[], denominator: number[]): string {
   return `${format(median(ratios))}% (${format(Math.min(...ratios), 0)}–${format(Math.max(...ratios), 0)})`
 }
 
-function report(targets: Target[], samples: Map<string, Samples>): void {
+function report(targets: Target[], services: Target[], samples: Map<string, Samples>): void {
   console.log(`\nServer CPU µs per request, ${ENGINE} — ${ROUNDS} rounds, ${REQUESTS} requests each, ${CONNECTIONS} connections, ${PINNING}, Node ${process.version}`)
   console.log('µs: median of the rounds; ratios: median of the per-round ratios (servers measured back to back, so a busy machine moves both sides)\n')
   const bare = samples.get('bare Koa')!
   const durable = samples.get('durable Koa')
-  const services = targets.filter((target) => target.bulk)
   const [service, compared] = services.map((target) => samples.get(target.label)!)
   console.log(['server', 'POST /tokens µs', 'bare/POST', 'GET /tokens/{id} µs', 'bare/GET', 'rounds (POST; GET)'].join(' | '))
   for (const target of targets) {

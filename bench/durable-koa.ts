@@ -1,25 +1,23 @@
 /**
- * A second ceiling for the HTTP figures: bare Koa (bench/bare-koa.ts) that
+ * A second ceiling for the HTTP figures: bare Koa (bench/koa-ceiling.ts) that
  * also does the durable minimum an audited request must do before it is
  * answered — a read commits one audit row, a create its token row and an
  * audit row — the best way `sqlite3` allows: group commit (the requests that
  * arrive while a commit runs share the next one), each batch one script of
- * multi-row INSERTs in one call, in WAL mode with `synchronous = FULL` as the
- * service commits. No authentication, validation, crypto, audit chain or
- * counters. Run as a child of bench/run.ts:
+ * multi-row INSERTs in one call (the service's runInsertScript), in WAL mode
+ * with `synchronous = FULL` as the service commits. No authentication,
+ * validation, crypto, audit chain or counters. Run as a child of bench/run.ts:
  *
  *   node bin/run-ts.cjs bench/durable-koa.ts [database file]
  *
  * Without a file it works in a temporary directory, removed on exit.
  */
-import Router from '@koa/router'
-import parse from 'co-body'
-import Koa from 'koa'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import sqlite3 from 'sqlite3'
-import { sqlLiteral } from '../src/main/storage/sql-script'
+import { runInsertScript } from '../src/main/storage/sql-script'
+import { serveKoaCeiling } from './koa-ceiling'
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS tokens (tenant_key INTEGER NOT NULL, id TEXT NOT NULL, data BLOB NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (tenant_key, id));
@@ -28,13 +26,15 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS logs_by_time ON logs (tenant_key, created_at);
   CREATE INDEX IF NOT EXISTS logs_by_type ON logs (tenant_key, entity_type, created_at);`
 
+const TOKEN_COLUMNS = ['tenant_key', 'id', 'data', 'created_at']
+const LOG_COLUMNS = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'created_at', 'mac']
 /** Where an audit entry's 32-byte MAC would go. */
-const MAC = sqlLiteral(new Uint8Array(32))
+const MAC = new Uint8Array(32)
 
-/** The rows one request commits, as SQL tuples. */
+/** The rows one request commits. */
 interface Pending {
-  tokens: string[]
-  logs: string[]
+  token?: object
+  log: object
   committed: (error?: Error) => void
 }
 
@@ -45,9 +45,9 @@ class GroupCommit {
   constructor(private readonly db: sqlite3.Database) {}
 
   /** Resolves once the rows are committed. */
-  write(tokens: string[], logs: string[]): Promise<void> {
+  write(log: object, token?: object): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ tokens, logs, committed: (error) => (error ? reject(error) : resolve()) })
+      this.queue.push({ token, log, committed: (error) => (error ? reject(error) : resolve()) })
       void this.drain()
     })
   }
@@ -58,64 +58,47 @@ class GroupCommit {
     while (this.queue.length > 0) {
       const batch = this.queue
       this.queue = []
-      const tokens = batch.flatMap((pending) => pending.tokens)
-      const logs = batch.flatMap((pending) => pending.logs)
-      const script = [
-        'BEGIN IMMEDIATE;',
-        tokens.length ? `INSERT INTO tokens (tenant_key, id, data, created_at) VALUES ${tokens.join(',')};` : '',
-        `INSERT INTO logs (tenant_key, entity_type, entity_id, operation, created_at, mac) VALUES ${logs.join(',')};`,
-        'COMMIT;'
-      ].join('')
-      const error = await new Promise<Error | null>((resolve) => this.db.exec(script, resolve))
-      if (error) await new Promise((resolve) => this.db.exec('ROLLBACK;', resolve))
-      for (const pending of batch) pending.committed(error ?? undefined)
+      let error: Error | undefined
+      try {
+        await runInsertScript(this.db, [
+          { table: 'tokens', columns: TOKEN_COLUMNS, rows: batch.flatMap((pending) => pending.token ?? []) },
+          { table: 'logs', columns: LOG_COLUMNS, rows: batch.map((pending) => pending.log) }
+        ])
+      } catch (failure) {
+        error = failure as Error
+      }
+      for (const pending of batch) pending.committed(error)
     }
     this.running = false
   }
 }
 
-const logRow = (entityId: string, operation: string, now: number) => `(1,'token',${sqlLiteral(entityId)},'${operation}',${now},${MAC})`
-
-function exec(db: sqlite3.Database, sql: string): Promise<void> {
-  return new Promise((resolve, reject) => db.exec(sql, (error) => (error ? reject(error) : resolve())))
-}
+const logRow = (entityId: string, operation: string, now: number) => ({ tenant_key: 1, entity_type: 'token', entity_id: entityId, operation, created_at: now, mac: MAC })
 
 async function main(): Promise<void> {
   const file = process.argv[2] ?? join(mkdtempSync(join(tmpdir(), 'tessera-durable-koa-')), 'ceiling.db')
   const db = new sqlite3.Database(file)
-  await exec(db, 'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;' + SCHEMA)
+  await new Promise<void>((resolve, reject) => db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;' + SCHEMA, (error) => (error ? reject(error) : resolve())))
   const writes = new GroupCommit(db)
   // Time-ordered ids, as the service's: new rows land at the end of the primary key.
   let nextId = 0
   const newId = () => `${Date.now().toString(16)}-${(nextId++).toString(16).padStart(8, '0')}`
-
-  const app = new Koa()
-  const router = new Router()
-  router.post('/tokens', async (ctx) => {
-    const body = (await parse.json(ctx, { limit: 5 * 1024 * 1024, strict: false })) as { data?: unknown }
-    const id = newId()
-    const now = Date.now()
-    const data = Buffer.from(JSON.stringify(body.data ?? null))
-    await writes.write([`(1,${sqlLiteral(id)},${sqlLiteral(data)},${now})`], [logRow(id, 'create', now)])
-    ctx.status = 201
-    ctx.body = { id, type: 'token', received: typeof body.data }
-  })
-  router.get('/tokens/:id', async (ctx) => {
-    await writes.write([], [logRow(ctx.params.id, 'read', Date.now())])
-    ctx.body = { id: ctx.params.id, type: 'card', data: { number: 'XXXXXXXXXXXX4242' } }
-  })
-  app.use(router.routes())
-  const server = app.listen(0, '127.0.0.1', () => {
-    const address = server.address() as { port: number }
-    process.stdout.write(`Durable Koa listening on http://127.0.0.1:${address.port}\n`)
-  })
-  process.on('SIGTERM', () =>
-    server.close(() =>
+  serveKoaCeiling(
+    'Durable Koa',
+    {
+      async create(data) {
+        const id = newId()
+        const now = Date.now()
+        await writes.write(logRow(id, 'create', now), { tenant_key: 1, id, data: Buffer.from(JSON.stringify(data ?? null)), created_at: now })
+        return id
+      },
+      read: (id) => writes.write(logRow(id, 'read', Date.now()))
+    },
+    () =>
       db.close(() => {
         if (process.argv[2] === undefined) rmSync(dirname(file), { recursive: true, force: true })
         process.exit(0)
       })
-    )
   )
 }
 
