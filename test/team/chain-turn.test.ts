@@ -2,13 +2,19 @@
  * The audit chain's turn on PostgreSQL: an instance that takes it waits for
  * the instance holding it, and then reads what that one committed, not what
  * was there when it began waiting (a batch sealed from an older head would
- * fork the chain).
+ * fork the chain). While instances append in turn, each takes the turn first
+ * instead of sending batches the other's appends would make it refuse.
  */
+import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { AuditChain, type ChainLink } from '../../src/main/app/audit-chain'
+import type { AuditMacKey } from '../../src/main/crypto/audit'
 import { sql, txOf } from '../../src/main/storage/connections'
+import type { Database } from '../../src/main/storage/database'
 import { runPostgresBatch, type RawPostgres } from '../../src/main/storage/postgres-batch'
-import { auditChainTurnGuard, takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
+import { auditChainTurnGuard, lastChainedLog, takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
 import { isStaleState } from '../../src/main/storage/sql-script'
+import { WriteQueue } from '../../src/main/storage/write-queue'
 import { usePostgresDatabase } from '../helpers/database'
 
 describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
@@ -72,4 +78,58 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     const messages = (await sql(second().reader)('logs').select('message').orderBy('seq')).map((row) => row.message)
     expect(messages).toEqual(['the head', 'appended by the holder'])
   })
+
+  it('takes the turn first while the other instance appends in between, and sends a batch in one trip again once it stops', async () => {
+    const key = randomBytes(32) as unknown as AuditMacKey
+    const head = async (): Promise<ChainLink> => {
+      const last = await lastChainedLog(first().reader)
+      return { seq: Number(last!.seq), mac: last!.mac! }
+    }
+    const queueOf = async (instance: Database) => new WriteQueue(instance.writer, { sealer: new AuditChain(key, await head(), true) })
+    const [a, b] = [await queueOf(first()), await queueOf(second())]
+    const columns = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'seq', 'mac']
+    // Every field the chain's MAC covers; only the columns above are stored.
+    const entry = (message: string) => ({ tenant_key: 1, tenant_id: 't', actor_id: null, actor_type: null, entity_type: 'token', entity_id: 'e', operation: 'read', message, created_at: 1, count: null, trace_id: null })
+    const append = (queue: WriteQueue, message: string) => queue.append((rows) => rows.insert('logs', columns, [entry(message)], { sealed: true }))
+
+    // The first batch on A after B appended is refused once; while A and B keep taking turns, A never sends another that would be.
+    const alternating = await sentDuring(first(), async () => {
+      for (let turn = 1; turn <= 4; turn++) {
+        await append(b, `b${turn}`)
+        await append(a, `a${turn}`)
+      }
+    })
+    expect(alternating.filter((text) => text === 'ROLLBACK')).toHaveLength(1)
+
+    // Alone again: the next batch takes the turn and finds no entry of B's since A's last; those after it go in one trip.
+    const alone = await sentDuring(first(), async () => {
+      for (let turn = 5; turn <= 7; turn++) await append(a, `a${turn}`)
+    })
+    expect(alone.filter((text) => text === 'ROLLBACK')).toEqual([])
+    expect(alone.filter((text) => text.startsWith('BEGIN;') && text.includes('tessera_audit_chain_turn'))).toHaveLength(2)
+
+    const chain = await sql(second().reader)('logs').where('seq', '>', 101).orderBy('seq').select('seq', 'message')
+    expect(chain.map((row) => row.message)).toEqual(['b1', 'a1', 'b2', 'a2', 'b3', 'a3', 'b4', 'a4', 'a5', 'a6', 'a7'])
+    expect(chain.map((row) => Number(row.seq))).toEqual(Array.from({ length: 11 }, (_, i) => 102 + i))
+  })
+
+  /** What is sent on `instance`'s writer connection (its pool holds one) while `work` runs. */
+  async function sentDuring(instance: Database, work: () => Promise<unknown>): Promise<string[]> {
+    const knex = sql(instance.writer)
+    const connection = (await knex.client.acquireConnection()) as { query: (...args: unknown[]) => unknown }
+    knex.client.releaseConnection(connection)
+    const sent: string[] = []
+    const query = connection.query
+    connection.query = function (this: unknown, ...args: unknown[]) {
+      const text = args[0]
+      sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
+      return query.apply(this, args)
+    }
+    try {
+      await work()
+    } finally {
+      connection.query = query
+    }
+    return sent
+  }
 })

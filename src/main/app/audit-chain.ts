@@ -57,7 +57,7 @@ const PAGE = 1000
  * first takes the chain's turn and continues from the head as committed.
  */
 export class AuditChain implements RowSealer<ChainLink> {
-  readonly resume?: (tx: Tx) => Promise<ChainLink>
+  readonly resume?: (tx: Tx) => Promise<{ link: ChainLink; othersAppended: boolean }>
   readonly expectHead?: (link: ChainLink) => ScriptGuard
 
   constructor(
@@ -66,7 +66,10 @@ export class AuditChain implements RowSealer<ChainLink> {
     shared = false
   ) {
     if (shared) {
-      this.resume = resumeSharedChain
+      this.resume = async (tx) => {
+        const link = await resumeSharedChain(tx)
+        return { link, othersAppended: link.seq !== this.head.seq || !link.mac.equals(this.head.mac) }
+      }
       this.expectHead = expectSharedHead
     }
   }

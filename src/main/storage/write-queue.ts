@@ -64,9 +64,10 @@ export interface RowSealer<Link = unknown> {
   /**
    * For a table other processes append to as well (a team vault's audit log):
    * waits for the table's turn, held until the transaction ends, and returns the
-   * link after the last row anyone committed. Absent when this process is the only writer.
+   * link after the last row anyone committed, and whether another process had
+   * appended since this one's last commit. Absent when this process is the only writer.
    */
-  resume?(tx: Tx): Promise<Link>
+  resume?(tx: Tx): Promise<{ link: Link; othersAppended: boolean }>
   /**
    * With `resume`, for a batch written in one trip (PostgreSQL's script): the
    * script's first step, which waits for the table's turn and fails with
@@ -153,9 +154,15 @@ class BatchRows implements RowBuffer {
     this.link = sealer?.head
   }
 
-  /** Continues from the table's committed head when other processes append to it too (see RowSealer.resume). */
-  async resume(tx: Tx): Promise<void> {
-    if (this.sealer?.resume) this.link = await this.sealer.resume(tx)
+  /**
+   * Continues from the table's committed head when other processes append to it too
+   * (see RowSealer.resume); resolves with whether one of them had appended since this process's last commit.
+   */
+  async resume(tx: Tx): Promise<boolean> {
+    if (!this.sealer?.resume) return false
+    const { link, othersAppended } = await this.sealer.resume(tx)
+    this.link = link
+    return othersAppended
   }
 
   /** Hands the sealer this batch's last link, once the batch has committed. */
@@ -242,6 +249,13 @@ class BatchRows implements RowBuffer {
 export class WriteQueue {
   private pending: Pending[] = []
   private draining: Promise<void> | undefined
+  /**
+   * Whether the last batch found rows another process had appended to the sealed table
+   * (a team vault's instances writing at once). While it did, a batch of appends takes
+   * the table's turn first: sealed from this process's last commit, it would most likely
+   * be refused with STALE_STATE after a round trip, and be built, sealed and sent again.
+   */
+  private othersAppending = false
 
   /** SQLite through sqlite3 or PostgreSQL through pg: batches of appends run as one script (see sql-script.ts). */
   private readonly scriptable: 'sqlite' | 'postgres' | undefined
@@ -366,7 +380,7 @@ export class WriteQueue {
 
   private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
     const oneTrip = this.scriptable && { engine: this.scriptable, connection }
-    if (oneTrip && units.every((unit) => unit.kind === 'append')) {
+    if (oneTrip && !this.othersAppending && units.every((unit) => unit.kind === 'append')) {
       const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
       const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
       try {
@@ -377,13 +391,14 @@ export class WriteQueue {
         // Another process appended to the chain since this one's last commit: run the batch
         // again as a transaction that reads the committed head (and refreshes the sealer's).
         if (!isStaleState(error)) throw error
+        this.othersAppending = true
       }
     }
     const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)
-      await rows.resume(tx)
+      this.othersAppending = await rows.resume(tx)
       const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {
