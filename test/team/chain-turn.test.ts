@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { AuditChain, type ChainLink } from '../../src/main/app/audit-chain'
 import type { AuditMacKey } from '../../src/main/crypto/audit'
-import { sql, txOf } from '../../src/main/storage/connections'
+import { sql } from '../../src/main/storage/connections'
 import type { Database } from '../../src/main/storage/database'
 import { runPostgresBatch, type RawPostgres } from '../../src/main/storage/postgres-batch'
 import { auditChainTurnGuard, lastChainedLog, takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
@@ -28,7 +28,7 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     let holding!: () => void
     const held = new Promise<void>((resolve) => (holding = resolve))
     const holder = sql(first().writer).transaction(async (trx) => {
-      expect((await takeAuditChainTurn(txOf(trx))).checkpoint).toBeUndefined()
+      expect((await takeAuditChainTurn((script) => trx.raw(script))).checkpoint).toBeUndefined()
       await trx('log_chain').insert(checkpoint)
       holding()
       await new Promise<void>((resolve) => (finish = resolve))
@@ -36,7 +36,7 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     await held
     let settled = false
     const waiter = sql(second().writer)
-      .transaction((trx) => takeAuditChainTurn(txOf(trx)))
+      .transaction((trx) => takeAuditChainTurn((script) => trx.raw(script)))
       .finally(() => (settled = true))
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(settled).toBe(false)
@@ -58,7 +58,7 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     let holding!: () => void
     const held = new Promise<void>((resolve) => (holding = resolve))
     const holder = sql(first().writer).transaction(async (trx) => {
-      await takeAuditChainTurn(txOf(trx))
+      await takeAuditChainTurn((script) => trx.raw(script))
       await trx('logs').insert(entry(101, 'appended by the holder'))
       holding()
       await new Promise<void>((resolve) => (finish = resolve))
@@ -100,6 +100,11 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
       }
     })
     expect(alternating.filter((text) => text === 'ROLLBACK')).toHaveLength(1)
+    // Each of A's four batches takes the turn as it begins its transaction, and commits with its rows: two round trips.
+    const turns = alternating.filter((text) => text.includes('pg_advisory_xact_lock'))
+    expect(turns).toHaveLength(4)
+    expect(turns.every((text) => text.startsWith('BEGIN;'))).toBe(true)
+    expect(alternating.filter((text) => text.includes('INSERT INTO logs') && text.endsWith('COMMIT;') && !text.startsWith('BEGIN;'))).toHaveLength(4)
 
     // Alone again: the next batch takes the turn and finds no entry of B's since A's last; those after it go in one trip.
     const alone = await sentDuring(first(), async () => {
@@ -108,9 +113,19 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     expect(alone.filter((text) => text === 'ROLLBACK')).toEqual([])
     expect(alone.filter((text) => text.startsWith('BEGIN;') && text.includes('tessera_audit_chain_turn'))).toHaveLength(2)
 
+    // A conflict in a batch that takes the turn rolls it back; replayed alone, only the unit that caused it fails.
+    await append(b, 'b5')
+    const withJob = (message: string, job: string) =>
+      a.append((rows) => {
+        rows.insert('logs', columns, [entry(message)], { sealed: true })
+        rows.insert('job_runs', ['name', 'last_run_at'], [{ name: job, last_run_at: 1 }], { onConflict: () => new Error(`${job} exists`) })
+      })
+    const outcomes = await Promise.allSettled([withJob('a8', 'job'), withJob('a9', 'job')])
+    expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'ok'))).toEqual(['ok', 'Error: job exists'])
+
     const chain = await sql(second().reader)('logs').where('seq', '>', 101).orderBy('seq').select('seq', 'message')
-    expect(chain.map((row) => row.message)).toEqual(['b1', 'a1', 'b2', 'a2', 'b3', 'a3', 'b4', 'a4', 'a5', 'a6', 'a7'])
-    expect(chain.map((row) => Number(row.seq))).toEqual(Array.from({ length: 11 }, (_, i) => 102 + i))
+    expect(chain.map((row) => row.message)).toEqual(['b1', 'a1', 'b2', 'a2', 'b3', 'a3', 'b4', 'a4', 'a5', 'a6', 'a7', 'b5', 'a8'])
+    expect(chain.map((row) => Number(row.seq))).toEqual(Array.from({ length: 13 }, (_, i) => 102 + i))
   })
 
   /** What is sent on `instance`'s writer connection (its pool holds one) while `work` runs. */

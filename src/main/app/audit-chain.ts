@@ -21,7 +21,7 @@
 import { inTransaction, type Db, type Reader, type Tx, type Writer } from '../storage/connections'
 import { checkpointMac, entryMac, GENESIS_MAC, type AuditMacKey } from '../crypto/audit'
 import { CannotUnlockError } from '../domain/errors'
-import type { RowSealer } from '../storage/write-queue'
+import type { RowSealer, RunScript } from '../storage/write-queue'
 import type { ScriptGuard } from '../storage/sql-script'
 import {
   auditChainTurnGuard,
@@ -57,7 +57,7 @@ const PAGE = 1000
  * first takes the chain's turn and continues from the head as committed.
  */
 export class AuditChain implements RowSealer<ChainLink> {
-  readonly resume?: (tx: Tx) => Promise<{ link: ChainLink; othersAppended: boolean }>
+  readonly resume?: (run: RunScript) => Promise<{ link: ChainLink; othersAppended: boolean }>
   readonly expectHead?: (link: ChainLink) => ScriptGuard
 
   constructor(
@@ -66,8 +66,8 @@ export class AuditChain implements RowSealer<ChainLink> {
     shared = false
   ) {
     if (shared) {
-      this.resume = async (tx) => {
-        const link = await resumeSharedChain(tx)
+      this.resume = async (run) => {
+        const link = await resumeSharedChain(run)
         return { link, othersAppended: link.seq !== this.head.seq || !link.mac.equals(this.head.mac) }
       }
       this.expectHead = expectSharedHead
@@ -123,8 +123,8 @@ function checkpointIntact(key: AuditMacKey, checkpoint: ChainCheckpoint): boolea
 }
 
 /** Waits for the chain's turn (until the transaction ends), then its committed head. */
-async function resumeSharedChain(tx: Tx): Promise<ChainLink> {
-  const { checkpoint, last } = await takeAuditChainTurn(tx)
+async function resumeSharedChain(run: RunScript): Promise<ChainLink> {
+  const { checkpoint, last } = await takeAuditChainTurn(run)
   return headOf(last, anchorOf(checkpoint))
 }
 

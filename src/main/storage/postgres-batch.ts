@@ -87,6 +87,14 @@ export async function runPostgresBatch(connection: RawPostgres, statements: read
 }
 
 /**
+ * The inserts and COMMIT in one round trip, in the transaction open on the
+ * connection; its owner rolls back when this rejects.
+ */
+export async function commitPostgresInserts(connection: RawPostgres, statements: readonly InsertStatement[]): Promise<void> {
+  await pipeline(connection, [...(await insertSteps(connection, statements)), { text: 'COMMIT', values: [] }])
+}
+
+/**
  * The inserts alone, in one round trip, in the transaction open on the
  * connection: its owner commits, or rolls back when this rejects (PostgreSQL
  * has then aborted the transaction).

@@ -25,7 +25,7 @@ import type { Knex } from 'knex'
 import { sql, txOf, type Tx, type Writer } from './connections'
 import { engineOf, type Engine } from './dialect'
 import { insertRows, isTransientConflict, isUniqueViolation, type AddOnConflict } from './sql'
-import { runPostgresBatch, runPostgresInserts, type RawPostgres } from './postgres-batch'
+import { commitPostgresInserts, runPostgresBatch, runPostgresInserts, type RawPostgres } from './postgres-batch'
 import { isStaleState, runInsertScript, scriptEngine, type InsertStatement, type RawSqlite, type ScriptGuard } from './sql-script'
 import { tenantKeys, type TenantKeys } from './tenant-keys'
 
@@ -65,9 +65,10 @@ export interface RowSealer<Link = unknown> {
    * For a table other processes append to as well (a team vault's audit log):
    * waits for the table's turn, held until the transaction ends, and returns the
    * link after the last row anyone committed, and whether another process had
-   * appended since this one's last commit. Absent when this process is the only writer.
+   * appended since this one's last commit; `run` sends statements in the batch's
+   * transaction. Absent when this process is the only writer.
    */
-  resume?(tx: Tx): Promise<{ link: Link; othersAppended: boolean }>
+  resume?(run: RunScript): Promise<{ link: Link; othersAppended: boolean }>
   /**
    * With `resume`, for a batch written in one trip (PostgreSQL's script): the
    * script's first step, which waits for the table's turn and fails with
@@ -75,6 +76,9 @@ export interface RowSealer<Link = unknown> {
    */
   expectHead?(link: Link): ScriptGuard
 }
+
+/** Sends a script of statements in a transaction of the queue; resolves with each statement's result, in order. */
+export type RunScript = (script: string) => Promise<readonly { rows: unknown[] }[]>
 
 export type WriteWork<T> = (tx: Tx) => Promise<T>
 export type AppendWork<T> = (rows: RowBuffer) => T
@@ -158,9 +162,9 @@ class BatchRows implements RowBuffer {
    * Continues from the table's committed head when other processes append to it too
    * (see RowSealer.resume); resolves with whether one of them had appended since this process's last commit.
    */
-  async resume(tx: Tx): Promise<boolean> {
+  async resume(run: RunScript): Promise<boolean> {
     if (!this.sealer?.resume) return false
-    const { link, othersAppended } = await this.sealer.resume(tx)
+    const { link, othersAppended } = await this.sealer.resume(run)
     this.link = link
     return othersAppended
   }
@@ -209,6 +213,26 @@ class BatchRows implements RowBuffer {
       else await runPostgresBatch(connection as RawPostgres, statements, this.sealer?.expectHead?.(this.sealer.head))
     } catch (error) {
       throw isStaleState(error) ? error : this.conflictOfAny(statements, error)
+    }
+  }
+
+  /**
+   * Runs everything queued as a transaction in two round trips (PostgreSQL): the first
+   * begins it and takes the sealed table's turn, the second writes the rows, sealed
+   * from the head the turn read, and commits. Resolves with whether another process
+   * had appended since this one's last commit (see RowSealer.resume).
+   */
+  async runAfterTurn(): Promise<boolean> {
+    const connection = this.oneTrip!.connection as RawPostgres
+    let statements: TableRows[] = []
+    try {
+      const othersAppended = await this.resume(async (script) => ((await connection.query(`BEGIN;${script}`)) as { rows: unknown[] }[]).slice(1))
+      statements = this.takeSealed()
+      await commitPostgresInserts(connection, statements)
+      return othersAppended
+    } catch (error) {
+      await connection.query('ROLLBACK').catch(() => undefined) // nothing to roll back if COMMIT itself failed
+      throw this.conflictOfAny(statements, error)
     }
   }
 
@@ -380,25 +404,35 @@ export class WriteQueue {
 
   private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
     const oneTrip = this.scriptable && { engine: this.scriptable, connection }
-    if (oneTrip && !this.othersAppending && units.every((unit) => unit.kind === 'append')) {
-      const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
-      const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
-      try {
-        await rows.runAsScript()
+    if (oneTrip && units.every((unit) => unit.kind === 'append')) {
+      const appendAll = (rows: BatchRows) => units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
+      if (!this.othersAppending) {
+        const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
+        const results = appendAll(rows)
+        try {
+          await rows.runAsScript()
+          rows.committed()
+          return results
+        } catch (error) {
+          // Another process appended to the chain since this one's last commit: run the batch
+          // again after taking the chain's turn, sealed from the committed head.
+          if (!isStaleState(error)) throw error
+          this.othersAppending = true
+        }
+      }
+      if (oneTrip.engine === 'postgres') {
+        const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
+        const results = appendAll(rows)
+        this.othersAppending = await rows.runAfterTurn()
         rows.committed()
         return results
-      } catch (error) {
-        // Another process appended to the chain since this one's last commit: run the batch
-        // again as a transaction that reads the committed head (and refreshes the sealer's).
-        if (!isStaleState(error)) throw error
-        this.othersAppending = true
       }
     }
     const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)
-      this.othersAppending = await rows.resume(tx)
+      this.othersAppending = await rows.resume((script) => trx.raw(script) as unknown as Promise<{ rows: unknown[] }[]>)
       const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {

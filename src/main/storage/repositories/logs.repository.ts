@@ -3,7 +3,7 @@ import { sql, type Db, type Tx } from '../connections'
 import { AUDIT_CHAIN_LOCK, engineOf, storesMessageCodes } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
-import type { RowBuffer } from '../write-queue'
+import type { RowBuffer, RunScript } from '../write-queue'
 import type { ScriptGuard } from '../sql-script'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
@@ -436,14 +436,14 @@ const CHECKPOINT_COLUMNS = ['checkpoint_seq', 'checkpoint_mac', 'anchor_seq', 'a
 
 /**
  * Makes the processes appending to one audit chain (a team vault's instances)
- * take turns, until the end of the transaction `db`, and reads what the turn
- * continues from. On PostgreSQL in one round trip: the lock, then the checkpoint
- * and the newest entry, each a statement of its own and so read after the lock
- * is granted (a statement sees what committed before it began). PostgreSQL only:
- * a file vault has one writer, which never waits for a turn.
+ * take turns, until the end of the transaction `run` sends its script in, and
+ * reads what the turn continues from. On PostgreSQL in one round trip: the lock,
+ * then the checkpoint and the newest entry, each a statement of its own and so
+ * read after the lock is granted (a statement sees what committed before it
+ * began). PostgreSQL only: a file vault has one writer, which never waits for a turn.
  */
-export async function takeAuditChainTurn(db: Db): Promise<ChainTurn> {
-  const [, checkpoint, last] = (await sql(db).raw(
+export async function takeAuditChainTurn(run: RunScript): Promise<ChainTurn> {
+  const [, checkpoint, last] = (await run(
     `SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}); SELECT ${CHECKPOINT_COLUMNS.join(', ')} FROM log_chain LIMIT 1; SELECT seq, mac FROM logs ORDER BY seq DESC LIMIT 1`
   )) as { rows: never[] }[]
   return { checkpoint: checkpoint.rows[0], last: last.rows[0] }
