@@ -7,6 +7,7 @@ import knex, { type Knex } from 'knex'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
 import { openDatabase, type Database } from '../../src/main/storage/database'
+import { sql } from '../../src/main/storage/connections'
 import { postgresConnection } from '../../src/main/storage/dialect'
 import { createTestDatabase } from './postgres'
 
@@ -101,4 +102,24 @@ export async function storedBytes(dataDir: string): Promise<Buffer> {
   if (url) return execFileSync('pg_dump', ['--data-only', '--dbname', url], { maxBuffer: 1 << 28 })
   const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`]
   return Buffer.concat(await Promise.all(files.map((file) => readFile(join(dataDir, file)).catch(() => Buffer.alloc(0)))))
+}
+
+/** What is sent on `database`'s writer connection (its pool holds one) while `work` runs: each query's text. */
+export async function sentOnWriter(database: Database, work: () => Promise<unknown>): Promise<string[]> {
+  const writer = sql(database.writer)
+  const connection = (await writer.client.acquireConnection()) as { query: (...args: unknown[]) => unknown }
+  writer.client.releaseConnection(connection)
+  const sent: string[] = []
+  const query = connection.query
+  connection.query = function (this: unknown, ...args: unknown[]) {
+    const text = args[0]
+    sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
+    return query.apply(this, args)
+  }
+  try {
+    await work()
+  } finally {
+    connection.query = query
+  }
+  return sent
 }

@@ -15,7 +15,7 @@ import { runPostgresBatch, type RawPostgres } from '../../src/main/storage/postg
 import { auditChainTurnGuard, lastChainedLog, takeAuditChainTurn } from '../../src/main/storage/repositories/logs.repository'
 import { isStaleState } from '../../src/main/storage/sql-script'
 import { WriteQueue } from '../../src/main/storage/write-queue'
-import { usePostgresDatabase } from '../helpers/database'
+import { sentOnWriter, usePostgresDatabase } from '../helpers/database'
 
 describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
   const database = usePostgresDatabase({ instances: 2 })
@@ -93,7 +93,7 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     const append = (queue: WriteQueue, message: string) => queue.append((rows) => rows.insert('logs', columns, [entry(message)], { sealed: true }))
 
     // The first batch on A after B appended is refused once; while A and B keep taking turns, A never sends another that would be.
-    const alternating = await sentDuring(first(), async () => {
+    const alternating = await sentOnWriter(first(), async () => {
       for (let turn = 1; turn <= 4; turn++) {
         await append(b, `b${turn}`)
         await append(a, `a${turn}`)
@@ -107,7 +107,7 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     expect(alternating.filter((text) => text.includes('INSERT INTO logs') && text.endsWith('COMMIT;') && !text.startsWith('BEGIN;'))).toHaveLength(4)
 
     // Alone again: the next batch takes the turn and finds no entry of B's since A's last; those after it go in one trip.
-    const alone = await sentDuring(first(), async () => {
+    const alone = await sentOnWriter(first(), async () => {
       for (let turn = 5; turn <= 7; turn++) await append(a, `a${turn}`)
     })
     expect(alone.filter((text) => text === 'ROLLBACK')).toEqual([])
@@ -127,24 +127,4 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     expect(chain.map((row) => row.message)).toEqual(['b1', 'a1', 'b2', 'a2', 'b3', 'a3', 'b4', 'a4', 'a5', 'a6', 'a7', 'b5', 'a8'])
     expect(chain.map((row) => Number(row.seq))).toEqual(Array.from({ length: 13 }, (_, i) => 102 + i))
   })
-
-  /** What is sent on `instance`'s writer connection (its pool holds one) while `work` runs. */
-  async function sentDuring(instance: Database, work: () => Promise<unknown>): Promise<string[]> {
-    const knex = sql(instance.writer)
-    const connection = (await knex.client.acquireConnection()) as { query: (...args: unknown[]) => unknown }
-    knex.client.releaseConnection(connection)
-    const sent: string[] = []
-    const query = connection.query
-    connection.query = function (this: unknown, ...args: unknown[]) {
-      const text = args[0]
-      sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
-      return query.apply(this, args)
-    }
-    try {
-      await work()
-    } finally {
-      connection.query = query
-    }
-    return sent
-  }
 })

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
 import { flushRows, rowsOf, WriteQueue } from '../../src/main/storage/write-queue'
-import { usePostgresDatabase } from '../helpers/database'
+import { sentOnWriter, usePostgresDatabase } from '../helpers/database'
 
 const COLUMNS = ['name', 'last_run_at']
 const LEASED_COLUMNS = ['name', 'last_run_at', 'leased_until']
@@ -15,32 +15,12 @@ const LEASED_COLUMNS = ['name', 'last_run_at', 'leased_until']
 describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
   const database = usePostgresDatabase()
 
-  /** Records what is sent on the writer's connection (the pool holds one) while `work` runs. */
-  async function sentDuring(work: () => Promise<unknown>): Promise<string[]> {
-    const knex = sql(database.db.writer)
-    const connection = (await knex.client.acquireConnection()) as { query: (...args: unknown[]) => unknown }
-    knex.client.releaseConnection(connection)
-    const sent: string[] = []
-    const query = connection.query
-    connection.query = function (this: unknown, ...args: unknown[]) {
-      const text = args[0]
-      sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text))
-      return query.apply(this, args)
-    }
-    try {
-      await work()
-    } finally {
-      connection.query = query
-    }
-    return sent
-  }
-
   const append = (queue: WriteQueue, name: string) => queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 1 }]))
 
   it('commits the appends of a batch with a transactional unit as one script, before that unit, which sees them', async () => {
     const queue = new WriteQueue(database.db.writer)
     let seen: string[] = []
-    const sent = await sentDuring(() =>
+    const sent = await sentOnWriter(database.db, () =>
       Promise.all([
         append(queue, 'a'),
         queue.run(async (trx) => (seen = (await sql(trx)('job_runs').whereIn('name', ['a', 'b', 'c']).orderBy('name')).map((row) => row.name))),
@@ -59,7 +39,7 @@ describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
   it('flushes the rows a transactional unit queued for several statements in one trip, which it then reads', async () => {
     const queue = new WriteQueue(database.db.writer)
     let seen: string[] = []
-    const sent = await sentDuring(() =>
+    const sent = await sentOnWriter(database.db, () =>
       queue.run(async (tx) => {
         rowsOf(tx).insert('job_runs', COLUMNS, [{ name: 'd', last_run_at: 1 }])
         rowsOf(tx).insert('job_runs', LEASED_COLUMNS, [{ name: 'e', last_run_at: 1, leased_until: 2 }])
