@@ -420,7 +420,7 @@ export class WriteQueue {
           this.othersAppending = true
         }
       }
-      if (oneTrip.engine === 'postgres') {
+      if (oneTrip.engine === 'postgres' && this.options.sealer?.resume) {
         const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
         const results = appendAll(rows)
         this.othersAppending = await rows.runAfterTurn()
