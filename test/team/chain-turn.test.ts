@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { AuditChain, type ChainLink } from '../../src/main/app/audit-chain'
+import { AuditChain, GENESIS, type ChainLink } from '../../src/main/app/audit-chain'
 import type { AuditMacKey } from '../../src/main/crypto/audit'
 import { sql } from '../../src/main/storage/connections'
 import type { Database } from '../../src/main/storage/database'
@@ -81,12 +81,10 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
 
   it('takes the turn first while the other instance appends in between, and sends a batch in one trip again once it stops', async () => {
     const key = randomBytes(32) as unknown as AuditMacKey
-    const head = async (): Promise<ChainLink> => {
-      const last = await lastChainedLog(first().reader)
-      return { seq: Number(last!.seq), mac: last!.mac! }
-    }
-    const queueOf = async (instance: Database) => new WriteQueue(instance.writer, { sealer: new AuditChain(key, await head(), true) })
-    const [a, b] = [await queueOf(first()), await queueOf(second())]
+    const last = await lastChainedLog(first().reader)
+    const head: ChainLink = last?.mac ? { seq: Number(last.seq), mac: last.mac } : GENESIS
+    const queueOf = (instance: Database) => new WriteQueue(instance.writer, { sealer: new AuditChain(key, head, true) })
+    const [a, b] = [queueOf(first()), queueOf(second())]
     const columns = ['tenant_key', 'entity_type', 'entity_id', 'operation', 'message', 'created_at', 'seq', 'mac']
     // Every field the chain's MAC covers; only the columns above are stored.
     const entry = (message: string) => ({ tenant_key: 1, tenant_id: 't', actor_id: null, actor_type: null, entity_type: 'token', entity_id: 'e', operation: 'read', message, created_at: 1, count: null, trace_id: null })
@@ -123,8 +121,8 @@ describe('The audit chain turn on PostgreSQL', { timeout: 60_000 }, () => {
     const outcomes = await Promise.allSettled([withJob('a8', 'job'), withJob('a9', 'job')])
     expect(outcomes.map((outcome) => (outcome.status === 'rejected' ? String(outcome.reason) : 'ok'))).toEqual(['ok', 'Error: job exists'])
 
-    const chain = await sql(second().reader)('logs').where('seq', '>', 101).orderBy('seq').select('seq', 'message')
+    const chain = await sql(second().reader)('logs').where('seq', '>', head.seq).orderBy('seq').select('seq', 'message')
     expect(chain.map((row) => row.message)).toEqual(['b1', 'a1', 'b2', 'a2', 'b3', 'a3', 'b4', 'a4', 'a5', 'a6', 'a7', 'b5', 'a8'])
-    expect(chain.map((row) => Number(row.seq))).toEqual(Array.from({ length: 13 }, (_, i) => 102 + i))
+    expect(chain.map((row) => Number(row.seq))).toEqual(Array.from({ length: 13 }, (_, i) => head.seq + 1 + i))
   })
 })
