@@ -78,7 +78,7 @@ export interface RowSealer<Link = unknown> {
 }
 
 /** Sends a script of statements in a transaction of the queue; resolves with each statement's result, in order. */
-export type RunScript = (script: string) => Promise<readonly { rows: unknown[] }[]>
+export type RunScript = (script: string) => PromiseLike<readonly { rows: unknown[] }[]>
 
 export type WriteWork<T> = (tx: Tx) => Promise<T>
 export type AppendWork<T> = (rows: RowBuffer) => T
@@ -402,17 +402,21 @@ export class WriteQueue {
     }
   }
 
+  /** A batch of appends, queued into rows of its own and written by `write` outside a knex transaction; resolves with their results once committed. */
+  private async appendInTrips(oneTrip: OneTrip, units: Unit[], write: (rows: BatchRows) => Promise<void>): Promise<unknown[]> {
+    const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
+    const results = units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
+    await write(rows)
+    rows.committed()
+    return results
+  }
+
   private async transact(connection: WriterConnection, units: Unit[]): Promise<unknown[]> {
     const oneTrip = this.scriptable && { engine: this.scriptable, connection }
     if (oneTrip && units.every((unit) => unit.kind === 'append')) {
-      const appendAll = (rows: BatchRows) => units.map((unit) => (unit as { work: AppendWork<unknown> }).work(rows))
       if (!this.othersAppending) {
-        const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
-        const results = appendAll(rows)
         try {
-          await rows.runAsScript()
-          rows.committed()
-          return results
+          return await this.appendInTrips(oneTrip, units, (rows) => rows.runAsScript())
         } catch (error) {
           // Another process appended to the chain since this one's last commit: run the batch
           // again after taking the chain's turn, sealed from the committed head.
@@ -421,18 +425,16 @@ export class WriteQueue {
         }
       }
       if (oneTrip.engine === 'postgres' && this.options.sealer?.resume) {
-        const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
-        const results = appendAll(rows)
-        this.othersAppending = await rows.runAfterTurn()
-        rows.committed()
-        return results
+        return this.appendInTrips(oneTrip, units, async (rows) => {
+          this.othersAppending = await rows.runAfterTurn()
+        })
       }
     }
     const rows = new BatchRows(this.options.sealer, this.tenantKeys, this.engine, oneTrip)
     const results = await this.db.transaction(async (trx) => {
       const tx = txOf(trx)
       transactionRows.set(tx, rows)
-      this.othersAppending = await rows.resume((script) => trx.raw(script) as unknown as Promise<{ rows: unknown[] }[]>)
+      this.othersAppending = await rows.resume((script) => trx.raw(script))
       const outcomes: unknown[] = []
       for (const unit of units) {
         if (unit.kind === 'append') {
