@@ -12,6 +12,13 @@ export function isTokenTypeName(value: unknown): value is TokenTypeName {
   return (TOKEN_TYPE_NAMES as readonly unknown[]).includes(value)
 }
 
+/**
+ * Tokens one `POST /tokenize` may create (plain values and token requests together). The whole
+ * request is one transaction of the single writer, which every other write (each read's audit
+ * entry included) waits for: this bounds how long one caller can hold the others up.
+ */
+export const TOKENIZE_MAX_TOKENS = 1000
+
 /** Digits a card number may have. */
 export const CARD_NUMBER_DIGITS = { min: 13, max: 19 } as const
 /** Digits a bank account number may have. */

@@ -14,6 +14,7 @@ import { tokenKeys } from './token-crypto'
 import type { TokenKeys } from '../domain/token'
 import { admitExpressions, parseCreateToken, prepareToken, type PrepareContext, type PreparedToken } from '../domain/token-request'
 import type { CreateTokenInput } from '../../shared/contracts'
+import { TOKENIZE_MAX_TOKENS } from '../../shared/token-rules'
 import { toWireToken } from '../domain/token-view'
 import { appendPrepared, type TokensService } from './tokens.service'
 import { addFieldError, formatPath } from '../domain/validation'
@@ -98,8 +99,11 @@ export class TokenizeService {
     return out
   }
 
-  /** Records one token request; returns a placeholder holding its slot index. */
+  /** Records one token request; returns a placeholder holding its slot index. Past the limit, the rest of the body is not walked. */
   private slot(request: unknown, path: PropertyKey[], plain: boolean, slots: Slot[]): Placeholder {
+    if (slots.length === TOKENIZE_MAX_TOKENS) {
+      throw ValidationError.field('(body)', `a request may create at most ${TOKENIZE_MAX_TOKENS} tokens (plain values and token requests together): send more in several requests`)
+    }
     slots.push({ request, prefix: formatPath(path, '').replace(/^\(body\)$/, ''), plain })
     return new Placeholder(slots.length - 1)
   }

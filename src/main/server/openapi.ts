@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi'
 import packageJson from '../../../package.json'
 import * as contract from '../../shared/contracts'
+import { TOKENIZE_MAX_TOKENS } from '../../shared/token-rules'
 
 export type OpenApiDocument = ReturnType<typeof createDocument>
 
@@ -234,7 +235,7 @@ const PATHS: ZodOpenApiPathsObject = {
     post: operation('tokenize', {
       tag: 'Tokenize',
       summary: 'Tokenize any JSON shape',
-      description: 'Atomic: every element is validated and checked for `token:create` on its containers before anything is stored; one failure and nothing is created. Errors name elements by path, e.g. `[3].data.number`.',
+      description: `Atomic: every element is validated and checked for \`token:create\` on its containers before anything is stored; one failure and nothing is created. At most ${TOKENIZE_MAX_TOKENS.toLocaleString('en')} tokens per request (plain values and token requests together); more is a 400 naming \`(body)\`. Errors name elements by path, e.g. \`[3].data.number\`.`,
       permissions: ['token:create'],
       body: { schema: contract.tokenizeBody },
       responses: { 200: jsonResponse('The same shape with tokens in place of the values.', contract.tokenizeResult) },

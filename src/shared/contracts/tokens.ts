@@ -1,7 +1,7 @@
 /** Tokens and tokenize: create, list, update (merge patch), reveal, and the token object. */
 import { z } from 'zod'
 import { containerPath } from './access'
-import { isTokenTypeName, TOKEN_TYPE_NAMES } from '../token-rules'
+import { isTokenTypeName, TOKEN_TYPE_NAMES, TOKENIZE_MAX_TOKENS } from '../token-rules'
 import { checkWith, pageOf, pageQuery, queryInt, queryList, timestamp } from './common'
 import { withoutNul } from './fields'
 
@@ -231,7 +231,7 @@ export const tokenizeBody: z.ZodType<TokenizeValue> = z
   ])
   .meta({
     id: 'TokenizeRequest',
-    description: 'Any JSON value. A plain value becomes a `token` token; an object with `type` and `data` is a token request; other objects and arrays nest.'
+    description: `Any JSON value. A plain value becomes a \`token\` token; an object with \`type\` and \`data\` is a token request; other objects and arrays nest. At most ${TOKENIZE_MAX_TOKENS.toLocaleString('en')} tokens (plain values and token requests together).`
   })
 
 type TokenizeResultValue = string | null | z.infer<typeof token> | TokenizeResultValue[] | { [key: string]: TokenizeResultValue }

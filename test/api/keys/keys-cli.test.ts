@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KeyStatus, TenantKeyStatus } from '../../../src/shared/types'
+import { TOKENIZE_MAX_TOKENS } from '../../../src/shared/token-rules'
 import { openJson } from '../../../src/main/crypto/aead'
 import { encodeMasterKey, generateMasterKey, loadMasterKey, MASTER_KEY_FILE } from '../../../src/main/bootstrap/master-key'
 import { readySodium } from '../../../src/main/crypto/sodium'
@@ -72,8 +73,11 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     const vault = await openVault({ dataDir, masterKey: (await loadMasterKey(dataDir, {}))!, logger: silentLogger() })
     const owner: Actor = { type: 'user', id: vault.ownerUserId, tenantId: vault.tenantId, isMember: true, permissions: [], rules: [] }
     const requests = Array.from({ length: TOKENS }, (_, i) => ({ type: 'token', data: { customer: `customer ${i}`, points: i } }))
-    const created = (await vault.services.tokenize.run(owner, requests)) as Array<{ id: string; data: unknown }>
-    requests.forEach((request, i) => tokens.set(created[i].id, request.data))
+    for (let start = 0; start < TOKENS; start += TOKENIZE_MAX_TOKENS) {
+      const batch = requests.slice(start, start + TOKENIZE_MAX_TOKENS)
+      const created = (await vault.services.tokenize.run(owner, batch)) as Array<{ id: string; data: unknown }>
+      batch.forEach((request, i) => tokens.set(created[i].id, request.data))
+    }
     await vault.services.invitations.create(owner, { email: 'ada@example.com' })
     await vault.close()
   })

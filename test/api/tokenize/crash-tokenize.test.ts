@@ -7,9 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TOKENIZE_MAX_TOKENS } from '../../../src/shared/token-rules'
 import { run, serve, terminate, type Served } from '../../helpers/cli'
 
-const VALUES_PER_REQUEST = 2_000
+const VALUES_PER_REQUEST = TOKENIZE_MAX_TOKENS
 const CONCURRENT_REQUESTS = 4
 
 async function call<T>(server: Served, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TOKENIZE_MAX_TOKENS } from '../../../src/shared/token-rules'
 import { startTestService, type TestService } from '../../helpers/service'
 import { breakLuhn, cardNumber } from '../../helpers/tokens'
 
@@ -357,6 +358,18 @@ describe('POST /tokenize atomicity', () => {
   it('creates nothing when a literal id is repeated', async () => {
     const response = await service.request('POST', '/tokenize', { key: revealer.key, body: ['a', { id: 'same', type: 'token', data: 1 }, { id: 'same', type: 'token', data: 2 }] })
     expect(response.status).toBe(409)
+    await expectNothingCreated()
+  })
+
+  it('refuses more than 1,000 tokens in one request, nested ones counted, naming the body, and creates nothing', async () => {
+    const values = Array.from({ length: TOKENIZE_MAX_TOKENS }, (_, i) => `value-${i}`)
+    for (const body of [[...values, 'one more'], { values, card: { type: 'card', data: { number: cardNumber(), expiration_month: 12, expiration_year: 2035 } } }]) {
+      const response = await service.request('POST', '/tokenize', { key: revealer.key, body })
+      expect(response.status).toBe(400)
+      expect(response.headers.get('content-type')).toContain('application/problem+json')
+      expect(Object.keys(response.body.errors)).toEqual(['(body)'])
+      expect(response.body.errors['(body)'][0]).toContain(`at most ${TOKENIZE_MAX_TOKENS} tokens`)
+    }
     await expectNothingCreated()
   })
 

@@ -1,6 +1,7 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { setApi } from '@renderer/api'
+import { TOKENIZE_MAX_TOKENS } from '@shared/token-rules'
 import { CHUNK_ROWS, useTokenizeStore } from '@renderer/stores/tokenize'
 import { fakeApi, problem } from '../fake-api'
 
@@ -67,6 +68,21 @@ describe('useTokenizeStore', () => {
     expect(store.results[1]).toEqual({ name: 'n1', card_number: 'tok_2', note: '' })
   })
 
+  it(`sends fewer rows a call when they hold more than ${TOKENIZE_MAX_TOKENS} tokens, the most one request may create`, async () => {
+    const run = echoTokenize()
+    setApi(fakeApi({ tokenize: { run } }))
+    const store = useTokenizeStore()
+    store.loadJson(JSON.stringify(Array.from({ length: 600 }, (_, i) => ({ a: `a${i}`, b: `b${i}`, c: `c${i}`, d: i % 2 ? '' : `d${i}` }))))
+    await store.run()
+    const tokensPerCall = run.mock.calls.map(([body]) => (body as Record<string, unknown>[]).reduce((sum, row) => sum + Object.keys(row).length, 0))
+    expect(tokensPerCall.every((tokens) => tokens <= TOKENIZE_MAX_TOKENS)).toBe(true)
+    expect(run.mock.calls.map(([body]) => (body as unknown[]).length)).toEqual([285, 285, 30])
+    expect(store.status).toBe('done')
+    expect(store.processed).toBe(600)
+    expect(store.tokensCreated).toBe(2100)
+    expect(store.results[599]).toEqual({ a: 'tok_2097', b: 'tok_2098', c: 'tok_2099', d: '' })
+  })
+
   it('cancels after the chunk in flight', async () => {
     const store = useTokenizeStore()
     const run = vi.fn(async (body: unknown) => {
@@ -75,6 +91,7 @@ describe('useTokenizeStore', () => {
     })
     setApi(fakeApi({ tokenize: { run } }))
     store.loadCsv(csv(1200), 'people.csv')
+    store.setRole('name', 'keep')
     await store.run()
     expect(run).toHaveBeenCalledTimes(1)
     expect(store.status).toBe('cancelled')
@@ -90,6 +107,7 @@ describe('useTokenizeStore', () => {
     setApi(fakeApi({ tokenize: { run } }))
     const store = useTokenizeStore()
     store.loadCsv(csv(1200), 'people.csv')
+    store.setRole('name', 'keep')
     await store.run()
     expect(store.status).toBe('failed')
     expect(store.processed).toBe(500)

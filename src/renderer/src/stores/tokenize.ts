@@ -1,7 +1,7 @@
 import Papa from 'papaparse'
 import { defineStore } from 'pinia'
 import { computed, ref, shallowRef } from 'vue'
-import { CARD_NUMBER_DIGITS, tokenDataErrors, type TokenTypeName } from '@shared/token-rules'
+import { CARD_NUMBER_DIGITS, TOKENIZE_MAX_TOKENS, tokenDataErrors, type TokenTypeName } from '@shared/token-rules'
 import type { Token } from '@shared/types'
 import { api, ProblemError } from '@renderer/api'
 import { downloadCsv } from '@renderer/composables/csv'
@@ -20,8 +20,15 @@ export interface ColumnMapping {
 
 export type Row = Record<string, unknown>
 
-/** Rows per `tokenize.run` call: small enough to keep progress moving and each request well under the body limit. */
+/** Rows per `tokenize.run` call at most: small enough to keep progress moving and each request well under the body limit. */
 export const CHUNK_ROWS = 500
+
+/** Rows sent in one `tokenize.run` call: where they start in the file, and the request of each. */
+interface Chunk {
+  start: number
+  rows: Row[]
+  requests: Row[]
+}
 
 const CARD_COLUMN = /card|pan|cc_?num|credit/i
 /** Shaped like a card number, whether or not its check digit is right (a wrong one is named when the run starts). */
@@ -163,6 +170,25 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     return out
   }
 
+  /** The rows in chunks of at most CHUNK_ROWS rows and TOKENIZE_MAX_TOKENS tokens, the most one request may create. */
+  function chunks(): Chunk[] {
+    const all: Chunk[] = []
+    let chunk: Chunk | undefined
+    let tokens = 0
+    rows.value.forEach((row, index) => {
+      const request = requestFor(row)
+      const count = Object.keys(request).length
+      if (!chunk || chunk.rows.length === CHUNK_ROWS || tokens + count > TOKENIZE_MAX_TOKENS) {
+        all.push((chunk = { start: index, rows: [], requests: [] }))
+        tokens = 0
+      }
+      chunk.rows.push(row)
+      chunk.requests.push(request)
+      tokens += count
+    })
+    return all
+  }
+
   /** Refuses to start when a card cell breaks a card rule: nothing is sent, so no file is tokenized in part for it. */
   function checkCards(): boolean {
     const problems = invalidCards(rows.value, columns.value)
@@ -173,7 +199,7 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     return false
   }
 
-  /** Tokenizes every row, CHUNK_ROWS per call, yielding to the UI between calls; stops at the first failed chunk. */
+  /** Tokenizes every row a chunk per call (see `chunks`), yielding to the UI between calls; stops at the first failed chunk. */
   async function run(): Promise<void> {
     if (!canRun.value) return
     cancelRequested = false
@@ -185,14 +211,11 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     if (!checkCards()) return
     status.value = 'running'
     const output: Row[] = []
-    const all = rows.value
-    for (let start = 0; start < all.length; start += CHUNK_ROWS) {
+    for (const { start, rows: chunk, requests } of chunks()) {
       if (cancelRequested) {
         status.value = 'cancelled'
         break
       }
-      const chunk = all.slice(start, start + CHUNK_ROWS)
-      const requests = chunk.map(requestFor)
       const sent = await runChunk(
         'Bulk tokenize',
         async () => {
