@@ -1,7 +1,7 @@
 /**
  * Hostile request bodies for the expression-cost measurement of bench/run.ts: the most
- * expensive bodies the expression limits still accept, and bodies they refuse. Each
- * carries the status it is expected to get.
+ * expensive bodies the expression limits still accept, and bodies they (or the limit of
+ * tokens per tokenize) refuse. Each carries the status it is expected to get.
  */
 
 export interface HostileRequest {
@@ -54,6 +54,13 @@ export function hostileRequests(): HostileRequest[] {
       method: 'POST',
       path: '/tokenize',
       body: JSON.stringify(Array.from({ length: 501 }, (_, i) => ({ type: 'token', data: `v${i}`, search_indexes: Array.from({ length: 20 }, () => heavy('c')) }))),
+      expected: [400]
+    },
+    {
+      label: 'POST /tokenize of 100,000 plain values (refused: at most 1,000 tokens a request)',
+      method: 'POST',
+      path: '/tokenize',
+      body: JSON.stringify(Array.from({ length: 100_000 }, (_, i) => i)),
       expected: [400]
     },
     {
