@@ -314,6 +314,8 @@ class Evaluation {
 export class ExpressionBudget {
   private counted = 0
   private spentMs = 0
+  /** Time spent on the request's other work between evaluations (see `worked`). */
+  private workedMs = 0
 
   constructor(readonly limits: ExpressionLimits = EXPRESSION_LIMITS) {}
 
@@ -342,8 +344,17 @@ export class ExpressionBudget {
    */
   mustBreathe(): boolean {
     // A request that has spent less than a slice (nearly every request) never waits.
-    if (this.spentMs < BREATHE_EVERY_MS) return false
+    if (this.spentMs + this.workedMs < BREATHE_EVERY_MS) return false
     return !(currentSlice.owner === this && performance.now() < currentSlice.endsAt)
+  }
+
+  /**
+   * Charges work other than expressions that the request does between them (sealing the
+   * tokens of a bulk request): it counts towards giving way in slices, not against the
+   * expression time budget, so a request with many tokens but no expressions gives way too.
+   */
+  worked(ms: number): void {
+    this.workedMs += ms
   }
 
   /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { TOKENIZE_MAX_TOKENS } from '../../../src/shared/token-rules'
 import { startTestService, type TestService } from '../../helpers/service'
 import { breakLuhn, cardNumber } from '../../helpers/tokens'
@@ -173,6 +173,32 @@ describe('POST /tokenize', () => {
     expect((await read(ids[999])).body.data).toBe('value-999')
     const listed = await service.request('GET', `/tokens?${ids.slice(0, 50).map((id) => `id=${id}`).join('&')}&size=100`, { key: revealer.key })
     expect(listed.body.pagination.total_items).toBe(50)
+  })
+
+  it('gives way to other work in slices while it seals a thousand tokens, without any expression', async () => {
+    const { services, owner } = service.host.vault
+    const writes = services.context.writes
+    const append = writes.append.bind(writes)
+    let turns = 0
+    let turnsBeforeWrite: number | undefined
+    const spy = vi.spyOn(writes, 'append').mockImplementation((work) => {
+      turnsBeforeWrite ??= turns
+      return append(work)
+    })
+    let counting = true
+    const ticking = (async () => {
+      for (; counting; turns++) await new Promise((resolve) => setImmediate(resolve))
+    })()
+    try {
+      const started = turns
+      await services.tokenize.run(owner, Array.from({ length: TOKENIZE_MAX_TOKENS }, (_, i) => `slice-${i}`))
+      // Sealed in one go, the tokens would reach the write queue in the turn the request began.
+      expect(turnsBeforeWrite! - started).toBeGreaterThanOrEqual(2)
+    } finally {
+      counting = false
+      spy.mockRestore()
+      await ticking
+    }
   })
 
   it('answers two token requests with the same literal id with 409 and creates nothing', async () => {
