@@ -23,11 +23,12 @@ export type Row = Record<string, unknown>
 /** Rows per `tokenize.run` call at most: small enough to keep progress moving and each request well under the body limit. */
 export const CHUNK_ROWS = 500
 
-/** Rows sent in one `tokenize.run` call: where they start in the file, and the request of each. */
+/** Rows sent in one `tokenize.run` call: where they start in the file, the request of each, and the tokens they ask for. */
 interface Chunk {
   start: number
   rows: Row[]
   requests: Row[]
+  tokens: number
 }
 
 const CARD_COLUMN = /card|pan|cc_?num|credit/i
@@ -174,17 +175,15 @@ export const useTokenizeStore = defineStore('tokenize', () => {
   function chunks(): Chunk[] {
     const all: Chunk[] = []
     let chunk: Chunk | undefined
-    let tokens = 0
     rows.value.forEach((row, index) => {
       const request = requestFor(row)
       const count = Object.keys(request).length
-      if (!chunk || chunk.rows.length === CHUNK_ROWS || tokens + count > TOKENIZE_MAX_TOKENS) {
-        all.push((chunk = { start: index, rows: [], requests: [] }))
-        tokens = 0
+      if (!chunk || chunk.rows.length === CHUNK_ROWS || chunk.tokens + count > TOKENIZE_MAX_TOKENS) {
+        all.push((chunk = { start: index, rows: [], requests: [], tokens: 0 }))
       }
       chunk.rows.push(row)
       chunk.requests.push(request)
-      tokens += count
+      chunk.tokens += count
     })
     return all
   }
@@ -211,7 +210,7 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     if (!checkCards()) return
     status.value = 'running'
     const output: Row[] = []
-    for (const { start, rows: chunk, requests } of chunks()) {
+    for (const { start, rows: chunk, requests, tokens } of chunks()) {
       if (cancelRequested) {
         status.value = 'cancelled'
         break
@@ -221,7 +220,7 @@ export const useTokenizeStore = defineStore('tokenize', () => {
         async () => {
           const responses = (await api().tokenize.run(requests)) as Row[]
           chunk.forEach((row, i) => output.push(outputFor(row, responses[i] ?? {})))
-          tokensCreated.value += requests.reduce((sum, request) => sum + Object.keys(request).length, 0)
+          tokensCreated.value += tokens
           processed.value = start + chunk.length
         },
         { failed: (error) => (runError.value = describeChunkError(error, start)) }
