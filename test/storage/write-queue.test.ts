@@ -103,6 +103,24 @@ describe('WriteQueue', () => {
       expect(await stamps()).toEqual([['a', 1], ['b', 2], ['c', 3], ['d', 4]])
     })
 
+    it('keeps bulk units within a batch weight, lets light units behind them go first, and always takes the oldest', async () => {
+      const batches: string[][] = []
+      const sealer: RowSealer<number> = {
+        seal(rows, last) {
+          batches.push((rows as { name: string }[]).map((row) => row.name))
+          return last + rows.length
+        },
+        advance() {}
+      }
+      queue = new WriteQueue(db().writer, { sealer, maxWeight: 10, maxWeightAhead: 1 })
+      const insert = (name: string, weight: number) =>
+        queue.append((rows) => rows.insert('job_runs', COLUMNS, [{ name, last_run_at: 0 }], { sealed: true }), weight)
+      // Queued in one tick, oldest first: bulk units of weight 6, 6, 4 and 20 with two single-row units between them.
+      await Promise.all([insert('bulk 6a', 6), insert('bulk 6b', 6), insert('single 1', 1), insert('bulk 4', 4), insert('single 2', 1), insert('bulk 20', 20)])
+      expect(batches).toEqual([['single 1', 'single 2'], ['bulk 6a', 'bulk 4'], ['bulk 6b'], ['bulk 20']])
+      expect(await names()).toHaveLength(6)
+    })
+
     it('seals rows a transactional unit queues through rowsOf before the transaction commits', async () => {
       const sealer = counter()
       queue = new WriteQueue(db().writer, { sealer })

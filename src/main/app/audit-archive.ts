@@ -185,7 +185,7 @@ export class AuditArchiveService {
         if (!mac) throw new Error(`Entry ${next} is missing; the archive stops (run \`tessera logs verify\`).`)
         await deleteLogsThrough(trx, next)
         await this.chain.moveAnchor(trx, { seq: next, mac })
-      })
+      }, next - through)
       through = next
       onProgress?.(through - range.first + 1, total)
     }

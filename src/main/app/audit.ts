@@ -76,6 +76,6 @@ export function auditRows(now: number, events: readonly AuditEvent[]): LogRow[] 
 export function audit(into: WriteQueue, now: number, events: readonly AuditEvent[]): Promise<void>
 export function audit(into: Tx | RowBuffer, now: number, events: readonly AuditEvent[]): void
 export function audit(into: WriteQueue | Tx | RowBuffer, now: number, events: readonly AuditEvent[]): Promise<void> | void {
-  if (into instanceof WriteQueue) return events.length ? into.append((rows) => audit(rows, now, events)) : Promise.resolve()
+  if (into instanceof WriteQueue) return events.length ? into.append((rows) => audit(rows, now, events), events.length) : Promise.resolve()
   if (events.length) appendLogEntries(bufferOf(into), auditRows(now, events))
 }

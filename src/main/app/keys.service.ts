@@ -222,7 +222,7 @@ export class KeysService {
   async reencrypt(limit: number): Promise<number> {
     const [rotation] = await listUnfinishedRotations(this.context.reader)
     if (!rotation) return 0
-    return this.context.writes.run((trx) => this.reencryptBatch(trx, rotation, limit))
+    return this.context.writes.run((trx) => this.reencryptBatch(trx, rotation, limit), limit)
   }
 
   /**

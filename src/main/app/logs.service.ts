@@ -87,7 +87,7 @@ export class LogsService {
       const folded = await foldLogEntities(trx, limit)
       await this.chain.checkpoint(trx)
       return folded
-    })
+    }, limit)
   }
 
   /** How many entries the entity index has yet to take in (the `index-logs` sweep's backlog). */

@@ -83,8 +83,9 @@ export class TokenizeService {
     if (Object.keys(errors).length > 0) throw new ValidationError(errors)
     const slots = found as PreparedSlot[]
     this.rejectDuplicateIds(slots)
-    if (slots.some((slot) => slot.prepared.deduplicate)) await this.context.writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now))
-    else await this.context.writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize', this.context.webhookEvents))
+    const writes = this.context.writes
+    if (slots.some((slot) => slot.prepared.deduplicate)) await writes.run((trx) => this.insertDeduplicating(trx, actor, slots, now), slots.length)
+    else await writes.append((rows) => appendPrepared(rows, actor, slots.map((slot) => slot.prepared), now, 'Token created by tokenize', this.context.webhookEvents), slots.length)
     return this.fill(shape, slots)
   }
 

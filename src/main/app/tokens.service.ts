@@ -381,7 +381,7 @@ export class TokensService {
       emitTokenEvents(this.context.webhookEvents, trx, now, 'token.deleted', null, deleted)
       await notifyTokenChanges(trx, deleted)
       return deleted.length
-    })
+    }, rows.length)
     return deleting.finally(() => rows.forEach((row) => this.evict(row.tenant_id, row.id)))
   }
 
@@ -404,7 +404,7 @@ export class TokensService {
       audit(trx, now, removed.map((row) => ({ actor: null, tenantId: row.tenant_id, ...tokenEntity(row), operation: 'update', message: 'CVC removed after retention window' })))
       await notifyTokenChanges(trx, removed)
       return rows
-    })
+    }, limit)
     const rows = await removing
     rows.forEach((row) => this.evict(row.tenant_id, row.id))
     return rows.length

@@ -17,6 +17,10 @@
  * replayed alone, so one bad request never takes its neighbours down with it.
  * Units must therefore be safe to run twice (they only touch the database).
  *
+ * A batch is the oldest waiting unit and the units after it, in order, that
+ * fit within the batch's limits; a bulk unit that does not fit waits for the
+ * next batch while lighter units behind it go ahead (see `takeBatch`).
+ *
  * A `RowSealer` stamps the rows of one table (the audit log) in the order
  * they are written, batch after batch: the chain's state moves on only when
  * a batch commits, so a failed batch leaves no gap or fork behind.
@@ -97,10 +101,24 @@ interface OneTrip {
 /** Runs of a lone unit that PostgreSQL ended for a deadlock or a serialisation failure before its error is given up. */
 const MAX_ATTEMPTS_ALONE = 3
 
+/** Units per batch. */
+const MAX_BATCH_UNITS = 512
+/**
+ * The weight of a batch, about the rows it writes: four bulk tokenize requests of 1,000
+ * tokens and a batch's worth of single-row units. Building and sealing a batch's rows runs
+ * on the event loop, and every request's audit entry waits for the batch ahead of it:
+ * sixteen concurrent bulk requests used to go as one batch of 16,000 tokens.
+ */
+const MAX_BATCH_WEIGHT = 4000 + MAX_BATCH_UNITS
+/** The heaviest unit that may go ahead of a heavier, older one: a page's read entries. */
+const MAX_WEIGHT_AHEAD = 100
+
 type Unit = { kind: 'run'; work: WriteWork<unknown> } | { kind: 'append'; work: AppendWork<unknown> }
 
 interface Pending {
   unit: Unit
+  /** About how many rows the unit writes (see `append`). */
+  weight: number
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -281,11 +299,20 @@ export class WriteQueue {
    */
   private othersAppending = false
 
+  /** Whether the last batch was light units that went ahead of an older bulk unit (see `takeBatch`). */
+  private lightWentAhead = false
+
+  private get maxWeightAhead(): number {
+    return this.options.maxWeightAhead ?? MAX_WEIGHT_AHEAD
+  }
+
   /** SQLite through sqlite3 or PostgreSQL through pg: batches of appends run as one script (see sql-script.ts). */
   private readonly scriptable: 'sqlite' | 'postgres' | undefined
 
   /**
    * @param options.maxBatch units per transaction
+   * @param options.maxWeight the total weight of a transaction's units (the oldest unit always goes)
+   * @param options.maxWeightAhead the heaviest unit that may go ahead of a heavier, older one
    * @param options.sealer stamps the rows of its table in commit order (the audit chain)
    */
   private readonly db: Knex
@@ -294,7 +321,7 @@ export class WriteQueue {
 
   constructor(
     writer: Writer,
-    private readonly options: { maxBatch?: number; sealer?: RowSealer } = {}
+    private readonly options: { maxBatch?: number; maxWeight?: number; maxWeightAhead?: number; sealer?: RowSealer } = {}
   ) {
     this.db = sql(writer)
     this.tenantKeys = tenantKeys(writer)
@@ -303,13 +330,17 @@ export class WriteQueue {
   }
 
   /** Runs `work` in a transaction shared with other queued writes; resolves after commit. */
-  run<T>(work: WriteWork<T>): Promise<T> {
-    return this.enqueue({ kind: 'run', work })
+  run<T>(work: WriteWork<T>, weight = 1): Promise<T> {
+    return this.enqueue({ kind: 'run', work }, weight)
   }
 
-  /** Queues rows for the next batch's multi-row inserts; resolves with `work`'s result after commit. */
-  append<T>(work: AppendWork<T>): Promise<T> {
-    return this.enqueue({ kind: 'append', work })
+  /**
+   * Queues rows for the next batch's multi-row inserts; resolves with `work`'s result after commit.
+   * @param weight about how many rows, or tokens, `work` writes: a bulk unit gives its count, so that
+   *   a batch holds few of them (one row per unit needs no weight)
+   */
+  append<T>(work: AppendWork<T>, weight = 1): Promise<T> {
+    return this.enqueue({ kind: 'append', work }, weight)
   }
 
   /** Resolves once everything queued so far has settled. */
@@ -317,9 +348,9 @@ export class WriteQueue {
     while (this.draining) await this.draining
   }
 
-  private enqueue<T>(unit: Unit): Promise<T> {
+  private enqueue<T>(unit: Unit, weight: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ unit, resolve: resolve as (value: unknown) => void, reject })
+      this.pending.push({ unit, weight, resolve: resolve as (value: unknown) => void, reject })
       this.draining ??= this.drain()
     })
   }
@@ -343,7 +374,7 @@ export class WriteQueue {
           await new Promise((resolve) => setImmediate(resolve))
           if (this.pending.length === 0) break
         }
-        const committing = this.runBatch(connection, this.pending.splice(0, this.options.maxBatch ?? 512))
+        const committing = this.runBatch(connection, this.takeBatch())
         settlePrevious?.()
         settlePrevious = await committing
       }
@@ -354,6 +385,39 @@ export class WriteQueue {
       if (connection) this.db.client.releaseConnection(connection)
       this.draining = undefined
     }
+  }
+
+  /**
+   * The next batch: the oldest unit and each later unit, in order, that keeps the batch within
+   * its limits of units and weight; a unit that does not fit keeps its place for the next batch.
+   * When the oldest unit is a bulk one, the light units behind it (a read's audit entry, a page's)
+   * first go in a batch of their own, once per bulk batch: a read waits for the batch in
+   * progress, not for every bulk request queued before it.
+   */
+  private takeBatch(): Pending[] {
+    const lightFirst = !this.lightWentAhead && this.pending[0].weight > this.maxWeightAhead
+    const batch = lightFirst ? this.takeFitting((item) => item.weight <= this.maxWeightAhead) : []
+    this.lightWentAhead = batch.length > 0
+    return this.lightWentAhead ? batch : this.takeFitting(() => true)
+  }
+
+  /** Takes the units `eligible` allows, oldest first, within the batch's limits (the first always fits). */
+  private takeFitting(eligible: (item: Pending) => boolean): Pending[] {
+    const maxUnits = this.options.maxBatch ?? MAX_BATCH_UNITS
+    const maxWeight = this.options.maxWeight ?? MAX_BATCH_WEIGHT
+    const batch: Pending[] = []
+    const waiting: Pending[] = []
+    let weight = 0
+    let index = 0
+    for (; index < this.pending.length && batch.length < maxUnits; index++) {
+      const item = this.pending[index]
+      if (eligible(item) && (batch.length === 0 || weight + item.weight <= maxWeight)) {
+        batch.push(item)
+        weight += item.weight
+      } else waiting.push(item)
+    }
+    this.pending = waiting.concat(this.pending.slice(index))
+    return batch
   }
 
   /**

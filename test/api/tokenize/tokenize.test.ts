@@ -201,6 +201,34 @@ describe('POST /tokenize', () => {
     }
   })
 
+  it('commits a read queued behind bulk tokenize requests before them, not after every one', async () => {
+    const { services, owner } = service.host.vault
+    const writes = services.context.writes
+    const { id } = (await services.tokens.create(owner, { type: 'token', data: 'read while bulk requests wait' })).token
+    let releaseWriter!: () => void
+    const writerHeld = writes.run(() => new Promise<void>((resolve) => (releaseWriter = resolve)))
+    const append = writes.append.bind(writes)
+    let appended = 0
+    const spy = vi.spyOn(writes, 'append').mockImplementation((...args) => (appended++, append(...args)))
+    const settled: string[] = []
+    try {
+      const bulk = Array.from({ length: 6 }, (_, n) =>
+        services.tokenize.run(owner, Array.from({ length: TOKENIZE_MAX_TOKENS }, (_, i) => `queued-${n}-${i}`)).then(() => settled.push(`bulk ${n}`))
+      )
+      await vi.waitFor(() => expect(appended).toBe(6))
+      const reading = services.tokens.get(owner, id).then(() => settled.push('read'))
+      await vi.waitFor(() => expect(appended).toBe(7))
+      releaseWriter()
+      await Promise.all([writerHeld, reading, ...bulk])
+      // First in, first out, the read's audit entry would commit after all 6,000 tokens.
+      expect(settled[0]).toBe('read')
+      expect(settled).toHaveLength(7)
+    } finally {
+      spy.mockRestore()
+      releaseWriter()
+    }
+  })
+
   it('answers two token requests with the same literal id with 409 and creates nothing', async () => {
     const id = `twice-${randomUUID()}`
     const other = `other-${randomUUID()}`
