@@ -106,6 +106,7 @@ describe('WriteQueue', () => {
     it('keeps bulk units within a batch weight, lets light units behind them go first, and always takes the oldest', async () => {
       const batches: string[][] = []
       const sealer: RowSealer<number> = {
+        head: 0,
         seal(rows, last) {
           batches.push((rows as { name: string }[]).map((row) => row.name))
           return last + rows.length
