@@ -17,7 +17,8 @@
  *
  * After the rounds, once: the p99 latency of GET /health and GET /tokens/{id} while
  * hostile expression bodies arrive continuously (bench/hostile-expressions.ts), next to
- * the same p99 without them.
+ * the same p99 without them; then their latency while 16 callers tokenize 1,000 values
+ * each, back to back.
  *
  * `npm run bench -- --scale` (or BENCH_SCALE=1) measures the lists of a large
  * vault instead (bench/scale.ts).
@@ -59,6 +60,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const RAW_TRANSACTIONS = 10
 /** Connections sending hostile bodies back to back, and connections measuring latency (per endpoint). */
 const HOSTILE_CONNECTIONS = 4
+/** Callers each tokenizing TOKENIZE_VALUES plain values back to back, for the latency of their neighbours. */
+const BULK_CONNECTIONS = 16
 const LATENCY_CONNECTIONS = 2
 
 interface HttpFigure {
@@ -94,34 +97,46 @@ interface Round {
   rawCardsPerSecond: number
 }
 
+/** Latency percentiles of one probe, in ms, and its failed or non-2xx requests. */
+interface LatencyFigure {
+  p50: number
+  p99: number
+  max: number
+  errors: number
+}
+
+async function probe(options: autocannon.Options): Promise<LatencyFigure> {
+  const { latency, errors, non2xx } = await autocannon({ connections: LATENCY_CONNECTIONS, duration: SECONDS, ...options })
+  return { p50: latency.p50, p99: latency.p99, max: latency.max, errors: errors + non2xx }
+}
+
 interface LatencyFigures {
-  health: HttpFigure
-  get: HttpFigure
-  /** Hostile responses by status, when hostile bodies were sent. */
-  hostile?: Record<string, number>
+  health: LatencyFigure
+  get: LatencyFigure
+  /** The flood's responses by status and its requests per second, when there was one. */
+  flood?: { statuses: Record<string, number>; requestsPerSecond: number }
 }
 
 /**
- * The p99 of GET /health and GET /tokens/{id}, measured together on a few connections,
- * optionally while `hostile` bodies arrive back to back on HOSTILE_CONNECTIONS more.
+ * The latency of GET /health and GET /tokens/{id}, measured together on a few connections,
+ * optionally while `flood` requests arrive back to back on `connections` more.
  */
-async function latency(url: string, headers: Record<string, string>, cardIds: string[], hostile?: HostileRequest[]): Promise<LatencyFigures> {
-  const flood = hostile
-    ? autocannon({
-        url,
-        headers,
-        connections: HOSTILE_CONNECTIONS,
-        duration: SECONDS + 1,
-        requests: hostile.map(({ method, path, body }) => ({ method, path, body }))
-      })
-    : undefined
+async function latency(
+  url: string,
+  headers: Record<string, string>,
+  cardIds: string[],
+  flood?: { requests: autocannon.Request[]; connections: number }
+): Promise<LatencyFigures> {
+  const flooding = flood ? autocannon({ url, headers, connections: flood.connections, duration: SECONDS + 1, requests: flood.requests }) : undefined
   const [health, get] = await Promise.all([
-    load({ url: url + '/health', connections: LATENCY_CONNECTIONS }),
-    load({ url, headers, connections: LATENCY_CONNECTIONS, requests: cardIds.map((id) => ({ method: 'GET', path: `/tokens/${id}` })) })
+    probe({ url: url + '/health' }),
+    probe({ url, headers, requests: cardIds.map((id) => ({ method: 'GET', path: `/tokens/${id}` })) })
   ])
-  if (!flood) return { health, get }
-  const result = await flood
-  return { health, get, hostile: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0])) }
+  const figures = { health, get }
+  if (!flooding) return figures
+  const result = await flooding
+  const statuses = Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([status, stats]) => [status, stats.count ?? 0]))
+  return { ...figures, flood: { statuses, requestsPerSecond: result.requests.average } }
 }
 
 async function main(): Promise<void> {
@@ -214,9 +229,13 @@ async function main(): Promise<void> {
 
     process.stderr.write('expression cost under hostile load\n')
     const hostile = hostileRequests()
-    const quiet = await latency(service.url, headers, cards.map((card) => card.id))
-    const loaded = await latency(service.url, headers, cards.map((card) => card.id), hostile)
+    const cardIds = cards.map((card) => card.id)
+    const quiet = await latency(service.url, headers, cardIds)
+    const loaded = await latency(service.url, headers, cardIds, { requests: hostile.map(({ method, path, body }) => ({ method, path, body })), connections: HOSTILE_CONNECTIONS })
     reportHostile(hostile, quiet, loaded)
+    process.stderr.write('neighbours of bulk tokenize\n')
+    const bulk = { requests: [{ path: '/tokenize', ...distinctBodies(TOKENIZE_VALUES, plainValue, 1e9) }], connections: BULK_CONNECTIONS }
+    reportBulkNeighbours(quiet, await latency(service.url, headers, cardIds, bulk))
   } finally {
     await raw?.close()
     await Promise.all(children.map(stopChild))
@@ -351,11 +370,23 @@ function reportHostile(hostile: HostileRequest[], quiet: LatencyFigures, loaded:
   console.log(['request', 'quiet', 'with hostile bodies'].join(' | '))
   console.log(['GET /health', `${quiet.health.p99} ms`, `${loaded.health.p99} ms`].join(' | '))
   console.log(['GET /tokens/{id}', `${quiet.get.p99} ms`, `${loaded.get.p99} ms`].join(' | '))
-  const answered = Object.entries(loaded.hostile ?? {}).map(([status, count]) => `${format(count)} × ${status}`)
+  const answered = Object.entries(loaded.flood?.statuses ?? {}).map(([status, count]) => `${format(count)} × ${status}`)
   console.log(`\nHostile responses: ${answered.join(', ')}. Bodies, in turn:`)
   for (const request of hostile) console.log(`- ${request.label} (${format(request.body.length)} bytes; expected ${request.expected.join(' or ')})`)
   const errors = quiet.health.errors + quiet.get.errors + loaded.health.errors + loaded.get.errors
   if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx latency probes`)
+}
+
+/** How callers of single requests fare while BULK_CONNECTIONS callers tokenize 1,000 values each, back to back. */
+function reportBulkNeighbours(quiet: LatencyFigures, loaded: LatencyFigures): void {
+  const tokensPerSecond = (loaded.flood?.requestsPerSecond ?? 0) * TOKENIZE_VALUES
+  console.log(`\nNeighbours of bulk work — ${SECONDS}s, ${LATENCY_CONNECTIONS} connections per endpoint; ${BULK_CONNECTIONS} more each tokenizing ${format(TOKENIZE_VALUES)} plain values back to back (${format(tokensPerSecond)} tokens/s)\n`)
+  console.log(['request', 'quiet p50 / p99 / max', 'with bulk callers p50 / p99 / max'].join(' | '))
+  const row = (figure: LatencyFigure) => `${figure.p50} / ${figure.p99} / ${figure.max} ms`
+  console.log(['GET /health', row(quiet.health), row(loaded.health)].join(' | '))
+  console.log(['GET /tokens/{id}', row(quiet.get), row(loaded.get)].join(' | '))
+  const refused = Object.entries(loaded.flood?.statuses ?? {}).filter(([status]) => status !== '200')
+  if (refused.length > 0) console.log(`\nWARNING: bulk requests answered ${refused.map(([status, count]) => `${format(count)} × ${status}`).join(', ')}`)
 }
 
 function percent(fraction: number): string {
