@@ -76,6 +76,21 @@ describe('usePagedList', () => {
     expect(rows.loading.value).toBe(false)
   })
 
+  it('keeps the rows it shows when the page it reads again has not changed, and takes a changed page', async () => {
+    let total = 45
+    const rows = list(server(() => total))
+    await rows.load()
+    const shown = rows.items.value
+    await rows.load()
+    // The same array: a table bound to it is not drawn again.
+    expect(rows.items.value).toBe(shown)
+    total = 10
+    await rows.load()
+    expect(rows.items.value).not.toBe(shown)
+    expect(rows.items.value).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    expect(rows.total.value).toBe(10)
+  })
+
   it('fills the table with the latest read only, when an earlier one answers last', async () => {
     const answers: ((page: Page<number>) => void)[] = []
     const fetch = vi.fn(() => new Promise<Page<number>>((resolve) => answers.push(resolve)))

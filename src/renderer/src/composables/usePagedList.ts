@@ -1,4 +1,4 @@
-import { computed, getCurrentScope, onScopeDispose, ref, watch, type Ref } from 'vue'
+import { computed, getCurrentScope, onScopeDispose, ref, toRaw, watch, type Ref } from 'vue'
 import type { Page } from '@shared/types'
 import { formatTotal } from '@shared/pagination'
 import { useAction } from './useAction'
@@ -42,6 +42,11 @@ export interface PagedListOptions<T, F> {
   filters?: () => F
 }
 
+/** Whether two pages hold the same rows, field for field (rows are plain JSON from the main process). */
+function samePage<T>(shown: T[], read: T[]): boolean {
+  return shown.length === read.length && JSON.stringify(shown) === JSON.stringify(read)
+}
+
 /**
  * One server-side paged table: the page, its size, the total, the filters
  * and the reads. Changing the size or the filters goes back to page 1, and
@@ -75,7 +80,8 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
         result = await fetchPage()
         if (read !== latest) return
       }
-      items.value = result.data
+      // A page that has not changed (a view shown again) keeps its rows: the table is not drawn again.
+      if (!samePage(toRaw(items.value), result.data)) items.value = result.data
       total.value = result.pagination.total_items
     })
   }
