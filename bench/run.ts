@@ -66,17 +66,17 @@ const LATENCY_CONNECTIONS = 2
 
 interface HttpFigure {
   requestsPerSecond: number
+  /** Latencies in ms. */
+  p50: number
   p99: number
+  max: number
+  /** Failed or non-2xx requests. */
   errors: number
 }
 
 async function load(options: autocannon.Options, seconds = SECONDS): Promise<HttpFigure> {
-  const result = await autocannon({ connections: CONNECTIONS, duration: seconds, ...options })
-  return {
-    requestsPerSecond: result.requests.average,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx
-  }
+  const { requests, latency, errors, non2xx } = await autocannon({ connections: CONNECTIONS, duration: seconds, ...options })
+  return { requestsPerSecond: requests.average, p50: latency.p50, p99: latency.p99, max: latency.max, errors: errors + non2xx }
 }
 
 function hundredByteString(): string {
@@ -97,22 +97,9 @@ interface Round {
   rawCardsPerSecond: number
 }
 
-/** Latency percentiles of one probe, in ms, and its failed or non-2xx requests. */
-interface LatencyFigure {
-  p50: number
-  p99: number
-  max: number
-  errors: number
-}
-
-async function probe(options: autocannon.Options): Promise<LatencyFigure> {
-  const { latency, errors, non2xx } = await autocannon({ connections: LATENCY_CONNECTIONS, duration: SECONDS, ...options })
-  return { p50: latency.p50, p99: latency.p99, max: latency.max, errors: errors + non2xx }
-}
-
 interface LatencyFigures {
-  health: LatencyFigure
-  get: LatencyFigure
+  health: HttpFigure
+  get: HttpFigure
   /** The flood's responses by status and its requests per second, when there was one. */
   flood?: { statuses: Record<string, number>; requestsPerSecond: number }
 }
@@ -129,8 +116,8 @@ async function latency(
 ): Promise<LatencyFigures> {
   const flooding = flood ? autocannon({ url, headers, connections: flood.connections, duration: SECONDS + 1, requests: flood.requests }) : undefined
   const [health, get] = await Promise.all([
-    probe({ url: url + '/health' }),
-    probe({ url, headers, requests: cardIds.map((id) => ({ method: 'GET', path: `/tokens/${id}` })) })
+    load({ url: url + '/health', connections: LATENCY_CONNECTIONS }),
+    load({ url, headers, connections: LATENCY_CONNECTIONS, requests: cardIds.map((id) => ({ method: 'GET', path: `/tokens/${id}` })) })
   ])
   const figures = { health, get }
   if (!flooding) return figures
@@ -382,7 +369,7 @@ function reportBulkNeighbours(quiet: LatencyFigures, loaded: LatencyFigures): vo
   const tokensPerSecond = (loaded.flood?.requestsPerSecond ?? 0) * TOKENIZE_VALUES
   console.log(`\nNeighbours of bulk work — ${SECONDS}s, ${LATENCY_CONNECTIONS} connections per endpoint; ${BULK_CONNECTIONS} more each tokenizing ${format(TOKENIZE_VALUES)} plain values back to back (${format(tokensPerSecond)} tokens/s)\n`)
   console.log(['request', 'quiet p50 / p99 / max', 'with bulk callers p50 / p99 / max'].join(' | '))
-  const row = (figure: LatencyFigure) => `${figure.p50} / ${figure.p99} / ${figure.max} ms`
+  const row = (figure: HttpFigure) => `${figure.p50} / ${figure.p99} / ${figure.max} ms`
   console.log(['GET /health', row(quiet.health), row(loaded.health)].join(' | '))
   console.log(['GET /tokens/{id}', row(quiet.get), row(loaded.get)].join(' | '))
   const refused = Object.entries(loaded.flood?.statuses ?? {}).filter(([status]) => status !== '200')

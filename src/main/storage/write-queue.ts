@@ -396,13 +396,13 @@ export class WriteQueue {
    */
   private takeBatch(): Pending[] {
     const lightFirst = !this.lightWentAhead && this.pending[0].weight > this.maxWeightAhead
-    const batch = lightFirst ? this.takeFitting((item) => item.weight <= this.maxWeightAhead) : []
+    const batch = lightFirst ? this.takeFitting(this.maxWeightAhead) : []
     this.lightWentAhead = batch.length > 0
-    return this.lightWentAhead ? batch : this.takeFitting(() => true)
+    return this.lightWentAhead ? batch : this.takeFitting(Infinity)
   }
 
-  /** Takes the units `eligible` allows, oldest first, within the batch's limits (the first always fits). */
-  private takeFitting(eligible: (item: Pending) => boolean): Pending[] {
+  /** Takes the units of at most `unitWeight`, oldest first, within the batch's limits (the first always fits). */
+  private takeFitting(unitWeight: number): Pending[] {
     const maxUnits = this.options.maxBatch ?? MAX_BATCH_UNITS
     const maxWeight = this.options.maxWeight ?? MAX_BATCH_WEIGHT
     const batch: Pending[] = []
@@ -411,7 +411,7 @@ export class WriteQueue {
     let index = 0
     for (; index < this.pending.length && batch.length < maxUnits; index++) {
       const item = this.pending[index]
-      if (eligible(item) && (batch.length === 0 || weight + item.weight <= maxWeight)) {
+      if (item.weight <= unitWeight && (batch.length === 0 || weight + item.weight <= maxWeight)) {
         batch.push(item)
         weight += item.weight
       } else waiting.push(item)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { TOKENIZE_MAX_TOKENS } from '../../../src/shared/token-rules'
+import type { WriteQueue } from '../../../src/main/storage/write-queue'
 import { startTestService, type TestService } from '../../helpers/service'
 import { breakLuhn, cardNumber } from '../../helpers/tokens'
 
@@ -18,6 +19,12 @@ type App = { id: string; key: string }
 const rule = (priority: number, container: string, transform: string, permissions: string[] = CRUD) => ({ priority, container, transform, permissions })
 const masked = (number: string) => 'X'.repeat(number.length - 4) + number.slice(-4)
 const card = (extra: Body = {}) => ({ number: cardNumber(), expiration_month: 12, expiration_year: 2030, ...extra })
+
+/** Calls `seen` as each unit reaches the write queue's `append`, which then goes on as usual; returns the spy to restore. */
+function watchAppends(writes: WriteQueue, seen: () => void) {
+  const append = writes.append.bind(writes)
+  return vi.spyOn(writes, 'append').mockImplementation((...args) => (seen(), append(...args)))
+}
 
 /** A fresh vault with a revealing and a masking application. */
 async function startVault(options: { bodyLimitBytes?: number } = {}) {
@@ -177,14 +184,9 @@ describe('POST /tokenize', () => {
 
   it('gives way to other work in slices while it seals a thousand tokens, without any expression', async () => {
     const { services, owner } = service.host.vault
-    const writes = services.context.writes
-    const append = writes.append.bind(writes)
     let turns = 0
     let turnsBeforeWrite: number | undefined
-    const spy = vi.spyOn(writes, 'append').mockImplementation((work) => {
-      turnsBeforeWrite ??= turns
-      return append(work)
-    })
+    const spy = watchAppends(services.context.writes, () => (turnsBeforeWrite ??= turns))
     let counting = true
     const ticking = (async () => {
       for (; counting; turns++) await new Promise((resolve) => setImmediate(resolve))
@@ -207,9 +209,8 @@ describe('POST /tokenize', () => {
     const { id } = (await services.tokens.create(owner, { type: 'token', data: 'read while bulk requests wait' })).token
     let releaseWriter!: () => void
     const writerHeld = writes.run(() => new Promise<void>((resolve) => (releaseWriter = resolve)))
-    const append = writes.append.bind(writes)
     let appended = 0
-    const spy = vi.spyOn(writes, 'append').mockImplementation((...args) => (appended++, append(...args)))
+    const spy = watchAppends(writes, () => appended++)
     const settled: string[] = []
     try {
       const bulk = Array.from({ length: 6 }, (_, n) =>
