@@ -237,4 +237,7 @@ function reportGui(gui: GuiTimes): void {
   console.log(`- audit log view opened, first entries shown: ${format(median(gui.logsPage))} ms`)
   console.log(`- audit log view reached from the sidebar of the open app, the entries it read drawn (timed in the page): ${format(median(gui.logsFromSidebar))} ms`)
   console.log(`- audit log view reached again from the sidebar after another view, the entries it read drawn (timed in the page): ${format(median(gui.logsReturn))} ms`)
+  console.log(`The same two switches in one window after it has made a few of each, as a window in use does (p50 of ${gui.settledLogsReturn.length}):`)
+  console.log(`- tokens view reached from the sidebar: ${format(median(gui.settledTokensFromSidebar))} ms`)
+  console.log(`- audit log view reached again from the sidebar: ${format(median(gui.settledLogsReturn))} ms`)
 }
