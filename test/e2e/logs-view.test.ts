@@ -6,9 +6,10 @@
  */
 import type { Request } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
-import { chromiumAvailable, errorsOf, navigate } from './support/browser'
+import { chromiumAvailable, errorsOf, navigate, VIEWPORT } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
 import type { DesktopHarness } from './support/desktop-harness'
+import { activityChartDrawing } from './support/in-page'
 import { seedVault } from './support/seed'
 
 const channelOf = (request: Request) => new URL(request.url()).pathname.replace('/__ipc/app:', '')
@@ -38,6 +39,28 @@ describe.skipIf(!chromiumAvailable)('Audit log view', () => {
 
     const logEvents = events.filter((event) => !event.endsWith('entityTypes'))
     expect(logEvents).toEqual(['asked logs.list', 'answered logs.list', 'asked logs.activity', 'answered logs.activity'])
+    expect(errorsOf(app.page)).toEqual([])
+  })
+
+  it('draws the chart across its box, after the window is resized and after a visit to another view', async () => {
+    const drawing = () => app.page.evaluate(activityChartDrawing)
+    const filledAndDrawn = async () => {
+      const { boxWidth, canvasWidth, drawn } = await drawing()
+      return boxWidth > 0 && canvasWidth === boxWidth && drawn
+    }
+    await navigate(app.page, 'Audit logs')
+    await expect.poll(filledAndDrawn).toBe(true)
+    const wide = (await drawing()).boxWidth
+
+    await app.page.setViewportSize({ width: VIEWPORT.width - 300, height: VIEWPORT.height })
+    await expect.poll(async () => (await drawing()).boxWidth).toBeLessThan(wide)
+    await expect.poll(filledAndDrawn).toBe(true)
+
+    await navigate(app.page, 'Applications')
+    await app.page.setViewportSize(VIEWPORT)
+    await navigate(app.page, 'Audit logs')
+    await expect.poll(async () => (await drawing()).boxWidth).toBe(wide)
+    await expect.poll(filledAndDrawn).toBe(true)
     expect(errorsOf(app.page)).toEqual([])
   })
 
