@@ -42,7 +42,7 @@ describe.skipIf(!chromiumAvailable)('Audit log view', () => {
     expect(errorsOf(app.page)).toEqual([])
   })
 
-  it('draws the chart across its box, after the window is resized and after a visit to another view', async () => {
+  it('draws the chart across its box, after the window is resized, moved to a denser screen and after a visit to another view', async () => {
     const drawing = () => app.page.evaluate(activityChartDrawing)
     const filledAndDrawn = async () => {
       const { boxWidth, canvasWidth, drawn } = await drawing()
@@ -55,6 +55,13 @@ describe.skipIf(!chromiumAvailable)('Audit log view', () => {
     await app.page.setViewportSize({ width: VIEWPORT.width - 300, height: VIEWPORT.height })
     await expect.poll(async () => (await drawing()).boxWidth).toBeLessThan(wide)
     await expect.poll(filledAndDrawn).toBe(true)
+
+    // A window moved to a screen of twice the pixel density (and another width: Chromium's emulation reports a density alone late).
+    const screen = await app.page.context().newCDPSession(app.page)
+    await screen.send('Emulation.setDeviceMetricsOverride', { width: VIEWPORT.width - 200, height: VIEWPORT.height, deviceScaleFactor: 2, mobile: false })
+    await expect.poll(filledAndDrawn).toBe(true)
+    await expect.poll(async () => ((drawn) => drawn.pixelWidth === 2 * drawn.boxWidth)(await drawing())).toBe(true)
+    await screen.send('Emulation.clearDeviceMetricsOverride')
 
     await navigate(app.page, 'Applications')
     await app.page.setViewportSize(VIEWPORT)

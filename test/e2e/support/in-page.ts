@@ -93,14 +93,14 @@ export function activityChartTotal(): number {
   return Number(/: (\d+) in total$/.exec(document.querySelector('.chart canvas')?.getAttribute('aria-label') ?? '')?.[1] ?? 0)
 }
 
-/** The audit log's activity chart: the width of its box and of its canvas on screen, and whether the canvas holds a drawing. */
-export function activityChartDrawing(): { boxWidth: number; canvasWidth: number; drawn: boolean } {
+/** The audit log's activity chart: the width of its box, of its canvas on screen and in pixels, and whether the canvas holds a drawing. */
+export function activityChartDrawing(): { boxWidth: number; canvasWidth: number; pixelWidth: number; drawn: boolean } {
   const canvas = document.querySelector('.chart canvas') as unknown as (PageElement & { width: number; height: number; getContext(type: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null }) | null
-  if (!canvas || canvas.width === 0 || canvas.height === 0) return { boxWidth: 0, canvasWidth: 0, drawn: false }
+  if (!canvas || canvas.width === 0 || canvas.height === 0) return { boxWidth: 0, canvasWidth: 0, pixelWidth: 0, drawn: false }
   const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data
   let drawn = false
   for (let alpha = 3; alpha < pixels.length && !drawn; alpha += 4) drawn = pixels[alpha] > 0
-  return { boxWidth: canvas.closest('.chart')!.clientWidth, canvasWidth: Math.round(canvas.getBoundingClientRect().width), drawn }
+  return { boxWidth: canvas.closest('.chart')!.clientWidth, canvasWidth: Math.round(canvas.getBoundingClientRect().width), pixelWidth: canvas.width, drawn }
 }
 
 /** Resolves after the next frame is painted. */
