@@ -60,7 +60,10 @@ describe.skipIf(!chromiumAvailable)('Audit log view', () => {
     const screen = await app.page.context().newCDPSession(app.page)
     await screen.send('Emulation.setDeviceMetricsOverride', { width: VIEWPORT.width - 200, height: VIEWPORT.height, deviceScaleFactor: 2, mobile: false })
     await expect.poll(filledAndDrawn).toBe(true)
-    await expect.poll(async () => ((drawn) => drawn.pixelWidth === 2 * drawn.boxWidth)(await drawing())).toBe(true)
+    await expect.poll(async () => {
+      const { boxWidth, pixelWidth } = await drawing()
+      return pixelWidth === 2 * boxWidth
+    }).toBe(true)
     await screen.send('Emulation.clearDeviceMetricsOverride')
 
     await navigate(app.page, 'Applications')
