@@ -71,6 +71,50 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
     expect(errorsOf(page)).toEqual([])
   })
 
+  it("reads the audit log once when its entries answer before the view's code has loaded", async () => {
+    let listAnswered!: () => void
+    const answered = new Promise<void>((resolve) => (listAnswered = resolve))
+    // The view's chunk is held until the route's read has answered: the view is then set up after its rows are in.
+    const page = await openApp(app.browser, app.harness, 'light', '/tokens', async (page) => {
+      page.on('requestfinished', (request) => request.url().includes('/__ipc/app:logs.list') && listAnswered())
+      await page.route(/\/LogsView-[^/]*\.js$/, async (route) => {
+        await answered
+        await route.continue()
+      })
+    })
+    try {
+      await page.getByTestId('token-row').first().waitFor()
+      await page.keyboard.press('Alt+3')
+      await page.getByTestId('log-row').first().waitFor()
+      await expect.poll(() => page.locator('.activity canvas').getAttribute('aria-label')).toMatch(/^Audit entries over time: [1-9]\d* in total$/)
+      expect(await channelsCalled(page, 'logs.list')).toEqual(['logs.list'])
+      expect(errorsOf(page)).toEqual([])
+    } finally {
+      await page.context().close()
+    }
+  })
+
+  it('reads the audit log afresh when it shows again after the vault was locked and unlocked', async () => {
+    const page = await openApp(app.browser, app.harness, 'light', '/tokens')
+    try {
+      await page.getByTestId('token-row').first().waitFor()
+      await untilViewsLoadedAndIdle(page)
+      for (const key of ['Alt+3', 'Alt+1', 'Alt+3']) {
+        await page.keyboard.press(key)
+        await page.locator(key === 'Alt+3' ? '[data-test="log-row"]' : '[data-test="token-row"]').first().waitFor()
+      }
+      await expect.poll(() => channelsCalled(page, 'logs.list')).toHaveLength(2)
+
+      await page.getByTestId('lock').click()
+      await page.getByTestId('unlock').click()
+      await page.getByTestId('log-row').first().waitFor()
+      await expect.poll(() => channelsCalled(page, 'logs.list')).toHaveLength(3)
+      expect(errorsOf(page)).toEqual([])
+    } finally {
+      await page.context().close()
+    }
+  })
+
   it('makes the tokens view ahead in a window opened on the audit log; its first visit reads the tokens once', async () => {
     const page = await openApp(app.browser, app.harness, 'light', '/logs')
     try {

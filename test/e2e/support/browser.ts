@@ -43,11 +43,15 @@ export function launchBrowser(): Promise<Browser> {
 /** A 1280×800 screen: the app's default window (WINDOW_SIZE in electron/window.ts) less its title bar. */
 export const VIEWPORT = { width: 1280, height: 800 }
 
-/** Opens the app in a fresh browser context, on `path` (a route such as `/logs`) or the default view. */
-export async function openApp(browser: Browser, harness: DesktopHarness, theme: 'light' | 'dark' = 'light', path = '/'): Promise<Page> {
+/**
+ * Opens the app in a fresh browser context, on `path` (a route such as `/logs`) or the default view;
+ * `beforeLoad` runs on the page before the app loads (to route its requests, for instance).
+ */
+export async function openApp(browser: Browser, harness: DesktopHarness, theme: 'light' | 'dark' = 'light', path = '/', beforeLoad?: (page: Page) => Promise<void>): Promise<Page> {
   const context = await browser.newContext({ viewport: VIEWPORT, colorScheme: theme, acceptDownloads: true })
   const page = await context.newPage()
   page.setDefaultTimeout(10_000)
+  await beforeLoad?.(page)
   await page.addInitScript((methods: Record<string, readonly string[]>) => {
     const bridge: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {}
     for (const [namespace, names] of Object.entries(methods)) {

@@ -1,5 +1,6 @@
 import { onActivated, onDeactivated, onUnmounted, watch } from 'vue'
-import { useRoute, useRouter, type RouteRecordName } from 'vue-router'
+import { useRoute, useRouter } from 'vue-router'
+import { takeRouteRead } from '@renderer/routeReads'
 
 /**
  * For a view the shell keeps while another shows (KeepAlive in AppShell.vue).
@@ -27,14 +28,20 @@ export function useKeptView(closeOverlays: () => void): void {
 }
 
 /**
- * Calls `read` (the view's first read, which joins the one the route asked for)
- * as the view is set up on its route `name`; for a view the shell made ahead
- * while another route showed, once its route is chosen: a view made ahead reads nothing.
+ * The view's first read, as the view is set up on its route `name`; for a view
+ * the shell made ahead while another route showed, once its route is chosen: a
+ * view made ahead reads nothing. The read the route asked for as it was chosen
+ * is taken instead when there is one, answered or not; `read` is called
+ * otherwise. `then` runs once the first read has answered.
  */
-export function readWhenShown(name: RouteRecordName, read: () => void): void {
+export function readWhenShown(name: string, read: () => Promise<unknown>, then?: () => void): void {
+  const readFirst = () => {
+    const first = takeRouteRead(name) ?? read()
+    if (then) void first.finally(then)
+  }
   const route = useRoute()
   if (route.name === name) {
-    read()
+    readFirst()
     return
   }
   const stop = watch(
@@ -42,7 +49,7 @@ export function readWhenShown(name: RouteRecordName, read: () => void): void {
     (shown) => {
       if (shown !== name) return
       stop()
-      read()
+      readFirst()
     }
   )
 }
