@@ -28,6 +28,11 @@ function hasTaskset(): boolean {
   return spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0
 }
 
+/** Pins process `pid` (all its threads) to `core`; true when taskset did. */
+export function pinToCore(core: number, pid: number): boolean {
+  return spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(core), String(pid)], { stdio: 'ignore' }).status === 0
+}
+
 /**
  * Pins this process (all its threads, and so the children it starts unless
  * they are pinned themselves) to LOAD_CPU, once; `BENCH_PIN=0` turns pinning off.
@@ -39,11 +44,9 @@ export function pinLoadGenerator(): Pinning {
   else if (cores < 2) pinning = { pinned: false, summary: `not pinned: ${cores} core (pinning needs two)` }
   else if (!hasTaskset()) pinning = { pinned: false, summary: 'not pinned: `taskset` (util-linux) is not installed' }
   else {
-    const result = spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(LOAD_CPU), String(process.pid)], { stdio: 'ignore' })
-    pinning =
-      result.status === 0
-        ? { pinned: true, summary: `server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU} (${cores} cores)` }
-        : { pinned: false, summary: `not pinned: taskset failed (exit ${result.status})` }
+    pinning = pinToCore(LOAD_CPU, process.pid)
+      ? { pinned: true, summary: `server pinned to CPU ${SERVER_CPU}, load generator to CPU ${LOAD_CPU} (${cores} cores)` }
+      : { pinned: false, summary: 'not pinned: taskset failed' }
   }
   return pinning
 }

@@ -11,13 +11,13 @@
  * process), GPU and utility processes, with the harness (the main process's IPC
  * handlers and the service), on the server's.
  */
-import { spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import type { Browser, Locator, Page } from 'playwright-core'
 import buildRenderer from '../test/e2e/global-setup'
 import { launchBrowser, openApp } from '../test/e2e/support/browser'
 import { startDesktopHarness, type DesktopHarness } from '../test/e2e/support/desktop-harness'
-import { LOAD_CPU, SERVER_CPU } from './children'
+import { processInfo, type ProcessInfo } from '../src/main/infra/processes'
+import { LOAD_CPU, pinToCore, SERVER_CPU } from './children'
 import { armClickTimer, clickTimerResult, type Shown } from './click-timer'
 
 export interface GuiTimes {
@@ -58,31 +58,17 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 }
 
 /** The processes descended from `ancestor`, with their command lines. */
-function descendants(ancestor: number): { pid: number; args: string }[] {
-  const parents = new Map<number, number>()
+function descendants(ancestor: number): { pid: number; command: string }[] {
+  const processes = new Map<number, ProcessInfo>()
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {
-      // exited meanwhile
-    }
+    const info = /^\d+$/.test(entry) ? processInfo(Number(entry)) : undefined
+    if (info) processes.set(Number(entry), info)
   }
   const isDescendant = (pid: number): boolean => {
-    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent)) if (parent === ancestor) return true
+    for (let parent = processes.get(pid)?.ppid; parent !== undefined && parent > 1; parent = processes.get(parent)?.ppid) if (parent === ancestor) return true
     return false
   }
-  return [...parents.keys()].filter(isDescendant).map((pid) => ({ pid, args: commandLine(pid) }))
-}
-
-/** A process's command line, or '' once it has exited. */
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\u0000', ' ')
-  } catch {
-    return ''
-  }
+  return [...processes].filter(([pid]) => isDescendant(pid)).map(([pid, { command }]) => ({ pid, command }))
 }
 
 /**
@@ -94,12 +80,11 @@ function commandLine(pid: number): string {
  * composites in software here: a view switch took 133–193 ms against 62–115 ms.
  */
 function pinLikeElectron(): void {
-  const pin = (core: number, pid: number) => spawnSync('taskset', ['--all-tasks', '--cpu-list', '--pid', String(core), String(pid)], { stdio: 'ignore' })
-  for (const { pid, args } of descendants(process.pid)) {
-    const draws = args.includes('--type=renderer') || (args.includes('--type=zygote') && !args.includes('--no-zygote-sandbox'))
-    pin(draws ? LOAD_CPU : SERVER_CPU, pid)
+  for (const { pid, command } of descendants(process.pid)) {
+    const draws = command.includes('--type=renderer') || (command.includes('--type=zygote') && !command.includes('--no-zygote-sandbox'))
+    pinToCore(draws ? LOAD_CPU : SERVER_CPU, pid)
   }
-  pin(SERVER_CPU, process.pid)
+  pinToCore(SERVER_CPU, process.pid)
 }
 
 /** Opens `path` in a new page; resolves with the time until `rowSelector` shows, and the page. */
@@ -173,7 +158,6 @@ async function measureSettled(browser: Browser, harness: DesktopHarness, loads: 
 export async function measureGui(dataDir: string, loads: number, group: string, expectedCount: number): Promise<GuiTimes> {
   await buildRenderer()
   const browser = await launchBrowser()
-  if (process.env.BENCH_GUI_PIN === '1') pinLikeElectron()
   const harness = await startDesktopHarness({ dataDir })
   const times: GuiTimes = { tokensPage: [], tokensFromSidebar: [], tokensFiltered: [], logsPage: [], logsFromSidebar: [], logsReturn: [], settledTokensFromSidebar: [], settledLogsReturn: [] }
   try {
@@ -188,7 +172,7 @@ export async function measureGui(dataDir: string, loads: number, group: string, 
       const logs = await pageLoad(browser, harness, '/logs', LOG_ROW)
       await logs.page.context().close()
       if (load === 0) {
-        // Chromium starts some of its helpers (its storage service) with the first page: on the server's core too.
+        // Laid out once the untimed round has started every process Chromium makes (its storage service comes with the first page).
         if (process.env.BENCH_GUI_PIN === '1') pinLikeElectron()
         continue
       }
