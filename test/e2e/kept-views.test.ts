@@ -52,6 +52,17 @@ async function expectMenuClosedOnLeave(page: Page, testId: string, leaveKey: str
 describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () => {
   const app = useDesktopApp({ prepare: seedVault })
 
+  /** Runs `work` in a window of its own opened on `path` (`beforeLoad` as `openApp`'s), which it then closes; no page errors may be left. */
+  async function inNewWindow(path: string, work: (page: Page) => Promise<void>, beforeLoad?: (page: Page) => Promise<void>): Promise<void> {
+    const page = await openApp(app.browser, app.harness, 'light', path, beforeLoad)
+    try {
+      await work(page)
+      expect(errorsOf(page)).toEqual([])
+    } finally {
+      await page.context().close()
+    }
+  }
+
   it('makes the audit log view while the window is idle, reading nothing; its first visit reads the entries once', async () => {
     const page = app.page
     await page.getByTestId('token-row').first().waitFor()
@@ -75,28 +86,28 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
     let listAnswered!: () => void
     const answered = new Promise<void>((resolve) => (listAnswered = resolve))
     // The view's chunk is held until the route's read has answered: the view is then set up after its rows are in.
-    const page = await openApp(app.browser, app.harness, 'light', '/tokens', async (page) => {
+    const holdLogsView = async (page: Page) => {
       page.on('requestfinished', (request) => request.url().includes('/__ipc/app:logs.list') && listAnswered())
       await page.route(/\/LogsView-[^/]*\.js$/, async (route) => {
         await answered
         await route.continue()
       })
-    })
-    try {
-      await page.getByTestId('token-row').first().waitFor()
-      await page.keyboard.press('Alt+3')
-      await page.getByTestId('log-row').first().waitFor()
-      await expect.poll(() => page.locator('.activity canvas').getAttribute('aria-label')).toMatch(/^Audit entries over time: [1-9]\d* in total$/)
-      expect(await channelsCalled(page, 'logs.list')).toEqual(['logs.list'])
-      expect(errorsOf(page)).toEqual([])
-    } finally {
-      await page.context().close()
     }
+    await inNewWindow(
+      '/tokens',
+      async (page) => {
+        await page.getByTestId('token-row').first().waitFor()
+        await page.keyboard.press('Alt+3')
+        await page.getByTestId('log-row').first().waitFor()
+        await expect.poll(() => page.locator('.activity canvas').getAttribute('aria-label')).toMatch(/^Audit entries over time: [1-9]\d* in total$/)
+        expect(await channelsCalled(page, 'logs.list')).toEqual(['logs.list'])
+      },
+      holdLogsView
+    )
   })
 
   it('reads the audit log afresh when it shows again after the vault was locked and unlocked', async () => {
-    const page = await openApp(app.browser, app.harness, 'light', '/tokens')
-    try {
+    await inNewWindow('/tokens', async (page) => {
       await page.getByTestId('token-row').first().waitFor()
       await untilViewsLoadedAndIdle(page)
       for (const key of ['Alt+3', 'Alt+1', 'Alt+3']) {
@@ -109,15 +120,11 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
       await page.getByTestId('unlock').click()
       await page.getByTestId('log-row').first().waitFor()
       await expect.poll(() => channelsCalled(page, 'logs.list')).toHaveLength(3)
-      expect(errorsOf(page)).toEqual([])
-    } finally {
-      await page.context().close()
-    }
+    })
   })
 
   it('makes the tokens view ahead in a window opened on the audit log; its first visit reads the tokens once', async () => {
-    const page = await openApp(app.browser, app.harness, 'light', '/logs')
-    try {
+    await inNewWindow('/logs', async (page) => {
       await page.getByTestId('log-row').first().waitFor()
       await untilViewsLoadedAndIdle(page)
       expect(await channelsCalled(page, 'tokens.')).toEqual([])
@@ -126,9 +133,6 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
       await page.getByTestId('token-row').first().waitFor()
       expect(await channelsCalled(page, 'tokens.list')).toEqual(['tokens.list'])
       await expectMenuClosedOnLeave(page, 'filter-type', 'Alt+3', 'Audit logs')
-      expect(errorsOf(page)).toEqual([])
-    } finally {
-      await page.context().close()
-    }
+    })
   })
 })
