@@ -47,15 +47,32 @@ describe.skipIf(!chromiumAvailable)('Tokens view', () => {
     expect(errorsOf(app.page)).toEqual([])
   })
 
-  it('shows the whole text of a clipped cell in a tooltip while the pointer rests on it', async () => {
+  it('shows the whole text of a clipped cell in a tooltip above it while the pointer rests on it, and nothing for text that fits', async () => {
+    const page = app.page
     const note = `${'a long note '.repeat(30)}end of note`
-    await app.page.keyboard.press('Escape')
-    await app.page.getByTestId('token-detail').waitFor({ state: 'detached' })
-    await app.harness.desktop.requireVault().services.tokens.create(app.harness.desktop.actor(), { type: 'token', data: 'clipped', metadata: { note } })
-    await app.page.getByRole('button', { name: 'Refresh' }).click()
-    const cell = app.page.getByTestId('token-row').first().locator('td').filter({ hasText: 'a long note' })
-    await cell.locator('.n-ellipsis').hover()
-    await expect.poll(() => app.page.locator('.n-popover').filter({ hasText: 'end of note' }).isVisible()).toBe(true)
+    await page.keyboard.press('Escape')
+    await page.getByTestId('token-detail').waitFor({ state: 'detached' })
+    const services = app.harness.desktop.requireVault().services
+    await services.tokens.create(app.harness.desktop.actor(), { type: 'token', data: 'clipped', metadata: { note } })
+    await services.tokens.create(app.harness.desktop.actor(), { type: 'token', data: 'fits', metadata: { team: 'ops' } })
+    await page.getByRole('button', { name: 'Refresh' }).click()
+    const metadataCell = (text: string) => page.getByTestId('token-row').locator('td .n-data-table-td__ellipsis').filter({ hasText: text })
+    const tooltips = page.locator('.n-popover:visible')
+
+    const clipped = metadataCell('a long note')
+    await clipped.hover()
+    await expect.poll(() => tooltips.filter({ hasText: 'end of note' }).count()).toBe(1)
+    const [tip, cell] = [(await tooltips.boundingBox())!, (await clipped.boundingBox())!]
+    expect(tip.y + tip.height).toBeLessThanOrEqual(cell.y + 1)
+    // Its arrow points at the cell's middle; the tooltip reaches to the side with room for it.
+    expect(tip.x).toBeLessThanOrEqual(cell.x + cell.width / 2)
+    expect(tip.x + tip.width).toBeGreaterThanOrEqual(cell.x + cell.width / 2)
+
+    await metadataCell('team=ops').hover()
+    await expect.poll(() => tooltips.count()).toBe(0)
+    // Longer than a tooltip waits before it shows: text that fits shows none.
+    await page.waitForTimeout(500)
+    expect(await tooltips.count()).toBe(0)
   })
 
   it('leaves no menu behind when another view shows, and shows the rows of the moment when it shows again', async () => {
