@@ -65,6 +65,34 @@ describe.skipIf(!chromiumAvailable)('The idle lock in the window', () => {
     expect(errorsOf(app.page)).toEqual([])
   })
 
+  it('forgets what the window read once the vault locks: a revealed plaintext and a bulk tokenize\'s file are gone after unlocking', async () => {
+    const page = app.page
+    const number = '4242424242424242'
+    const { token } = await desktop().requireVault().services.tokens.create(desktop().actor(), { type: 'card', data: { number, expiration_month: 12, expiration_year: 2030 } })
+    await navigate(page, 'Bulk tokenize')
+    await page.getByTestId('csv-upload').locator('input[type=file]').setInputFiles({ name: 'cards.csv', mimeType: 'text/csv', buffer: Buffer.from(`card_number\n${number}\n`) })
+    await page.getByTestId('run').waitFor()
+    await navigate(page, 'Tokens')
+    await page.getByTestId('token-row').filter({ hasText: token.id }).click()
+    const detail = page.getByTestId('token-detail')
+    await detail.getByTestId('reveal').click()
+    await page.getByTestId('reveal-reason').locator('input').fill('Lock check')
+    await page.getByTestId('reveal-confirm').click()
+    await expect.poll(() => detail.getByTestId('revealed-data').textContent()).toContain(number)
+
+    // As the idle lock does, with the plaintext on screen and its 30 seconds not over.
+    await desktop().lock()
+    await page.getByTestId('unlock').click()
+    await page.getByTestId('token-row').filter({ hasText: token.id }).waitFor()
+    expect(await detail.count()).toBe(0)
+    expect(await page.content()).not.toContain(number)
+    await navigate(page, 'Bulk tokenize')
+    await page.getByTestId('csv-upload').waitFor()
+    expect(await page.getByTestId('run').count()).toBe(0)
+    expect(await page.content()).not.toContain(number)
+    expect(errorsOf(page)).toEqual([])
+  })
+
   it('leaves nothing of the vault in the window once locked, not even the views it keeps for a return or their menus', async () => {
     const page = app.page
     const { token } = await desktop().requireVault().services.tokens.create(desktop().actor(), { type: 'token', data: 'kept-view check', metadata: { note: 'kept-view-marker' } })

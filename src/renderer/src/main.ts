@@ -3,12 +3,13 @@ import { createApp } from 'vue'
 import App from './App.vue'
 import { watchNaiveAria } from './composables/naiveAria'
 import { createAppRouter, preloadViews } from './router'
+import { trackVaultData } from './stores/vaultData'
 import { useVaultStore } from './stores/vault'
 import { readViewData } from './viewData'
 import './styles.css'
 
 const router = createAppRouter()
-const app = createApp(App).use(createPinia())
+const app = createApp(App).use(createPinia().use(trackVaultData))
 // Each later navigation asks for its view's rows as it starts, before the view's chunk loads and its components mount.
 router.beforeEach((to) => void readViewData(to))
 app.use(router)

@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia'
-import { computed, ref } from 'vue'
+import { computed, onScopeDispose, ref } from 'vue'
 import type { DataKeyVersion, KeyRetirementReport, KeyStatus, SealedObjectCounts } from '@shared/types'
 import { api } from '@renderer/api'
 import { useAction } from '@renderer/composables/useAction'
@@ -62,6 +62,9 @@ export const useKeysStore = defineStore('keys', () => {
     if (pollTimer) clearTimeout(pollTimer)
     pollTimer = undefined
   }
+
+  // Disposed when the vault locks (vaultData.ts): a locked vault is not asked for its keys.
+  onScopeDispose(stopPolling)
 
   function pollWhileRotating(): void {
     stopPolling()

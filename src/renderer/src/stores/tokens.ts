@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia'
-import { ref } from 'vue'
+import { onScopeDispose, ref } from 'vue'
 import type { TokenListQuery } from '@shared/ipc'
 import type { Token } from '@shared/types'
 import { api } from '@renderer/api'
@@ -57,6 +57,8 @@ export const useTokensStore = defineStore('tokens', () => {
   /** Plaintext of one token, dropped after REVEAL_DURATION_MS or when hidden. */
   const revealed = ref<RevealedToken>()
   let hideTimer: ReturnType<typeof setTimeout> | undefined
+  // The store is disposed when the vault locks (vaultData.ts): the plaintext goes at once, not when its timer ends.
+  onScopeDispose(dropPlaintext)
 
   async function select(id: string): Promise<void> {
     await run('Opening the token', async () => {
