@@ -106,6 +106,31 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
     )
   })
 
+  it('claims neither an empty audit log nor a count while its first read is on its way', async () => {
+    let releaseRead!: () => void
+    const released = new Promise<void>((resolve) => (releaseRead = resolve))
+    const holdLogsRead = (page: Page) =>
+      page.route('**/__ipc/app:logs.list', async (route) => {
+        await released
+        await route.continue()
+      })
+    await inNewWindow(
+      '/tokens',
+      async (page) => {
+        await page.getByTestId('token-row').first().waitFor()
+        await untilViewsLoadedAndIdle(page)
+        await page.keyboard.press('Alt+3')
+        await page.getByTestId('logs-table').waitFor()
+        expect(await page.getByText('The audit log is empty').count()).toBe(0)
+        expect(await page.getByTestId('logs-table').locator('.n-pagination').textContent()).not.toMatch(/entr/)
+        releaseRead()
+        await page.getByTestId('log-row').first().waitFor()
+        await expect.poll(() => page.getByTestId('logs-table').locator('.n-pagination').textContent()).toMatch(/\d+ entries/)
+      },
+      holdLogsRead
+    )
+  })
+
   it('reads the audit log afresh when it shows again after the vault was locked and unlocked', async () => {
     await inNewWindow('/tokens', async (page) => {
       await page.getByTestId('token-row').first().waitFor()

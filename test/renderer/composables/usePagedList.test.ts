@@ -27,7 +27,10 @@ describe('usePagedList', () => {
   it('reads a page of the default size and counts the rows', async () => {
     const fetch = server(() => 45)
     const rows = list(fetch)
+    // Before its first answer the table is not known to be empty: no count, no empty state.
+    expect([rows.answered.value, rows.pagination.value.prefix()]).toEqual([false, ''])
     await rows.load()
+    expect([rows.answered.value, rows.pagination.value.prefix()]).toEqual([true, '45 rows'])
     expect(fetch).toHaveBeenCalledWith({ page: 1, size: PAGE_SIZES[0] }, { status: null })
     expect(rows.items.value).toHaveLength(20)
     expect([rows.total.value, rows.pageCount.value]).toEqual([45, 3])
@@ -68,6 +71,11 @@ describe('usePagedList', () => {
   it('keeps what it shows and reports the failure as a toast when a read fails', async () => {
     const fetch = server(() => 5)
     const rows = list(fetch)
+    fetch.mockRejectedValueOnce(problem(503, 'The vault is locked.'))
+    await rows.load()
+    // A first read that failed does not say the table is empty.
+    expect(rows.answered.value).toBe(false)
+    useNotificationsStore().drain()
     await rows.load()
     fetch.mockRejectedValueOnce(problem(503, 'The vault is locked.'))
     expect(await rows.load()).toBe(false)

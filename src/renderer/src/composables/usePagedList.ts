@@ -61,6 +61,8 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
   const page = ref(1)
   const size = ref(PAGE_SIZES[0])
   const filters = ref(initialFilters()) as Ref<F>
+  /** A read has filled the table: until then it is not known to be empty, and shows neither an empty state nor a count. */
+  const answered = ref(false)
   const { busy: loading, run } = useAction()
   /** `loading` for the eye: only reads slower than LOADING_SHOWN_AFTER_MS show the overlay. */
   const loadingShown = delayedFlag(loading, LOADING_SHOWN_AFTER_MS)
@@ -83,6 +85,7 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
       // A page that has not changed (a view shown again) keeps its rows: the table is not drawn again.
       if (!samePage(toRaw(items.value), result.data)) items.value = result.data
       total.value = result.pagination.total_items
+      answered.value = true
     })
   }
 
@@ -141,10 +144,10 @@ export function usePagedList<T, F extends object = Record<string, never>>(option
     showSizePicker: true,
     // The size menu is made only while open: a view kept for a return (AppShell.vue) leaves no hidden menu in the document.
     selectProps: { displayDirective: 'if' as const },
-    prefix: () => `${formatTotal(total.value)} ${options.noun[total.value === 1 ? 0 : 1]}`,
+    prefix: () => (answered.value ? `${formatTotal(total.value)} ${options.noun[total.value === 1 ? 0 : 1]}` : ''),
     onUpdatePage: setPage,
     onUpdatePageSize: setSize
   }))
 
-  return { items, total, page, size, filters, loading, loadingShown, pageCount, pagination, load, loadForView, setPage, setSize, search, setFilters, resetFilters }
+  return { items, answered, total, page, size, filters, loading, loadingShown, pageCount, pagination, load, loadForView, setPage, setSize, search, setFilters, resetFilters }
 }
