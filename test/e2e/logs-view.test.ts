@@ -74,6 +74,22 @@ describe.skipIf(!chromiumAvailable)('Audit log view', () => {
     expect(errorsOf(app.page)).toEqual([])
   })
 
+  it('draws another page of entries at once: nothing in its rows fades in', async () => {
+    await navigate(app.page, 'Audit logs')
+    const table = app.page.getByTestId('logs-table')
+    const rows = table.locator('tbody tr.n-data-table-tr')
+    await rows.first().waitFor()
+    const pageText = () => table.locator('tbody').textContent()
+    const firstPage = await pageText()
+    await table.locator('[aria-label="Next page"]').click()
+    await expect.poll(pageText).not.toBe(firstPage)
+    // Badges whose colours faded for 300 ms repainted the whole window in every frame of it.
+    expect(await table.locator('tbody').evaluate((body) => body.getAnimations({ subtree: true }).length)).toBe(0)
+    await table.locator('[aria-label="Previous page"]').click()
+    await expect.poll(() => table.locator('.n-pagination-item--active').textContent()).toBe('1')
+    await expect.poll(() => app.page.locator('main [aria-busy="true"]').count()).toBe(0)
+  })
+
   it('opens an entry in full by keyboard, with the trace id of the request that wrote it, and one written in the window without', async () => {
     await navigate(app.page, 'Audit logs')
     const rows = app.page.getByTestId('log-row')
