@@ -109,11 +109,12 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
   it('claims neither an empty audit log nor a count while its first read is on its way', async () => {
     let releaseRead!: () => void
     const released = new Promise<void>((resolve) => (releaseRead = resolve))
-    const holdLogsRead = (page: Page) =>
-      page.route('**/__ipc/app:logs.list', async (route) => {
+    const holdLogsRead = async (page: Page) => {
+      await page.route('**/__ipc/app:logs.list', async (route) => {
         await released
         await route.continue()
       })
+    }
     await inNewWindow(
       '/tokens',
       async (page) => {

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 
 const created: { options: any; webContents: any; loaded?: string; once: Record<string, () => void> }[] = []
+const app = vi.hoisted(() => ({ isPackaged: false }))
 
 vi.mock('electron', () => {
   class BrowserWindow {
@@ -14,7 +15,7 @@ vi.mock('electron', () => {
       created.push({ options, webContents: this.webContents, once: {} })
     }
   }
-  return { BrowserWindow, nativeTheme: { shouldUseDarkColors: false } }
+  return { app, BrowserWindow, nativeTheme: { shouldUseDarkColors: false } }
 })
 
 const { APP_ENTRY_URL, CONTENT_SECURITY_POLICY, WINDOW_SIZE, createMainWindow, installSessionPolicies, isAppUrl, lockDownContents } = await import(
@@ -53,6 +54,17 @@ describe('createMainWindow', () => {
       allowRunningInsecureContent: false,
       webviewTag: false
     })
+  })
+
+  it('has developer tools only when not packaged', () => {
+    createMainWindow({ preload: 'p', url: APP_ENTRY_URL })
+    app.isPackaged = true
+    try {
+      createMainWindow({ preload: 'p', url: APP_ENTRY_URL })
+    } finally {
+      app.isPackaged = false
+    }
+    expect(created.map((window) => window.options.webPreferences.devTools)).toEqual([true, false])
   })
 
   it('opens at a sensible default size with a minimum, hidden until ready', () => {

@@ -6,7 +6,7 @@
  * The built pages come from the app's own origin, `app://tessera` (see
  * protocol.ts), never from file://.
  */
-import { BrowserWindow, nativeTheme, type Session, type WebContents } from 'electron'
+import { app, BrowserWindow, nativeTheme, type Session, type WebContents } from 'electron'
 
 /** The privileged custom scheme and origin the renderer's pages are served from. */
 export const APP_SCHEME = 'app'
@@ -91,7 +91,9 @@ export function createMainWindow(options: MainWindowOptions): BrowserWindow {
       allowRunningInsecureContent: false,
       webviewTag: false,
       navigateOnDragDrop: false,
-      spellcheck: false
+      spellcheck: false,
+      // A packaged app has no console into which a user could be talked into pasting code that drives the IPC bridge.
+      devTools: !app.isPackaged
     }
   })
   lockDownContents(window.webContents)
