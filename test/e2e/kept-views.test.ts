@@ -52,6 +52,14 @@ async function expectMenuClosedOnLeave(page: Page, testId: string, leaveKey: str
 describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () => {
   const app = useDesktopApp({ prepare: seedVault })
 
+  /** Holds the page's requests to `url` until `released` settles. */
+  async function holdRequests(page: Page, url: string | RegExp, released: Promise<void>): Promise<void> {
+    await page.route(url, async (route) => {
+      await released
+      await route.continue()
+    })
+  }
+
   /** Runs `work` in a window of its own opened on `path` (`beforeLoad` as `openApp`'s), which it then closes; no page errors may be left. */
   async function inNewWindow(path: string, work: (page: Page) => Promise<void>, beforeLoad?: (page: Page) => Promise<void>): Promise<void> {
     const page = await openApp(app.browser, app.harness, 'light', path, beforeLoad)
@@ -88,10 +96,7 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
     // The view's chunk is held until the route's read has answered: the view is then set up after its rows are in.
     const holdLogsView = async (page: Page) => {
       page.on('requestfinished', (request) => request.url().includes('/__ipc/app:logs.list') && listAnswered())
-      await page.route(/\/LogsView-[^/]*\.js$/, async (route) => {
-        await answered
-        await route.continue()
-      })
+      await holdRequests(page, /\/LogsView-[^/]*\.js$/, answered)
     }
     await inNewWindow(
       '/tokens',
@@ -109,12 +114,7 @@ describe.skipIf(!chromiumAvailable)('Views made ahead of their first visit', () 
   it('claims neither an empty audit log nor a count while its first read is on its way', async () => {
     let releaseRead!: () => void
     const released = new Promise<void>((resolve) => (releaseRead = resolve))
-    const holdLogsRead = async (page: Page) => {
-      await page.route('**/__ipc/app:logs.list', async (route) => {
-        await released
-        await route.continue()
-      })
-    }
+    const holdLogsRead = (page: Page) => holdRequests(page, '**/__ipc/app:logs.list', released)
     await inNewWindow(
       '/tokens',
       async (page) => {
