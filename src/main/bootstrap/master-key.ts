@@ -5,12 +5,13 @@
  * app keeps it in the OS keychain instead (electron/keychain.ts), through the
  * same encoding.
  */
-import { chmod, link, open as openFile, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { link, readFile, stat, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { openJson } from '../crypto/aead'
 import { generateMasterKey } from '../crypto/keys'
 import { KEY_BYTES, type MasterKey } from '../crypto/types'
 import { CannotUnlockError } from '../domain/errors'
+import { replacePrivateFile, syncDirectory, temporaryBeside, writeNewPrivateFile } from '../infra/private-files'
 
 export { generateMasterKey, type MasterKey }
 
@@ -36,8 +37,8 @@ export function decodeMasterKey(encoded: string, source: string): MasterKey {
 export async function createMasterKeyFile(dataDir: string): Promise<MasterKey> {
   const key = generateMasterKey()
   const path = join(dataDir, MASTER_KEY_FILE)
-  const temporary = `${path}.${process.pid}.tmp`
-  await writeSynced(temporary, encodeMasterKey(key), 'w')
+  const temporary = temporaryBeside(path)
+  await writeNewPrivateFile(temporary, encodeMasterKey(key))
   try {
     await link(temporary, path)
   } finally {
@@ -51,45 +52,18 @@ export function encodeMasterKey(key: MasterKey): string {
   return Buffer.from(key).toString('base64') + '\n'
 }
 
-/** Writes a new file (mode 0600, flag as given) and flushes it to disk before resolving. */
-async function writeSynced(path: string, content: string | Uint8Array, flag: 'w' | 'wx'): Promise<void> {
-  const file = await openFile(path, flag, 0o600)
-  try {
-    await file.writeFile(content)
-    await file.sync()
-  } finally {
-    await file.close()
-  }
-  await chmod(path, 0o600)
-}
-
 /**
  * Replaces a key file so that a crash at any moment leaves the old file or the
- * new one, whole: a temporary file beside it is written and flushed, renamed
- * over it, and the directory flushed.
+ * new one, whole (see replacePrivateFile).
  */
 export async function replaceKeyFile(path: string, content: string | Uint8Array): Promise<void> {
-  const temporary = `${path}.tmp`
-  await writeSynced(temporary, content, 'w')
-  await rename(temporary, path)
-  await syncDirectory(dirname(path))
+  await replacePrivateFile(path, content)
 }
 
-/** Writes a master key to a new file (never overwriting one), flushed to disk. */
+/** Writes a master key to a new file (never overwriting one, nor following a symlink), flushed to disk; removed again if the write fails. */
 export async function createKeyFile(path: string, key: MasterKey): Promise<void> {
-  await writeSynced(path, encodeMasterKey(key), 'wx')
+  await writeNewPrivateFile(path, encodeMasterKey(key))
   await syncDirectory(dirname(path))
-}
-
-async function syncDirectory(directory: string): Promise<void> {
-  // Makes the rename itself durable; Windows cannot open a directory for this, and NTFS journals renames.
-  if (process.platform === 'win32') return
-  const handle = await openFile(directory, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
 }
 
 /** Replaces `<dataDir>/master.key` with `key`, atomically (master-key rotation). */

@@ -11,7 +11,7 @@ export const EXIT_CODES = {
   IN_USE: { code: 5, meaning: 'the vault is in use by another running Tessera process' },
   ADDRESS_IN_USE: { code: 6, meaning: 'the host and port to listen on are taken' },
   PERMISSION_DENIED: { code: 7, meaning: 'permission denied (a privileged port, a file or directory Tessera may not read or write, a process owned by another user)' },
-  DATA_DIR: { code: 8, meaning: 'the data directory is missing or not a directory' },
+  DATA_DIR: { code: 8, meaning: 'the data directory is missing, not a directory, or not private (owned by another user, or writable by others)' },
   NOT_RUNNING: { code: 9, meaning: 'no Tessera server is running on the data directory (`status`, `stop`)' },
   STOP_TIMEOUT: { code: 10, meaning: 'the server did not stop within the timeout (`stop`)' },
   REFUSED: { code: 11, meaning: 'the vault refused the operation (`keys retire`: the version still seals data)' },

@@ -14,11 +14,12 @@
  *   the holder of the OS lock writes it, and it is removed on release; after a
  *   crash it names a process that no longer runs, which readers recognise.
  */
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { readFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import sqlite3 from 'sqlite3'
 import { z } from 'zod'
+import { renameOrRemove, temporaryBeside, writeNewPrivateFile } from './private-files'
 import { isProcessRunning, processStartTime } from './processes'
 
 const LOCK_FILE = 'tessera.lock'
@@ -127,9 +128,10 @@ async function claim(dataDir: string, kind: LockKind, held: sqlite3.Database): P
 
 /** Replaces the record in one step, so a reader never sees half of it. */
 async function writeOwner(dataDir: string, owner: LockOwner): Promise<void> {
-  const temporary = join(dataDir, `${LOCK_FILE}.tmp`)
-  await writeFile(temporary, JSON.stringify(owner) + '\n', { mode: 0o600 })
-  await rename(temporary, join(dataDir, LOCK_FILE))
+  const path = join(dataDir, LOCK_FILE)
+  const temporary = temporaryBeside(path)
+  await writeNewPrivateFile(temporary, JSON.stringify(owner) + '\n')
+  await renameOrRemove(temporary, path)
 }
 
 /** The open lock database inside its exclusive transaction, or undefined when another connection holds it. */
