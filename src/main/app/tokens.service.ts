@@ -454,10 +454,9 @@ export class TokensService {
     const cursorKey = this.context.keyring.fingerprintKey(actor.tenantId)
     const after = start === undefined ? undefined : readCursor(cursorKey, start)
     const seek = { ...criteria, tenantId: actor.tenantId, now, visibleBy: visibleTokens(actor, permission) }
-    const { rows, more } = await seekTokens(this.context.reader, seek, size, after)
+    const { rows, next: position } = await seekTokens(this.context.reader, seek, size, after)
     const data = await this.listed(actor, permission, rows, now, message)
-    const last = rows.at(-1)
-    const next = more && last ? writeCursor(cursorKey, { createdAt: last.created_at, id: last.id }) : undefined
+    const next = position === undefined ? undefined : writeCursor(cursorKey, position)
     return { pagination: { page_size: size, ...(next === undefined ? {} : { next }) }, data }
   }
 

@@ -201,13 +201,13 @@ export const token = z
 
 export const tokenPage = pageOf(token, 'TokenPage')
 
-/** One page of a v2 list: `next` leads to the following page and is absent on the last. */
+/** One page of a v2 list: `next` leads to the following page and is absent on the last; a short or empty page may have one. */
 export const tokenCursorPage = z
   .strictObject({
     pagination: z
       .strictObject({
         page_size: z.number().int().min(1).meta({ description: 'The page size asked for' }),
-        next: z.string().optional().meta({ description: 'Pass as `start` for the next page; absent on the last page' })
+        next: z.string().optional().meta({ description: 'Pass as `start` for the next page; absent on the last page. A short or empty page may have one: follow it' })
       })
       .meta({ id: 'CursorPagination' }),
     data: z.array(token)

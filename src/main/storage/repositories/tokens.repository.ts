@@ -641,24 +641,47 @@ async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEnt
 }
 
 /**
- * Up to `limit` tokens of a seek after `after` (from the newest without it), newest first, tokens of one
- * millisecond by id; `more` tells whether any follow. Keyset paging: the walk resumes in its index at the
- * position, so a page costs the same however deep it is, and nothing is counted. Rows the walk reads but
- * the page does not keep (a metadata value in another case; a token's second search index entry of the
- * same value) are passed over by reading on from the last row read.
+ * Rows a seek may read beyond its page in one request. Rows the walk reads but the page does not keep
+ * (a metadata value in another case) could otherwise make one request read the tenant's whole table.
  */
-export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<{ rows: StoredToken[]; more: boolean }> {
+export const SEEK_ROWS_PER_REQUEST = 1000
+
+/** Rows read per batch once the first batch (the page and one more) did not fill the page: fewer queries for long runs passed over. */
+const SEEK_BATCH_ROWS = 100
+
+/** A v2 page: its tokens, and where the next page starts (absent when the walk reached the end). */
+export interface SeekPage {
+  rows: StoredToken[]
+  next?: TokenPosition
+}
+
+const positionOf = (row: StoredToken): TokenPosition => ({ createdAt: row.created_at, id: row.id })
+
+/**
+ * Up to `limit` tokens of a seek after `after` (from the newest without it), newest first, tokens of one
+ * millisecond by id, and the position the next page starts from when any row follows. Keyset paging: the
+ * walk resumes in its index at the position, so a page costs the same however deep it is, and nothing is
+ * counted. Rows the walk reads but the page does not keep (a metadata value in another case; a token's
+ * second search index entry of the same value) are passed over by reading on from the last row read, for
+ * at most `SEEK_ROWS_PER_REQUEST` rows: then the page is returned short (or empty), its `next` the last
+ * row read, and the caller's next request reads on from there.
+ */
+export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<SeekPage> {
   const metadata = seek.indexHash === undefined ? await metadataBySelectivity(db, seek) : Object.entries(seek.metadata)
   const kept: StoredToken[] = []
+  let read = 0
   for (let position = after; ; ) {
-    const batch = await seekBatch(db, seek, metadata, limit + 1, position)
+    const wanted = read === 0 ? limit + 1 : Math.max(limit + 1, SEEK_BATCH_ROWS)
+    const batch = await seekBatch(db, seek, metadata, wanted, position)
+    read += batch.length
     for (const row of batch) {
       // Two search indexes of one token may render the same value: its entries come out side by side.
       if (kept.at(-1)?.id !== row.id && holdsExactly(row, seek.metadata)) kept.push(row)
     }
-    if (kept.length > limit) return { rows: kept.slice(0, limit), more: true }
+    if (kept.length > limit) return { rows: kept.slice(0, limit), next: positionOf(kept[limit - 1]) }
     const last = batch.at(-1)
-    if (batch.length <= limit || !last) return { rows: kept, more: false }
-    position = { createdAt: last.created_at, id: last.id }
+    if (batch.length < wanted || !last) return { rows: kept }
+    if (read >= SEEK_ROWS_PER_REQUEST) return { rows: kept, next: positionOf(last) }
+    position = positionOf(last)
   }
 }

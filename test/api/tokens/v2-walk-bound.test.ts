@@ -1,0 +1,84 @@
+/**
+ * The v2 token list and search read a bounded number of rows per request: a metadata filter whose value
+ * other tokens hold in another case passes over those tokens a bounded run at a time, answering a short or
+ * empty page with a `next` cursor, instead of reading on to the end of the tenant's tokens.
+ */
+import { randomBytes } from 'node:crypto'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { sql } from '../../../src/main/storage/connections'
+import { create, revealer, rule, service, useTokensService, type App, type Body } from './fixture'
+
+useTokensService()
+
+/** Lists and searches every container. */
+let reader: App
+beforeAll(async () => {
+  reader = await service.createApplication({ name: 'Reader', type: 'private', rules: [rule(1, '/', 'reveal', ['token:read', 'token:search'])] })
+})
+
+/** Tokens read from the database by the requests made while it runs: the rows of every `tokens` query on the read pool. */
+let tokenRowsRead = 0
+const countTokenRows = (response: unknown, query: { sql?: string }) => {
+  if (Array.isArray(response) && /select [`"]?tokens[`"]?\.\*/i.test(query.sql ?? '')) tokenRowsRead += response.length
+}
+beforeEach(() => {
+  sql(service.host.vault.db.reader).on('query-response', countTokenRows)
+})
+afterEach(() => {
+  sql(service.host.vault.db.reader).removeListener('query-response', countTokenRows)
+})
+
+/** Each page of a v2 list or search (`request(start)`), following `next` to the end, with the token rows each request read. */
+async function pagesOf(request: (start?: string) => Promise<{ status: number; body: Body }>): Promise<{ ids: string[]; next?: string; rowsRead: number }[]> {
+  const pages: { ids: string[]; next?: string; rowsRead: number }[] = []
+  let start: string | undefined
+  do {
+    tokenRowsRead = 0
+    const response = await request(start)
+    expect(response.status, JSON.stringify(response.body)).toBe(200)
+    start = (response.body.pagination as { next?: string }).next
+    pages.push({ ids: (response.body.data as Body[]).map((token) => token.id as string), next: start, rowsRead: tokenRowsRead })
+    expect(pages.length).toBeLessThan(50)
+  } while (start !== undefined)
+  return pages
+}
+
+/** Tokenizes `count` tokens holding `tag` under `metadata.tag`, in one clock millisecond after the last. */
+async function tokenizeTagged(tag: string, count: number): Promise<void> {
+  service.clock.advance(1000)
+  const body = Array.from({ length: count }, (_, i) => ({ type: 'token', data: `value ${i}`, metadata: { tag } }))
+  const response = await service.request('POST', '/tokenize', { key: revealer.key, body })
+  expect(response.status, JSON.stringify(response.body).slice(0, 300)).toBe(200)
+}
+
+/** A token holding exactly `tag`, one clock second after the last; its id. */
+async function tagged(tag: string): Promise<string> {
+  service.clock.advance(1000)
+  return (await create({ type: 'token', data: 'value', metadata: { tag } })).id
+}
+
+describe('v2 lists and searches passing over metadata values in another case', () => {
+  /** A request reads its page, one row more, and at most 1,000 rows it passes over (in batches of up to 101). */
+  const ROWS_READ_AT_MOST = 1000 + 2 * 101
+
+  it('read a bounded number of rows per request, answer short or empty pages with next, and find exactly the exact-case matches', async () => {
+    const tag = `t${randomBytes(6).toString('hex')}`
+    const exact = tag.toUpperCase()
+    const oldest = await tagged(exact)
+    await tokenizeTagged(tag, 1000)
+    await tokenizeTagged(tag, 1000)
+    const middle = await tagged(exact)
+    await tokenizeTagged(tag, 1000)
+    const newest = await tagged(exact)
+
+    const search = await pagesOf((start) => service.request('POST', '/v2/tokens/search', { key: reader.key, body: { query: `metadata.tag:${exact}`, size: 1, start } }))
+    const list = await pagesOf((start) =>
+      service.request('GET', `/v2/tokens?metadata.tag=${exact}&size=1${start === undefined ? '' : `&start=${encodeURIComponent(start)}`}`, { key: reader.key })
+    )
+    for (const pages of [search, list]) {
+      expect(pages.flatMap((page) => page.ids)).toEqual([newest, middle, oldest])
+      expect(pages.some((page) => page.ids.length === 0 && page.next !== undefined)).toBe(true)
+      expect(Math.max(...pages.map((page) => page.rowsRead))).toBeLessThanOrEqual(ROWS_READ_AT_MOST)
+    }
+  })
+})
