@@ -7,8 +7,8 @@
  * first broken link.
  */
 import { createReadStream, existsSync } from 'node:fs'
-import { open, rm } from 'node:fs/promises'
-import { dirname, resolve } from 'node:path'
+import { realpath, rm, stat } from 'node:fs/promises'
+import { dirname, resolve, sep } from 'node:path'
 import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
 import { BrokenChainError } from '../app/audit-export'
@@ -17,6 +17,7 @@ import type { CommandInput } from './commands'
 import { CliError, exitCode, type ExitCode } from './exit-codes'
 import { placeOf, withOpenVault, withUnlockedVault, type VaultPlace } from './vault-access'
 import { VaultInUseError } from '../infra/vault-lock'
+import { openNewPrivateFile, renameOrRemove, temporaryBeside } from '../infra/private-files'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
@@ -60,25 +61,48 @@ async function verifyFile(file: string, pinned: Buffer | undefined): Promise<Exi
   return exitCode('OK')
 }
 
+/**
+ * Where `logs export` may write: a file (or nothing yet) in an existing folder
+ * outside the data directory, whose key and database an export must never replace.
+ */
+async function exportTarget(out: string, dataDir: string): Promise<string> {
+  const file = resolve(out)
+  const folder = await realpath(dirname(file)).catch(() => {
+    throw new CliError('USAGE', `Cannot write ${file}: its folder does not exist.`, 'choose a file in an existing folder for --out.')
+  })
+  const vaultDir = await realpath(dataDir)
+  if (folder === vaultDir || folder.startsWith(vaultDir + sep)) {
+    throw new CliError('USAGE', `Refusing to write ${file}: it is inside the data directory ${dataDir}.`, 'write the export outside the data directory: it holds the vault and its master key.')
+  }
+  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new CliError('USAGE', `Cannot write ${file}: it is a directory.`, 'give --out a file name.')
+  return file
+}
+
+/**
+ * `tessera logs export`: writes a new owner-only file beside --out and renames
+ * it over --out only once the export is complete, so a refused export leaves
+ * the previous file as it was, and a file or symlink at --out is replaced, never written through.
+ */
 export async function exportLogs({ options }: CommandInput): Promise<ExitCode> {
   const out = options.out as string | undefined
   if (!out) throw new CliError('USAGE', 'Missing --out FILE.', 'see `tessera logs export --help`.', true)
   const range = { since: options.since as number | undefined, until: options.until as number | undefined }
-  return withUnlockedVault(placeOf(options), async (vault) => {
-    const handle = await open(out, 'w', 0o600).catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'ENOENT' ? new CliError('USAGE', `Cannot write ${out}: its folder does not exist.`, 'choose a file in an existing folder for --out.') : error
-    })
-    const file = handle.createWriteStream()
+  const place = placeOf(options)
+  return withUnlockedVault(place, async (vault) => {
+    const target = await exportTarget(out, place.dataDir)
+    const temporary = temporaryBeside(target)
+    const file = (await openNewPrivateFile(temporary)).createWriteStream()
     try {
       const summary = await vault.exportAuditLog(file, { ...range, now: Date.now() })
       file.end()
       await finished(file)
+      await renameOrRemove(temporary, target)
       const seqs = summary.entries ? `, seq ${summary.firstSeq} to ${summary.lastSeq}` : ''
       print(`Exported ${summary.entries} entries${seqs} to ${out}, signed by key ${summary.fingerprint}.`)
       return exitCode('OK')
     } catch (error) {
       file.destroy()
-      await rm(out, { force: true })
+      await rm(temporary, { force: true })
       if (!(error instanceof BrokenChainError)) throw error
       print(`Not exported: ${error.message}`)
       return exitCode('AUDIT_BROKEN')
