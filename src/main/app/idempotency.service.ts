@@ -5,12 +5,19 @@
  * request under the key is refused (422), and one arriving while the first
  * still runs is refused (409). Keys belong to a caller (application or
  * session): another caller's equal key is a different key.
+ *
+ * A stored response outlives the rights and retention of what it showed, so
+ * it never keeps token data or a secret: tokens are kept as their identity,
+ * a response holding a key or nonce only as the fact that it succeeded. A
+ * replay needs the route's permission as the caller holds it now.
  */
 import { openJson, sealJson } from '../crypto/aead'
 import { keyedHash } from '../crypto/hashing'
 import { newId } from '../crypto/random'
+import type { Permission } from '../../shared/types'
+import { holdsPermission, requireTokenAccess } from '../domain/access'
 import type { Actor } from '../domain/actor'
-import { AppError, ConflictError } from '../domain/errors'
+import { AppError, ConflictError, ForbiddenError } from '../domain/errors'
 import {
   completeIdempotencyRecord,
   deleteExpiredIdempotencyRecords,
@@ -48,6 +55,30 @@ export interface StoredResponse {
   body: unknown
 }
 
+/**
+ * What of a route's response is kept for replays:
+ * - `response`: all of it (it holds no token data and no secret);
+ * - `token-identities`: each token or token intent in it reduced to `id`,
+ *   `tenant_id`, `type`, `fingerprint` and `containers` (data, masks and
+ *   metadata follow the token's own rights and retention, not the key's);
+ * - `outcome`: only that it succeeded and the `id` it made (it holds a key or
+ *   a nonce, shown once); a replay is a 409 saying so.
+ */
+export type Keeping = 'response' | 'token-identities' | 'outcome'
+
+/** How a route is replayed: what is kept, and the permission a replay needs now (none for routes gated by key type). */
+export interface ReplayRule {
+  keep: Keeping
+  permission?: Permission
+}
+
+/** What is sealed for a key: the response as kept, or, when withheld, the id of what the request made. */
+interface SealedResponse {
+  type: string
+  body: unknown
+  withheld?: { id?: string }
+}
+
 /** A key held for one running request: completed with its response or released if it fails. */
 export interface Reservation {
   id: IdempotencyId
@@ -69,7 +100,7 @@ export class IdempotencyService {
    * to replay the stored response. 409 while another request holds the key,
    * 422 when the stored response is for a different request.
    */
-  async admit(actor: Actor, key: string, request: IdempotentRequest): Promise<Admission> {
+  async admit(actor: Actor, key: string, request: IdempotentRequest, rule: ReplayRule): Promise<Admission> {
     const now = this.context.clock.now()
     const id: IdempotencyId = { tenant_id: actor.tenantId, caller_id: actor.id, idempotency_key: key }
     const mine: IdempotencyRecord = {
@@ -101,7 +132,12 @@ export class IdempotencyService {
         [HEADER]: ['was already used for another method, path or body']
       })
     }
-    const { type, body } = openJson<Omit<StoredResponse, 'status'>>(this.context.keyring.dataKey(id.tenant_id, holder.key_version!), holder.sealed_response!, idempotentResponseAssociatedData(id.tenant_id, holder.reservation))
+    const sealed = openJson<SealedResponse>(this.context.keyring.dataKey(id.tenant_id, holder.key_version!), holder.sealed_response!, idempotentResponseAssociatedData(id.tenant_id, holder.reservation))
+    // Kept again under today's rule: a response stored under an older, looser one hands out no more.
+    const kept = sealed.withheld ? sealed : toKeep(actor.tenantId, rule.keep, { status: holder.status_code, ...sealed })
+    requireStillPermitted(actor, rule, jsonValueOf(kept))
+    const { type, body, withheld } = kept
+    if (withheld) throw withheldReplay(holder.status_code, withheld.id)
     await audit(this.context.writes, now, [
       { actor, entityType: 'idempotency-key', entityId: holder.reservation, operation: 'read', message: `Stored response (${holder.status_code}) replayed for ${request.method} ${request.url.split('?')[0]}` }
     ])
@@ -109,9 +145,10 @@ export class IdempotencyService {
   }
 
   /** Keeps the response of the request holding `reservation`, sealed, for replays. */
-  async complete(reservation: Reservation, response: StoredResponse): Promise<void> {
+  async complete(reservation: Reservation, response: StoredResponse, keep: Keeping): Promise<void> {
     const { version, key } = this.context.keyring.currentDataKey(reservation.id.tenant_id)
-    const sealed = Buffer.from(sealJson(key, { type: response.type, body: response.body }, idempotentResponseAssociatedData(reservation.id.tenant_id, reservation.reservation)))
+    const kept = toKeep(reservation.id.tenant_id, keep, response)
+    const sealed = Buffer.from(sealJson(key, kept, idempotentResponseAssociatedData(reservation.id.tenant_id, reservation.reservation)))
     await this.context.writes.run((trx) =>
       completeIdempotencyRecord(trx, reservation.id, reservation.reservation, {
         request_hash: reservation.requestHash,
@@ -137,4 +174,78 @@ export class IdempotencyService {
     const head = Buffer.from(`idempotency\u0000${request.method}\u0000${request.url}\u0000`, 'utf8')
     return keyedHash(this.context.keyring.fingerprintKey(tenantId), Buffer.concat([head, body]))
   }
+}
+
+/** The part of a response that `keep` lets the store hold. */
+function toKeep(tenantId: string, keep: Keeping, response: StoredResponse): SealedResponse {
+  if (keep === 'response') return { type: response.type, body: response.body }
+  if (keep === 'outcome') return { type: '', body: null, withheld: { id: idOf(response.body) } }
+  const reduced = reduceToIdentities(jsonValueOf(response), tenantId)
+  return { type: response.type, body: sentAsText(response) ? JSON.stringify(reduced) : reduced }
+}
+
+/** JSON a route sent as text (`POST /tokenize`), so that it reaches the client as it is. */
+function sentAsText(response: Pick<StoredResponse, 'type' | 'body'>): boolean {
+  return typeof response.body === 'string' && response.type === 'application/json'
+}
+
+function jsonValueOf(response: Pick<StoredResponse, 'type' | 'body'>): unknown {
+  return sentAsText(response) ? JSON.parse(response.body as string) : response.body
+}
+
+function idOf(body: unknown): string | undefined {
+  const id = isObject(body) ? body.id : undefined
+  return typeof id === 'string' ? id : undefined
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * A token or token intent as a response shows it. The tenant id tells it from
+ * an object of a tokenize result, whose strings are all token ids.
+ */
+function isTokenLike(value: Record<string, unknown>, tenantId: string): boolean {
+  return value.tenant_id === tenantId && typeof value.id === 'string' && typeof value.type === 'string' && typeof value.fingerprint === 'string'
+}
+
+const IDENTITY_FIELDS = ['id', 'tenant_id', 'type', 'fingerprint', 'containers', 'created_by', 'created_at', 'modified_by', 'modified_at', 'expires_at'] as const
+
+/** Each token in `value` reduced to its identity (what a caller that cannot read a token learns of it); the rest as is. */
+function reduceToIdentities(value: unknown, tenantId: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => reduceToIdentities(item, tenantId))
+  if (!isObject(value)) return value
+  if (isTokenLike(value, tenantId)) return Object.fromEntries(IDENTITY_FIELDS.filter((field) => field in value).map((field) => [field, value[field]]))
+  return Object.fromEntries(Object.entries(value).map(([field, item]) => [field, reduceToIdentities(item, tenantId)]))
+}
+
+/** The kept tokens (with containers) of a kept body, for checking each as a new request would. */
+function keptTokens(value: unknown, found: { id: string; containers: string[] }[] = []): { id: string; containers: string[] }[] {
+  if (Array.isArray(value)) value.forEach((item) => keptTokens(item, found))
+  else if (isObject(value)) {
+    if (typeof value.id === 'string' && Array.isArray(value.containers) && typeof value.fingerprint === 'string') found.push({ id: value.id, containers: value.containers as string[] })
+    else Object.values(value).forEach((item) => keptTokens(item, found))
+  }
+  return found
+}
+
+/**
+ * A replay is answered only if the caller could send the request now: it holds
+ * the route's permission, and on each token of the kept answer (a token
+ * permission is granted per container).
+ */
+function requireStillPermitted(actor: Actor, rule: ReplayRule, kept: unknown): void {
+  const { permission } = rule
+  if (!permission) return
+  if (!holdsPermission(actor, permission)) throw new ForbiddenError(`The caller lacks the ${permission} permission.`)
+  if (rule.keep !== 'token-identities') return
+  for (const token of keptTokens(kept)) requireTokenAccess(actor, permission, token)
+}
+
+function withheldReplay(status: number, id: string | undefined): ConflictError {
+  const made = id ? ` (id ${id})` : ''
+  return new ConflictError(
+    `The request sent with this ${HEADER} already succeeded (${status})${made} and is not run again. Its response held a key or nonce, which is shown only once and not kept for replays: read the result with a new request instead.`
+  )
 }

@@ -59,7 +59,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   const keyless = [publicRoutes(deps), invitationAcceptRoutes(deps)]
   app.use(dispatchBySegment(keyless))
   app.use(authenticate(services.auth))
-  app.use(idempotency(services.idempotency, bodyLimitBytes))
+  app.use(idempotency(services.idempotency, bodyLimitBytes, (method, path) => routeOf(routers, method, path)))
   routers.push(...keyless, ...mountRoutes(app, deps))
   return app
 }
@@ -90,24 +90,26 @@ const noStore: Koa.Middleware = (ctx, next) => {
   return next()
 }
 
+/** The route a request goes to, named by its pattern (`GET /tokens/:id`): the path itself is caller text and unbounded. */
+function routeOf(routers: Router<AppState>[], method: string, path: string): string {
+  for (const router of routers) {
+    const layer = router.match(path, method).pathAndMethod.find((candidate) => candidate.methods.length > 0)
+    if (layer) return `${method} ${String(layer.path)}`
+  }
+  return `${method} (no such route)`
+}
+
 /**
  * Hands every 401 and 403 to the audit log's aggregation, named by route
  * (`GET /tokens/:id`): the path itself is caller text and unbounded.
  */
 function auditRefusals(services: Services, routers: Router<AppState>[]): RefusalListener {
-  const routeOf = (method: string, path: string): string => {
-    for (const router of routers) {
-      const layer = router.match(path, method).pathAndMethod.find((candidate) => candidate.methods.length > 0)
-      if (layer) return `${method} ${String(layer.path)}`
-    }
-    return `${method} (no such route)`
-  }
   return (ctx, error) =>
     services.denials.record({
       status: error.status as 401 | 403,
       reason: error instanceof UnauthenticatedError ? error.reason : error.message,
       source: ctx.ip || 'unknown address',
-      operation: routeOf(ctx.method.slice(0, 20), ctx.path),
+      operation: routeOf(routers, ctx.method.slice(0, 20), ctx.path),
       actor: error.status === 403 ? (ctx.state as AppState).actor : undefined,
       traceId: (ctx.state as AppState).traceId
     })

@@ -684,13 +684,13 @@ const idempotencyHeader = z.object({
     .optional()
     .meta({
       description:
-        'Makes a retry safe: the same key from the same caller within 24 hours replays the first response instead of running again (1–255 printable ASCII characters).'
+        'Makes a retry safe: the same key from the same caller within 24 hours replays the first response instead of running again (1–255 printable ASCII characters). Tokens are replayed without their data, a response holding a key or nonce is not replayed (409), and reads sent as POST run again.'
     })
 })
 
 const IDEMPOTENCY_REASONS = {
   400: 'Invalid input: `errors` names each bad field (a malformed `BT-IDEMPOTENCY-KEY` included).',
-  409: 'A request with the same `BT-IDEMPOTENCY-KEY` is still running.',
+  409: 'A request with the same `BT-IDEMPOTENCY-KEY` is still running, or succeeded with a response holding a key or nonce, which is not replayed.',
   422: 'The `BT-IDEMPOTENCY-KEY` was already used for a different request (method, path or body).'
 }
 

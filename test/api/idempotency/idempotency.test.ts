@@ -2,7 +2,9 @@
  * BT-IDEMPOTENCY-KEY over HTTP: a retry replays the first response (one token
  * made), a different request under the key is a 422, a request arriving while
  * the first runs a 409, keys are the caller's own, and responses are kept 24
- * hours, sealed. Runs on both engines.
+ * hours, sealed. A replay hands out no more than the caller may see now: reads
+ * run again, tokens are kept without their data, keys are not kept, and the
+ * route's permission is checked again. Runs on both engines.
  */
 import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -16,6 +18,13 @@ import { gzipSync } from 'node:zlib'
 const HOUR = 3_600_000
 const CRUD = ['token:create', 'token:read', 'token:update', 'token:delete']
 const REVEALING_APP = { name: 'Checkout', type: 'private', rules: [{ priority: 1, container: '/', transform: 'reveal', permissions: CRUD }] }
+const CARD = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '987' }
+
+/** What a replay keeps of a token: everything but its data and what is computed from it. */
+function identityOf(token: Record<string, unknown>): Record<string, unknown> {
+  const { data: _data, mask: _mask, metadata: _metadata, search_indexes: _indexes, fingerprint_expression: _expression, ...identity } = token
+  return identity
+}
 
 describe('BT-IDEMPOTENCY-KEY', () => {
   let service: TestService
@@ -36,14 +45,15 @@ describe('BT-IDEMPOTENCY-KEY', () => {
     return (await service.host.vault.services.jobs.runDueJobs()).find((result) => result.name === 'expire-idempotency-keys')?.processed
   }
 
-  it('replays the first response to a retry: the same status and body, one token made', async () => {
+  it('replays the first response to a retry: the same status, the token without its data, one token made', async () => {
     const before = await tokenCount()
     const idempotencyKey = newKey()
     const first = await create(idempotencyKey, { type: 'token', data: 'once only' })
     const retry = await create(idempotencyKey, { type: 'token', data: 'once only' })
     expect(first.status).toBe(201)
+    expect(first.body.data).toBe('once only')
     expect(retry.status).toBe(201)
-    expect(retry.body).toEqual(first.body)
+    expect(retry.body).toEqual(identityOf(first.body))
     expect(await tokenCount()).toBe(before + 1)
   })
 
@@ -62,7 +72,7 @@ describe('BT-IDEMPOTENCY-KEY', () => {
     const retry = await tokenize()
     expect(retry.status).toBe(first.status)
     expect(retry.headers.get('content-type')).toBe(first.headers.get('content-type'))
-    expect(retry.body).toEqual(first.body)
+    expect(retry.body).toEqual(identityOf(first.body))
 
     const id = first.body.id as string
     const deleteKey = newKey()
@@ -187,7 +197,7 @@ describe('BT-IDEMPOTENCY-KEY', () => {
     const report = await keys.retire(actor, service.tenantId, 1)
     expect(report.counts_after.idempotent_responses).toEqual({ 1: 0, 2: sealedOnOne })
     const retry = await create(idempotencyKey, { type: 'token', data: 'across a rotation' })
-    expect(retry.body).toEqual(first.body)
+    expect(retry.body).toEqual(identityOf(first.body))
   })
 
   it.skipIf(onPostgres)('stores responses sealed: a revealed value is not in the database file or its WAL', async () => {
@@ -199,5 +209,98 @@ describe('BT-IDEMPOTENCY-KEY', () => {
       if (!name.startsWith('tessera.db')) continue
       expect((await readFile(join(service.dataDir, name))).includes(secret)).toBe(false)
     }
+  })
+
+  describe('a replay hands out no more than the caller may see now', () => {
+    const narrow = (id: string, rules: unknown[]) => service.request('PUT', `/applications/${id}`, { body: { name: 'Narrowed', rules } })
+    const detokenize = (as: string, id: string, idempotencyKey: string) =>
+      service.request('POST', '/detokenize', { key: as, body: { card: `{{ ${id} }}` }, headers: { 'BT-IDEMPOTENCY-KEY': idempotencyKey } })
+    const tokenReads = async (id: string) => ((await service.request('GET', `/logs?entity_id=${id}&size=100`)).body.data as Array<{ operation: string }>).filter((entry) => entry.operation === 'read').length
+
+    async function revealingCard() {
+      const app = await service.createApplication({ ...REVEALING_APP, name: 'Narrowed later' })
+      const card = await service.request('POST', '/tokens', { key: app.key, body: { type: 'card', data: CARD } })
+      return { app, id: card.body.id as string }
+    }
+
+    it('runs a detokenize again under its key, audited each time, and refuses it once the permission is narrowed', async () => {
+      const { app, id } = await revealingCard()
+      const idempotencyKey = newKey()
+      expect((await detokenize(app.key, id, idempotencyKey)).body.card).toMatchObject({ number: CARD.number, cvc: CARD.cvc })
+      const reads = await tokenReads(id)
+      expect((await detokenize(app.key, id, idempotencyKey)).status).toBe(200)
+      expect(await tokenReads(id)).toBe(reads + 1)
+
+      await narrow(app.id, [{ priority: 1, container: '/', transform: 'mask', permissions: ['token:create'] }])
+      const replay = await detokenize(app.key, id, idempotencyKey)
+      expect(replay.status).toBe(403)
+      expect(JSON.stringify(replay.body)).not.toContain(CARD.number)
+    })
+
+    it('answers a detokenize under its key for a deleted token as a new request: the token is gone', async () => {
+      const { app, id } = await revealingCard()
+      const idempotencyKey = newKey()
+      expect((await detokenize(app.key, id, idempotencyKey)).status).toBe(200)
+      expect((await service.request('DELETE', `/tokens/${id}`, { key: app.key })).status).toBe(204)
+      const replay = await detokenize(app.key, id, idempotencyKey)
+      expect(replay.status).toBe(400)
+      expect(JSON.stringify(replay.body)).not.toContain(CARD.number)
+    })
+
+    it('runs a v2 search again under its key, and refuses it once the permission is narrowed', async () => {
+      const app = await service.createApplication({ ...REVEALING_APP, name: 'Searcher', rules: [{ priority: 1, container: '/', transform: 'reveal', permissions: [...CRUD, 'token:search'] }] })
+      await service.request('POST', '/tokens', { key: app.key, body: { type: 'card', data: CARD } })
+      const search = () => service.request('POST', '/v2/tokens/search', { key: app.key, body: { query: 'type:card' }, headers: { 'BT-IDEMPOTENCY-KEY': 'search-1' } })
+      expect((await search()).body.data[0].data.number).toBe(CARD.number)
+      await narrow(app.id, [{ priority: 1, container: '/nothing/', transform: 'mask', permissions: ['token:create'] }])
+      const replay = await search()
+      expect(replay.status).toBe(403)
+      expect(JSON.stringify(replay.body)).not.toContain(CARD.number)
+    })
+
+    it('keeps no token data: a created card replays without its number or CVC, also past the CVC retention window', async () => {
+      const idempotencyKey = newKey()
+      const send = () => create(idempotencyKey, { type: 'card', data: CARD })
+      const first = await send()
+      expect(first.body.data).toMatchObject({ number: CARD.number, cvc: CARD.cvc })
+      service.clock.advance(2 * HOUR)
+      await service.host.vault.services.jobs.runDueJobs()
+      const replay = await send()
+      expect(replay.status).toBe(201)
+      expect(replay.body).toEqual(identityOf(first.body))
+      expect(JSON.stringify(replay.body)).not.toMatch(/4242424242424242|"987"/)
+    })
+
+    it('checks the route’s permission again: a create replays only while the caller may still create there', async () => {
+      const { app } = await revealingCard()
+      const idempotencyKey = newKey()
+      const send = () => create(idempotencyKey, { type: 'token', data: 'kept for a retry' }, app.key)
+      expect((await send()).status).toBe(201)
+      await narrow(app.id, [{ priority: 1, container: '/pci/', transform: 'reveal', permissions: ['token:create', 'token:read'] }])
+      const replay = await send()
+      expect(replay.status).toBe(403)
+      expect(replay.headers.get('content-type')).toContain('application/problem+json')
+    })
+
+    it('keeps no application key: a replayed create or new key is a 409 naming the application, without the key', async () => {
+      const idempotencyKey = newKey()
+      const send = () => service.request('POST', '/applications', { body: { name: 'Made once', type: 'private', permissions: ['token:create'] }, headers: { 'BT-IDEMPOTENCY-KEY': idempotencyKey } })
+      const first = await send()
+      expect(first.status).toBe(201)
+      const replay = await send()
+      expect(replay.status).toBe(409)
+      expect(replay.headers.get('content-type')).toContain('application/problem+json')
+      expect(replay.body.detail).toContain(first.body.id)
+      expect(JSON.stringify(replay.body)).not.toContain(first.body.key)
+
+      const keyKey = newKey()
+      const addKey = () => service.request('POST', `/applications/${first.body.id}/keys`, { headers: { 'BT-IDEMPOTENCY-KEY': keyKey } })
+      const added = await addKey()
+      expect(added.status).toBe(201)
+      const again = await addKey()
+      expect(again.status).toBe(409)
+      expect(JSON.stringify(again.body)).not.toContain(added.body.key)
+      expect((await service.request('GET', `/applications/${first.body.id}/keys`)).body).toHaveLength(2)
+    })
   })
 })

@@ -73,7 +73,7 @@ describe('BT-TRACE-ID in the audit log', () => {
   it('records the replaying request’s trace id on an idempotent replay', async () => {
     const body = { type: 'token', data: 'once' }
     const first = await service.request('POST', '/tokens', { key, body, ...traced('first-try', { 'BT-IDEMPOTENCY-KEY': 'trace-retry' }) })
-    expect((await service.request('POST', '/tokens', { key, body, ...traced('retry', { 'BT-IDEMPOTENCY-KEY': 'trace-retry' }) })).body).toEqual(first.body)
+    expect((await service.request('POST', '/tokens', { key, body, ...traced('retry', { 'BT-IDEMPOTENCY-KEY': 'trace-retry' }) })).body.id).toBe(first.body.id)
     const [replay] = (await service.request('GET', '/logs?entity_type=idempotency-key&size=1')).body.data as LogEntry[]
     expect(replay).toMatchObject({ operation: 'read', trace_id: 'retry' })
     expect((await entriesOf(first.body.id)).map((entry) => entry.trace_id)).toEqual(['first-try'])

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa'
 import { ValidationError } from '../../app'
-import { HEADER, type IdempotencyService, type Reservation } from '../../app/idempotency.service'
+import { HEADER, type IdempotencyService, type ReplayRule, type Reservation } from '../../app/idempotency.service'
 import type { AppState } from '../types'
 import { readBodyAhead } from './body'
 
@@ -9,27 +9,69 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const ACCEPTABLE_KEY = /^[\x20-\x7e]{1,255}$/
 
 /**
+ * Reads sent as POST: running one again has the effect of a replay, and is
+ * checked and audited as any read, so they keep nothing.
+ */
+const READS = new Set(['POST /detokenize', 'POST /v2/tokens/search'])
+
+/** Each write route (`METHOD /pattern`, as the routers name it): what of its response is kept, and the permission a replay needs now. */
+const REPLAY_RULES: Record<string, ReplayRule> = {
+  'POST /tokens': { keep: 'token-identities', permission: 'token:create' },
+  'PATCH /tokens/:id': { keep: 'token-identities', permission: 'token:update' },
+  'DELETE /tokens/:id': { keep: 'response', permission: 'token:delete' },
+  'POST /tokenize': { keep: 'token-identities', permission: 'token:create' },
+  'POST /token-intents': { keep: 'token-identities', permission: 'token:create' },
+  'DELETE /token-intents/:id': { keep: 'response', permission: 'token:delete' },
+  'POST /applications': { keep: 'outcome', permission: 'application:create' },
+  'PUT /applications/:id': { keep: 'response', permission: 'application:update' },
+  'DELETE /applications/:id': { keep: 'response', permission: 'application:delete' },
+  'POST /applications/:id/regenerate': { keep: 'outcome', permission: 'application:update' },
+  'POST /applications/:id/keys': { keep: 'outcome', permission: 'application:update' },
+  'DELETE /applications/:id/keys/:keyId': { keep: 'response', permission: 'application:update' },
+  // Sessions are created and authorized by key type, not by a permission.
+  'POST /sessions': { keep: 'outcome' },
+  'POST /sessions/authorize': { keep: 'response' },
+  'DELETE /sessions/:id': { keep: 'response', permission: 'application:delete' },
+  'PUT /tenants/self': { keep: 'response', permission: 'tenant:update' },
+  'DELETE /tenants/self/members/:id': { keep: 'response', permission: 'tenant:member:delete' },
+  'POST /tenants/self/invitations': { keep: 'response', permission: 'tenant:invitation:create' },
+  'POST /tenants/self/invitations/:id/resend': { keep: 'response', permission: 'tenant:invitation:update' },
+  'DELETE /tenants/self/invitations/:id': { keep: 'response', permission: 'tenant:invitation:delete' },
+  'POST /webhooks': { keep: 'response', permission: 'webhook:create' },
+  'PUT /webhooks/:id': { keep: 'response', permission: 'webhook:update' },
+  'DELETE /webhooks/:id': { keep: 'response', permission: 'webhook:delete' }
+}
+
+/** A write route missing from the table keeps no more than that it succeeded. */
+const UNLISTED: ReplayRule = { keep: 'outcome' }
+
+/** Names the route a request goes to (`POST /tokens/:id`), or says there is none. */
+export type RouteOf = (method: string, path: string) => string
+
+/**
  * `BT-IDEMPOTENCY-KEY` on writes: a retry under the same key gets the first
  * response again instead of running twice. Mounted after authentication (keys
  * belong to a caller). Requests without the header pay one header lookup.
  * Only responses the routes produce are kept; a request that fails with an
  * error frees its key, so a retry runs again.
  */
-export function idempotency(service: IdempotencyService, bodyLimitBytes: number): Middleware<AppState> {
+export function idempotency(service: IdempotencyService, bodyLimitBytes: number, routeOf: RouteOf): Middleware<AppState> {
   // Not async: a request without the header costs no promise hop.
   return (ctx, next) => {
     const sent = ctx.req.headers['bt-idempotency-key']
     if (sent === undefined || !WRITE_METHODS.has(ctx.method)) return next()
     if (typeof sent !== 'string' || !ACCEPTABLE_KEY.test(sent)) throw ValidationError.field(HEADER, 'must be 1 to 255 printable ASCII characters')
-    return runOnce(service, sent, ctx, next, bodyLimitBytes)
+    const route = routeOf(ctx.method, ctx.path)
+    if (READS.has(route)) return next()
+    return runOnce(service, sent, REPLAY_RULES[route] ?? UNLISTED, ctx, next, bodyLimitBytes)
   }
 }
 
 type Context = Parameters<Middleware<AppState>>[0]
 
 /** Runs the request under its key, or answers with the response stored for it. */
-async function runOnce(service: IdempotencyService, key: string, ctx: Context, next: () => Promise<unknown>, bodyLimitBytes: number): Promise<void> {
-  const admission = await service.admit(ctx.state.actor, key, { method: ctx.method, url: ctx.url, readBody: () => readBodyAhead(ctx, bodyLimitBytes) })
+async function runOnce(service: IdempotencyService, key: string, rule: ReplayRule, ctx: Context, next: () => Promise<unknown>, bodyLimitBytes: number): Promise<void> {
+  const admission = await service.admit(ctx.state.actor, key, { method: ctx.method, url: ctx.url, readBody: () => readBodyAhead(ctx, bodyLimitBytes) }, rule)
   if (admission.kind === 'replay') {
     const { status, type, body } = admission.response
     ctx.status = status
@@ -37,10 +79,10 @@ async function runOnce(service: IdempotencyService, key: string, ctx: Context, n
     ctx.body = body
     return
   }
-  await runAndKeep(service, admission.reservation, ctx, next)
+  await runAndKeep(service, admission.reservation, rule, ctx, next)
 }
 
-async function runAndKeep(service: IdempotencyService, reservation: Reservation, ctx: Context, next: () => Promise<unknown>): Promise<void> {
+async function runAndKeep(service: IdempotencyService, reservation: Reservation, rule: ReplayRule, ctx: Context, next: () => Promise<unknown>): Promise<void> {
   try {
     await next()
   } catch (error) {
@@ -50,6 +92,6 @@ async function runAndKeep(service: IdempotencyService, reservation: Reservation,
   // Only JSON values and text (or no body) can be replayed; a stream or bytes frees the key.
   const body: unknown = ctx.body ?? null
   const replayable = body === null || typeof body === 'string' || (typeof body === 'object' && !Buffer.isBuffer(body) && typeof (body as { pipe?: unknown }).pipe !== 'function')
-  if (replayable) await service.complete(reservation, { status: ctx.status, type: body === null ? '' : ctx.response.type, body })
+  if (replayable) await service.complete(reservation, { status: ctx.status, type: body === null ? '' : ctx.response.type, body }, rule.keep)
   else await service.release(reservation)
 }
