@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumAvailable, confirmDialog, errorsOf, launchBrowser, openApp, screenshot } from './support/browser'
 import { startDesktopHarness, type DesktopHarness } from './support/desktop-harness'
+import { expectFocus } from './support/keyboard'
 import { callRest } from './support/rest'
 
 describe.skipIf(!chromiumAvailable)('First run, lock and settings', () => {
@@ -70,6 +71,44 @@ describe.skipIf(!chromiumAvailable)('First run, lock and settings', () => {
     await page.getByTestId('unlock').click()
     await page.getByTestId('service-url').waitFor()
     expect((await harness.desktop.status()).state).toBe('unlocked')
+    expect(errorsOf(page)).toEqual([])
+  })
+})
+
+describe.skipIf(!chromiumAvailable)('A lock while the first-run key is shown', () => {
+  let browser: Browser
+  let harness: DesktopHarness
+
+  beforeAll(async () => {
+    harness = await startDesktopHarness({ vault: 'none' })
+    browser = await launchBrowser()
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await harness?.stop()
+  })
+
+  it('takes the management key off the screen and out of the window, and does not show it again after unlocking', async () => {
+    const page = await openApp(browser, harness)
+    await page.getByTestId('setup').waitFor()
+    await page.getByTestId('tenant-name').locator('input').fill('Acme')
+    await page.getByRole('button', { name: 'Create vault' }).click()
+    const dialog = page.getByTestId('key-once')
+    const key = (await dialog.getByTestId('secret').textContent())!
+    expect(key).toMatch(/^key_management/)
+
+    // As the idle lock does, before "I have stored the key" is clicked.
+    await harness.desktop.lock('Vault locked after 15 minutes idle')
+    await page.getByTestId('locked').waitFor()
+    await dialog.waitFor({ state: 'detached' })
+    expect(await page.content()).not.toContain(key)
+    await expectFocus(page, '[data-test=unlock]')
+
+    await page.getByTestId('unlock').click()
+    await page.getByTestId('service-url').waitFor()
+    expect(await dialog.count()).toBe(0)
+    expect(await page.content()).not.toContain(key)
     expect(errorsOf(page)).toEqual([])
   })
 })

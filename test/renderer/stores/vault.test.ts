@@ -1,5 +1,6 @@
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { nextTick } from 'vue'
 import type { VaultStatus } from '@shared/ipc'
 import { ProblemError, setApi } from '@renderer/api'
 import { useNotificationsStore } from '@renderer/stores/notifications'
@@ -35,6 +36,18 @@ describe('useVaultStore', () => {
     open(status('unlocked'))
     expect(await unlocking).toBe(true)
     expect([vault.busy, vault.unlocked]).toEqual([false, true])
+  })
+
+  it('drops the first-run management key when the vault locks before it is dismissed', async () => {
+    const application = { id: 'app_1', name: 'Management', key: 'key_management_secret' }
+    const read = vi.fn(async () => status('locked'))
+    setApi(fakeApi({ vault: { create: vi.fn(async () => ({ status: status('unlocked'), application })), status: read } }))
+    const vault = useVaultStore()
+    expect(await vault.create({ tenantName: 'Acme', ownerEmail: 'o@example.com', keyStorage: 'key-file' })).toBe(true)
+    expect(vault.createdApplication?.key).toBe('key_management_secret')
+    await vault.poll()
+    await nextTick()
+    expect(vault.createdApplication).toBeUndefined()
   })
 
   it('shows why unlocking failed and reads the state again', async () => {

@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia'
-import { computed, ref } from 'vue'
+import { computed, ref, watch } from 'vue'
 import type { ConnectTeamRequest, CreateVaultRequest, VaultCreated, VaultStatus } from '@shared/ipc'
 import { api } from '@renderer/api'
 import { useAction } from '@renderer/composables/useAction'
@@ -28,6 +28,11 @@ export const useVaultStore = defineStore('vault', () => {
       status.value = await api().vault.status()
     })
   }
+
+  // This store outlives a lock: a key still on show when the vault locks (idle, sleep, screen lock) goes with it.
+  watch(unlocked, (isUnlocked) => {
+    if (!isUnlocked) forgetCreatedApplication()
+  })
 
   // Any call that finds the vault locked (another action, a failed restart) brings the unlock screen back.
   useNotificationsStore().onVaultLocked(() => void refresh())
