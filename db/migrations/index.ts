@@ -23,6 +23,7 @@ import * as webhooks from './20261221000000_webhooks'
 import * as logTraceId from './20261222000000_log_trace_id'
 import * as postgresHotTablesWithoutTenantChecks from './20261223000000_postgres_hot_tables_without_tenant_checks'
 import * as postgresAuditChainTurn from './20261224000000_postgres_audit_chain_turn'
+import * as postgresEntityIndexOnLogs from './20261225000000_postgres_entity_index_on_logs'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -52,5 +53,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261221000000_webhooks': webhooks,
   '20261222000000_log_trace_id': logTraceId,
   '20261223000000_postgres_hot_tables_without_tenant_checks': postgresHotTablesWithoutTenantChecks,
-  '20261224000000_postgres_audit_chain_turn': postgresAuditChainTurn
+  '20261224000000_postgres_audit_chain_turn': postgresAuditChainTurn,
+  '20261225000000_postgres_entity_index_on_logs': postgresEntityIndexOnLogs
 }

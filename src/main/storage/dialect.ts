@@ -70,6 +70,15 @@ export function jsonArrayElements(db: Knex, column: string, alias: string): stri
 }
 
 /**
+ * Whether an entity's audit entries are found through `log_entities`, which the
+ * `index-logs` sweep folds behind the writers (SQLite), or through an index on
+ * `logs` written with each entry (PostgreSQL, migration 20261225000000).
+ */
+export function foldsEntityIndex(db: Knex): boolean {
+  return engineOf(db) === 'sqlite'
+}
+
+/**
  * Whether several service instances may share this database (PostgreSQL). Work that
  * must happen once (a sweep, a mail) is then claimed with a lease or a row lock;
  * a SQLite vault has one process (the vault lock), which needs neither.

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { onPostgres } from '../../helpers/postgres'
 import { startTestService, type TestService } from '../../helpers/service'
 
 describe('logs', () => {
@@ -26,6 +27,15 @@ describe('logs', () => {
   })
   afterAll(() => service.stop())
 
+  /**
+   * Runs the `index-logs` sweep: on SQLite it folds at least `atLeast` entries past its mark
+   * into the entity index. A team vault's entity index is written with each entry: nothing to fold.
+   */
+  const foldEntityIndex = async (atLeast: number) => {
+    const folded = (await service.host.vault.services.jobs.runDueJobs()).find((result) => result.name === 'index-logs')?.processed ?? 0
+    if (onPostgres) expect(folded).toBe(0)
+    else expect(folded).toBeGreaterThanOrEqual(atLeast)
+  }
   const createdApps = (query: string) => service.request('GET', `/logs?entity_type=application&${query}`)
 
   describe('GET /logs', () => {
@@ -172,15 +182,13 @@ describe('logs', () => {
         }
       }
       const entries = async (query = '') => (await service.request('GET', `/logs?entity_type=token&entity_id=${id}${query}`)).body
-      const jobs = service.host.vault.services.jobs
 
       await readTimes(3)
       const beforeFold = await entries()
       expect(beforeFold.data.map((entry: { operation: string }) => entry.operation)).toEqual(['read', 'read', 'read', 'create'])
 
       service.clock.advance(5_000)
-      const folded = (await jobs.runDueJobs()).find((result) => result.name === 'index-logs')
-      expect(folded?.processed).toBeGreaterThanOrEqual(4)
+      await foldEntityIndex(4)
       expect(await entries()).toEqual(beforeFold)
 
       await readTimes(2) // two more, past the index's mark
@@ -213,8 +221,7 @@ describe('logs', () => {
       service.clock.advance(-3_600_000)
       await read(15)
       service.clock.advance(5_000)
-      const folded = (await service.host.vault.services.jobs.runDueJobs()).find((result) => result.name === 'index-logs')
-      expect(folded?.processed).toBeGreaterThan(0)
+      await foldEntityIndex(1)
       service.clock.advance(-1_800_000)
       await read(10) // past the index's mark, older still
 
@@ -239,7 +246,7 @@ describe('logs', () => {
     })
   })
 
-  describe('the entity index after a burst', () => {
+  describe.skipIf(onPostgres)('the entity index after a burst', () => {
     it('takes in a batch of new entries at the next look, without waiting for its interval', async () => {
       const jobs = service.host.vault.services.jobs
       const tokenKey = (await service.createApplication({ name: 'Bulk', type: 'private', permissions: ['token:create'] })).key

@@ -3,6 +3,7 @@
  * once they are safely exported (see app/audit-archive.ts).
  */
 import { sql, type Db, type Tx } from '../connections'
+import { foldsEntityIndex } from '../dialect'
 import { HOUR } from './logs.repository'
 
 /**
@@ -32,11 +33,13 @@ export async function logMacAt(db: Db, seq: number): Promise<Buffer | undefined>
  */
 export async function deleteLogsThrough(trx: Tx, throughSeq: number): Promise<number> {
   // By key, row by row: log_entities is keyed by entity first, so a condition on seq alone would scan all of it.
-  await sql(trx).raw(
-    `DELETE FROM log_entities WHERE (tenant_key, entity_type, entity_id, created_at, seq) IN
-       (SELECT tenant_key, entity_type, entity_id, created_at, seq FROM logs WHERE seq <= ?)`,
-    [throughSeq]
-  )
+  if (foldsEntityIndex(sql(trx))) {
+    await sql(trx).raw(
+      `DELETE FROM log_entities WHERE (tenant_key, entity_type, entity_id, created_at, seq) IN
+         (SELECT tenant_key, entity_type, entity_id, created_at, seq FROM logs WHERE seq <= ?)`,
+      [throughSeq]
+    )
+  }
   // The counters behind the unfiltered and per-type totals, and the activity chart's, lose what goes.
   await sql(trx).raw(
     `UPDATE log_counts SET count = log_counts.count - pruned.pruned_count

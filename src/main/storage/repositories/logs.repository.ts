@@ -1,6 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
-import { AUDIT_CHAIN_LOCK, engineOf, storesMessageCodes } from '../dialect'
+import { AUDIT_CHAIN_LOCK, engineOf, foldsEntityIndex, storesMessageCodes } from '../dialect'
 import { COUNTED_ITEMS_LIMIT } from '../../../shared/pagination'
 import { cappedCount, insertRows, type AddOnConflict } from '../sql'
 import type { RowBuffer, RunScript } from '../write-queue'
@@ -246,8 +246,12 @@ function listOrder(filter: LogFilter): { column: string; order: 'desc' }[] {
   return filter.entityType !== undefined && hasDates(filter) ? descending(['entity_type', 'created_at', 'seq']) : NEWEST_FIRST
 }
 
-/** The entity types whose `log_entities` ranges may hold an entity: the filter's, or each type the tenant's log holds (from its counters). */
+/**
+ * The entity types whose `log_entities` ranges may hold an entity: the filter's, or each type the tenant's log holds
+ * (from its counters). None where the entity index is not folded: there one range holds an entity's entries of every type.
+ */
 async function entityTypesOf(db: Db, filter: LogFilter): Promise<string[]> {
+  if (!foldsEntityIndex(sql(db))) return []
   if (filter.entityType !== undefined) return [filter.entityType]
   return sql(db)('log_counts').where('tenant_key', tenantKeys(db).keyOf(filter.tenantId)).orderBy('entity_type').pluck('entity_type')
 }
@@ -259,15 +263,24 @@ type EntityColumns = 'entries' | 'seq'
 const FOLDED_ENTRY_COLUMNS = ENTRY_COLUMNS.map((column) => (['tenant_key', 'entity_type', 'entity_id', 'created_at'].includes(column) ? `log_entities.${column}` : `logs.${column}`))
 
 /**
- * An entity's entries as one SELECT per source, to be combined by UNION ALL:
+ * An entity's entries as one SELECT per source, to be combined by UNION ALL.
+ * Where the entity index is folded (SQLite):
  * - for each entity type, its entries up to the folded mark: one range of the
  *   `log_entities` key (tenant_key, entity_type, entity_id, created_at, seq),
  *   newest first, each joined to its row in `logs` by seq;
  * - the entries past the folded mark, from the tail of `logs` (a seq range the sweep keeps short).
  * Ordered by (created_at, seq), the union merges the sorted ranges and stops at the page.
+ * Otherwise (PostgreSQL) one range of `logs`' index (tenant_key, entity_id, created_at, seq) holds them all.
  */
 function entityArms(db: Db, filter: LogFilter, types: readonly string[], columns: EntityColumns): Knex.QueryBuilder[] {
   const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
+  if (!foldsEntityIndex(sql(db))) {
+    const arm = sql(db)('logs').where({ tenant_key: tenantKey, entity_id: filter.entityId! })
+    // The type through an expression: on the column itself a table without statistics yet (a new team vault) may be
+    // read through the tenant's (tenant_key, entity_type, created_at) index, every entry of the type, not the entity's range.
+    if (filter.entityType !== undefined) arm.andWhereRaw("entity_type || '' = ?", [filter.entityType])
+    return [withinDates(arm.select(...(columns === 'entries' ? [...ENTRY_COLUMNS, 'seq'] : ['seq'])), filter, 'created_at')]
+  }
   const folded = types.map((type) => {
     const arm = sql(db)('log_entities').where('log_entities.tenant_key', tenantKey).andWhere('log_entities.entity_type', type).andWhere('log_entities.entity_id', filter.entityId!)
     if (columns === 'entries') arm.join('logs', 'logs.seq', 'log_entities.seq').select(...FOLDED_ENTRY_COLUMNS, 'log_entities.seq')
@@ -306,6 +319,7 @@ function foldedThrough(db: Db): Knex.QueryBuilder {
  * transaction took), so the range starts at the next entry past the mark.
  */
 export async function foldLogEntities(trx: Tx, limit: number): Promise<number> {
+  if (!foldsEntityIndex(sql(trx))) return 0
   const [{ folded_through: mark }] = await foldedThrough(trx)
   const [{ next }] = await sql(trx)('logs').min({ next: 'seq' }).where('seq', '>', mark)
   if (next === null) return 0
@@ -326,6 +340,7 @@ async function entriesBetween(trx: Tx, after: number, through: number): Promise<
 
 /** How many entries (of every tenant) lie past the entity index's mark, from the two ends of the seq range. */
 export async function unfoldedLogCount(db: Db): Promise<number> {
+  if (!foldsEntityIndex(sql(db))) return 0
   const [{ newest }] = await sql(db)('logs').max({ newest: 'seq' })
   const [{ folded_through: folded }] = await foldedThrough(db)
   return Math.max(0, Number(newest ?? 0) - Number(folded))
@@ -348,7 +363,9 @@ export async function countLogs(db: Db, filter: LogFilter): Promise<number> {
 
 /** An entity's entries, counted in its key ranges (no row of `logs` is read but the tail's), up to `cap`. */
 async function countEntityEntries(db: Db, filter: LogFilter, types: readonly string[], cap = Number.MAX_SAFE_INTEGER): Promise<number> {
-  const matching = unionAll(entityArms(db, filter, types, 'seq'))
+  const arms = entityArms(db, filter, types, 'seq')
+  if (arms.length === 0) return 0
+  const matching = unionAll(arms)
   if (cap < Number.MAX_SAFE_INTEGER) matching.limit(cap)
   const [{ count }] = await sql(db).from(matching.as('matching')).count({ count: '*' })
   return Number(count)
@@ -405,10 +422,9 @@ async function countEntries(db: Db, filter: LogFilter): Promise<number> {
 
 /** A page of the entries matching `filter`, newest first. */
 export async function listLogs(db: Db, filter: LogFilter, limit: number, offset: number): Promise<LogRow[]> {
-  const page =
-    filter.entityId !== undefined
-      ? unionAll(entityArms(db, filter, await entityTypesOf(db, filter), 'entries')).orderBy(NEWEST_FIRST)
-      : filtered(db, filter).select(...ENTRY_COLUMNS).orderBy(listOrder(filter))
+  const arms = filter.entityId !== undefined ? entityArms(db, filter, await entityTypesOf(db, filter), 'entries') : undefined
+  if (arms?.length === 0) return [] // a log without entries of any type
+  const page = arms ? unionAll(arms).orderBy(NEWEST_FIRST) : filtered(db, filter).select(...ENTRY_COLUMNS).orderBy(listOrder(filter))
   const rows: (Omit<LogRow, keyof StoredValues> & StoredForms)[] = await page.limit(limit).offset(offset)
   const keys = tenantKeys(db)
   return rows.map((row) => fromStored(keys, row))
