@@ -159,15 +159,29 @@ function grantedPermissions(grant: { permissions: readonly Permission[]; rules: 
   return [...grant.permissions, ...grant.rules.flatMap((rule) => rule.permissions)]
 }
 
-/** 403 unless `actor` holds every management permission of the grant. */
-function requireHeldManagementPermissions(actor: Actor, grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): void {
-  if (actor.isMember) return
+/** The management permissions of a grant that `actor` does not hold. */
+function managementPermissionsBeyond(actor: Actor, grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): Permission[] {
+  if (actor.isMember) return []
   const missing = grantedPermissions(grant).filter(
     (permission) => (MANAGEMENT_PERMISSIONS as readonly string[]).includes(permission) && !actor.permissions.includes(permission)
   )
-  if (missing.length) {
-    throw new ForbiddenError(`The caller cannot grant permissions it does not hold: ${[...new Set(missing)].join(', ')}.`)
-  }
+  return [...new Set(missing)]
+}
+
+/** 403 unless `actor` holds every management permission of the grant. */
+function requireHeldManagementPermissions(actor: Actor, grant: { permissions: readonly Permission[]; rules: readonly AccessRule[] }): void {
+  const missing = managementPermissionsBeyond(actor, grant)
+  if (missing.length) throw new ForbiddenError(`The caller cannot grant permissions it does not hold: ${missing.join(', ')}.`)
+}
+
+/**
+ * 403 when the application holds management permissions `actor` does not:
+ * replacing its grant, deleting one of its keys or the application itself
+ * would let a lesser caller strip or lock out a more privileged one.
+ */
+function requireNoMorePrivileged(actor: Actor, application: ApplicationRecord): void {
+  const missing = managementPermissionsBeyond(actor, application)
+  if (missing.length) throw new ForbiddenError(`The caller cannot change an application holding permissions it does not hold: ${missing.join(', ')}.`)
 }
 
 export class ApplicationsService {
@@ -249,6 +263,7 @@ export class ApplicationsService {
   async update(actor: Actor, id: string, command: UpdateApplicationInput): Promise<Application> {
     requirePermission(actor, 'application:update')
     const existing = await this.findLive(actor.tenantId, id)
+    requireNoMorePrivileged(actor, existing)
     // The doors checked the shape; the permission names are checked against the application's type here.
     const input = parse(updateApplicationBody(existing.type), command)
     requireSomeGrant(input)
@@ -332,6 +347,7 @@ export class ApplicationsService {
   async deleteKey(actor: Actor, id: string, keyId: string): Promise<void> {
     requirePermission(actor, 'application:update')
     const existing = await this.findLive(actor.tenantId, id)
+    requireNoMorePrivileged(actor, existing)
     const now = this.context.clock.now()
     const keyUuid = uuidPathId(keyId, 'Application key')
     await this.context.writes.run(async (trx) => {
@@ -354,6 +370,7 @@ export class ApplicationsService {
   async delete(actor: Actor, id: string): Promise<void> {
     requirePermission(actor, 'application:delete')
     const existing = await this.findLive(actor.tenantId, id)
+    requireNoMorePrivileged(actor, existing)
     const now = this.context.clock.now()
     const sessionIds = await this.context.writes.run(async (trx) => {
       if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')

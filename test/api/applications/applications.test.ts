@@ -449,6 +449,25 @@ describe('applications', () => {
       expect((await service.request('POST', `/applications/${adminId}/regenerate`, { key: updater.key })).status).toBe(403)
       expect((await service.request('POST', `/applications/${updater.id}/regenerate`, { key: updater.key })).status).toBe(200)
     })
+
+    it('refuses to strip, lock out or delete an application holding more than the caller, with 403, and changes nothing', async () => {
+      const lesser = await service.createApplication({ name: 'Lesser', type: 'management', permissions: ['application:read', 'application:update', 'application:delete'] })
+      const before = (await service.request('GET', `/applications/${adminId}`)).body
+      const refusals = [
+        await service.request('PUT', `/applications/${adminId}`, { key: lesser.key, body: { name: before.name, permissions: ['application:read'] } }),
+        ...(await Promise.all(before.keys.map((key: { id: string }) => service.request('DELETE', `/applications/${adminId}/keys/${key.id}`, { key: lesser.key })))),
+        await service.request('DELETE', `/applications/${adminId}`, { key: lesser.key })
+      ]
+      for (const refusal of refusals) {
+        expect(refusal.status).toBe(403)
+        expect(refusal.headers.get('content-type')).toContain('application/problem+json')
+      }
+      expect((await service.request('GET', `/applications/${adminId}`)).body).toEqual(before)
+      // An application holding no more than the caller stays its to change.
+      const { id: lesserTarget } = await service.createApplication(privateApp())
+      expect((await service.request('PUT', `/applications/${lesserTarget}`, { key: lesser.key, body: { name: 'Renamed', permissions: ['token:read'] } })).status).toBe(200)
+      expect((await service.request('DELETE', `/applications/${lesserTarget}`, { key: lesser.key })).status).toBe(204)
+    })
   })
 
   describe('DELETE /applications/{id}', () => {
