@@ -144,6 +144,24 @@ describe.skipIf(onPostgres)('the desktop on a team vault', () => {
     expect((exported as { value: unknown[] }).value.length).toBeGreaterThanOrEqual(1)
   })
 
+  it('refuses "." and ".." as ids, naming the argument, so no id can turn into another REST operation', async () => {
+    // Made over REST: the window would be handed its keys, which the last test checks it never is.
+    const post = (path: string, body?: unknown) =>
+      fetch(server.url + path, { method: 'POST', headers: { 'svc-api-key': managementKey, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) })
+    const created = await post('/applications', { name: 'payments backend', type: 'private', permissions: ['token:read'] })
+    const applicationId = ((await created.json()) as { id: string }).id
+    expect((await post(`/applications/${applicationId}/keys`)).status).toBe(201)
+    const refusal = (argument: string) => ({ ok: false, problem: { status: 400, errors: { [argument]: ['cannot be "." or ".."'] } } })
+    // `DELETE /applications/{id}/keys/..` would reach the server as `DELETE /applications/{id}/`: the whole application.
+    expect(await call('app:applications.deleteKey', applicationId, '..')).toMatchObject(refusal('args[1]'))
+    expect(await call('app:applications.deleteKey', applicationId, '.')).toMatchObject(refusal('args[1]'))
+    expect(await call('app:applications.regenerate', '..')).toMatchObject(refusal('args[0]'))
+    expect(await call('app:webhooks.delete', '.')).toMatchObject(refusal('args[0]'))
+    expect(await call('app:tokens.delete', '..')).toMatchObject(refusal('args[0]'))
+    expect(await call('app:applications.get', applicationId)).toMatchObject({ ok: true, value: { id: applicationId } })
+    expect((await rest(`/applications/${applicationId}/keys`)).body).toHaveLength(2)
+  })
+
   it('says what is not available on a team vault, and that the CLI on the server does it', async () => {
     for (const [channel, ...args] of [['app:keys.status'], ['app:vault.lock'], ['app:settings.get'], ['app:outbox.list', {}], ['app:logs.archiveStatus'], ['app:tokens.reveal', 'x', 'a reason']] as const) {
       expect(await call(channel, ...args)).toMatchObject({ ok: false, problem: { status: 409, code: 'not_on_team_vault', detail: expect.stringMatching(/not available on a team vault: use the `tessera` CLI on the server/) } })

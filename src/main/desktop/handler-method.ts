@@ -12,7 +12,16 @@ export type DesktopHandlers = {
   [N in Namespace]: { [M in MethodOf<N>]: TesseraApi[N][M] extends (...args: never[]) => infer R ? (...args: unknown[]) => R : never }
 }
 
-export const id = z.string().min(1, 'is required').max(400, 'is too long')
+/** `.` and `..` are path segments URLs resolve away: `/applications/{id}/keys/..` would be `/applications/{id}/`. */
+export const isDotSegment = (value: string): boolean => value === '.' || value === '..'
+export const DOT_SEGMENT_REFUSED = 'cannot be "." or ".."'
+
+/** An entity id, as sent in a REST path on a team vault: no id of the vault is `.` or `..`. */
+export const id = z
+  .string()
+  .min(1, 'is required')
+  .max(400, 'is too long')
+  .refine((value) => !isDotSegment(value), DOT_SEGMENT_REFUSED)
 /** A request body: an object, whose fields the command's contract then checks (field paths as REST names them). */
 export const body = z.record(z.string(), z.unknown())
 export const keyVersion = z.number().int('must be a whole number').min(1, 'must be 1 or more').max(2 ** 31 - 1)

@@ -12,8 +12,8 @@ import { z } from 'zod'
 import * as contract from '../../shared/contracts'
 import type { VaultStatus, TeamVaultConnection } from '../../shared/ipc'
 import type { Application, ApplicationKey, EntityType, LogEntry, Page, Session, TenantInvitation, TenantMember, Token, Webhook, WebhookDelivery } from '../../shared/types'
-import { NotOnTeamVaultError } from '../app'
-import { body, id, method, none } from './handler-method'
+import { NotOnTeamVaultError, ValidationError } from '../app'
+import { body, DOT_SEGMENT_REFUSED, id, isDotSegment, method, none } from './handler-method'
 import type { DesktopHandlers } from './handler-method'
 import type { Query, TeamClient } from './team-client'
 
@@ -37,7 +37,15 @@ export type TeamHandlers = Omit<DesktopHandlers, 'connection' | 'clipboard'>
 const MAX_EXPORT_ENTRIES = 10_000
 const LOG_PAGE_SIZE = 100
 
-const path = (...segments: string[]) => segments.map((segment) => `/${encodeURIComponent(segment)}`).join('')
+/**
+ * A REST path of encoded segments. `.` and `..` pass encodeURIComponent unchanged and the URL
+ * would drop them, turning the call into another operation: refused here too, should an id
+ * ever reach this without the `id` schema.
+ */
+function path(...segments: string[]): string {
+  if (segments.some(isDotSegment)) throw ValidationError.field('id', DOT_SEGMENT_REFUSED)
+  return segments.map((segment) => `/${encodeURIComponent(segment)}`).join('')
+}
 
 const unavailable = (what: string) => async (): Promise<never> => {
   throw new NotOnTeamVaultError(what)
