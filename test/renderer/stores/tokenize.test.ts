@@ -44,6 +44,19 @@ describe('useTokenizeStore', () => {
     expect(store.loadError).toContain('no data rows')
   })
 
+  it('refuses a column named __proto__, constructor or prototype, naming it, rather than lose its values', () => {
+    const store = useTokenizeStore()
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      expect(store.loadCsv(`name,${name}\nAda,4242424242424242\n`, 'people.csv')).toBe(false)
+      expect(store.loadError).toBe(`The column "${name}" cannot be used: __proto__, constructor and prototype are reserved names. Rename it and load it again.`)
+      expect(store.rows).toEqual([])
+    }
+    expect(store.loadJson('[{"name": "Ada", "__proto__": "4242424242424242"}]')).toBe(false)
+    expect(store.loadError).toContain('The column "__proto__" cannot be used')
+    expect(store.loadCsv('name,card\nAda,4242424242424242\n', 'people.csv')).toBe(true)
+    expect(store.loadError).toBe('')
+  })
+
   it('takes pasted JSON arrays of objects or of plain values', () => {
     const store = useTokenizeStore()
     expect(store.loadJson('[{"a": 1}, {"b": "x"}]')).toBe(true)

@@ -49,6 +49,16 @@ function tokenRequest(type: CellType, value: unknown): { type: CellType; data: u
   return { type, data: value }
 }
 
+/** Names that, as keys of a row or request object, would reach its prototype instead of holding a value. */
+const RESERVED_COLUMNS = ['__proto__', 'constructor', 'prototype']
+
+/** Why the columns cannot be loaded, if one of them has a reserved name. */
+function reservedColumnError(names: string[]): string | undefined {
+  const reserved = names.find((name) => RESERVED_COLUMNS.includes(name))
+  if (reserved === undefined) return undefined
+  return `The column "${reserved}" cannot be used: __proto__, constructor and prototype are reserved names. Rename it and load it again.`
+}
+
 function isEmpty(value: unknown): boolean {
   return value === undefined || value === null || value === ''
 }
@@ -101,11 +111,18 @@ export const useTokenizeStore = defineStore('tokenize', () => {
   const progress = computed(() => (rows.value.length ? Math.round((processed.value / rows.value.length) * 100) : 0))
   const canRun = computed(() => rows.value.length > 0 && tokenized.value.length > 0 && status.value !== 'running')
 
-  function setRows(name: string, parsed: Row[], names: string[]): void {
+  /** Takes the rows, unless a column has a reserved name: its values would vanish without a word. */
+  function setRows(name: string, parsed: Row[], names: string[]): boolean {
+    const refused = reservedColumnError(names)
+    if (refused) {
+      loadError.value = refused
+      return false
+    }
     reset()
     sourceName.value = name
     rows.value = parsed
     columns.value = names.map((column) => ({ name: column, role: guessRole(column, parsed) }))
+    return true
   }
 
   /** Parses a CSV with a header row. */
@@ -122,8 +139,7 @@ export const useTokenizeStore = defineStore('tokenize', () => {
       loadError.value = `Row ${(serious.row ?? 0) + 1}: ${serious.message}`
       return false
     }
-    setRows(fileName, parsed.data, fields)
-    return true
+    return setRows(fileName, parsed.data, fields)
   }
 
   /** Takes a JSON array of objects (columns = their keys) or of plain values (one column). */
@@ -141,11 +157,9 @@ export const useTokenizeStore = defineStore('tokenize', () => {
     }
     if (value.every((item) => item !== null && typeof item === 'object' && !Array.isArray(item))) {
       const names = [...new Set(value.slice(0, 1000).flatMap((item) => Object.keys(item as Row)))]
-      setRows('pasted JSON', value as Row[], names)
-    } else {
-      setRows('pasted JSON', value.map((item) => ({ value: item })), ['value'])
+      return setRows('pasted JSON', value as Row[], names)
     }
-    return true
+    return setRows('pasted JSON', value.map((item) => ({ value: item })), ['value'])
   }
 
   function setRole(name: string, role: ColumnRole): void {
