@@ -59,7 +59,7 @@ async function writeLine(out: Writable, line: string): Promise<void> {
 }
 
 function entryLine(row: ChainedLogRow, hash: Buffer): string {
-  return JSON.stringify({
+  return entryText({
     seq: Number(row.seq),
     created_at: toIsoString(Number(row.created_at)),
     tenant_id: row.tenant_id,
@@ -74,6 +74,17 @@ function entryLine(row: ChainedLogRow, hash: Buffer): string {
     mac: row.mac!.toString('hex'),
     hash: hash.toString('hex')
   })
+}
+
+/**
+ * The one way an entry line is written. Verification requires each line to be
+ * exactly this, since its hash covers the parsed values: a line reworded
+ * (duplicate keys, escapes, spacing) would otherwise still verify.
+ */
+function entryText(entry: ExportedEntry): string {
+  const { seq, created_at, tenant_id, actor_type, actor_id, entity_type, entity_id, operation, message, count, trace_id, mac, hash } = entry
+  // An entry from before trace ids were recorded has none: JSON.stringify leaves an undefined trace_id out.
+  return JSON.stringify({ seq, created_at, tenant_id, actor_type, actor_id, entity_type, entity_id, operation, message, count, trace_id, mac, hash })
 }
 
 /**
@@ -143,11 +154,12 @@ const nullableText = z.string().nullable()
 const headerSchema = z.object({
   format: z.literal(EXPORT_FORMAT),
   version: z.literal(1),
-  exported_at: z.string(),
+  exported_at: z.iso.datetime(),
   since: nullableText,
   until: nullableText,
   previous: z.object({ seq, mac: hex(32) }),
-  public_key: z.string()
+  // Base64 of a 32-byte Ed25519 public key.
+  public_key: z.string().regex(/^[A-Za-z0-9+/]{43}=$/)
 })
 
 const entrySchema = z.strictObject({
@@ -166,6 +178,11 @@ const entrySchema = z.strictObject({
   mac: hex(32),
   hash: hex(32)
 })
+
+type ExportedEntry = z.infer<typeof entrySchema>
+
+/** The longest line an export holds (an entry is far shorter): a verifier reads no further into a line. */
+export const MAX_EXPORT_LINE_CHARS = 1 << 20
 
 const headSchema = z.strictObject({
   head: z.strictObject({ seq, entries: seq, hash: hex(32) }),
@@ -209,6 +226,7 @@ export async function verifyAuditExport(lines: AsyncIterable<string>, pinnedKey?
 
   for await (const text of lines) {
     lineNumber++
+    if (text.length > MAX_EXPORT_LINE_CHARS) return broken(`the line is longer than ${MAX_EXPORT_LINE_CHARS} characters`)
     if (text === '') continue
     if (head) return broken('there is content after the signed head')
     const value = parseJson(text)
@@ -224,7 +242,7 @@ export async function verifyAuditExport(lines: AsyncIterable<string>, pinnedKey?
     }
     if (typeof value === 'object' && value !== null && 'head' in value) {
       head = parseLine(headSchema, value)
-      if (!head) return broken('the head line is malformed')
+      if (!head || text !== JSON.stringify({ head: head.head, signature: head.signature })) return broken('the head line is malformed')
       continue
     }
     const entry = parseLine(entrySchema, value)
@@ -236,6 +254,7 @@ export async function verifyAuditExport(lines: AsyncIterable<string>, pinnedKey?
       if (entry.seq <= previousSeq) return broken('it is out of order', entry.seq)
       return broken(entries === 0 ? 'it or the header was changed' : 'it was changed (it no longer matches its hash)', entry.seq)
     }
+    if (text !== entryText({ ...entry, created_at: toIsoString(chained.created_at) })) return broken('it was changed (it is not written as the export writes it)', entry.seq)
     hash = link
     previousSeq = entry.seq
     firstSeq ??= entry.seq

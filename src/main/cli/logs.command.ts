@@ -9,9 +9,8 @@
 import { createReadStream, existsSync } from 'node:fs'
 import { realpath, rm, stat } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
-import { createInterface } from 'node:readline'
 import { finished } from 'node:stream/promises'
-import { BrokenChainError } from '../app/audit-export'
+import { BrokenChainError, MAX_EXPORT_LINE_CHARS } from '../app/audit-export'
 import { verifyAuditExportLines } from '../bootstrap/offline-vault'
 import type { CommandInput } from './commands'
 import { CliError, exitCode, type ExitCode } from './exit-codes'
@@ -43,21 +42,54 @@ function verifyVault(place: VaultPlace): Promise<ExitCode> {
   })
 }
 
-async function verifyFile(file: string, pinned: Buffer | undefined): Promise<ExitCode> {
-  const input = createReadStream(file, 'utf8')
-  const opened = new Promise<void>((resolve, reject) => input.once('open', () => resolve()).once('error', reject))
-  await opened.catch((error: NodeJS.ErrnoException) => {
-    throw error.code === 'ENOENT' ? new CliError('USAGE', `The export ${file} does not exist.`, 'check the path given to --file.') : error
+/** Text taken from an export file, safe to print: control characters (terminal escapes, line breaks) shown as \u escapes. */
+function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
+ * The lines of `input` without their line breaks (\n or \r\n). A line longer
+ * than an export ever holds is cut just past that length and ends the
+ * reading, so a huge file without line breaks is refused without being held in memory.
+ */
+async function* exportLines(input: AsyncIterable<string>): AsyncGenerator<string> {
+  let pending = ''
+  for await (const chunk of input) {
+    pending += chunk
+    let start = 0
+    for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
+      yield pending.slice(start, end).replace(/\r$/, '')
+      start = end + 1
+    }
+    pending = pending.slice(start)
+    if (pending.length > MAX_EXPORT_LINE_CHARS) {
+      yield pending.slice(0, MAX_EXPORT_LINE_CHARS + 1)
+      return
+    }
+  }
+  if (pending !== '') yield pending.replace(/\r$/, '')
+}
+
+/** @throws CliError (USAGE) when `file` does not exist or is a directory */
+async function requireExportFile(file: string): Promise<void> {
+  const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT' || error.code === 'ENOTDIR' ? new CliError('USAGE', `The export ${file} does not exist.`, 'check the path given to --file.') : error
   })
-  const report = await verifyAuditExportLines(() => createInterface({ input, crlfDelay: Infinity }), pinned).finally(() => input.destroy())
+  if (info.isDirectory()) throw new CliError('USAGE', `The export ${file} is a directory.`, 'give --file the export file itself.')
+}
+
+async function verifyFile(file: string, pinned: Buffer | undefined): Promise<ExitCode> {
+  await requireExportFile(file)
+  const input = createReadStream(file, 'utf8')
+  const report = await verifyAuditExportLines(() => exportLines(input), pinned).finally(() => input.destroy())
   if (!report.intact) {
     print(`Export BROKEN at line ${report.line}${report.seq === undefined ? '' : ` (seq ${report.seq})`}: ${report.problem}.`)
     return exitCode('AUDIT_BROKEN')
   }
   const range = report.entries ? `, seq ${report.firstSeq} to ${report.lastSeq}` : ''
-  print(`Export intact: ${report.entries} entries${range}, exported ${report.exportedAt}.`)
+  print(`Export intact: ${report.entries} entries${range}, exported ${printable(report.exportedAt)}.`)
   print(`Signed by key ${report.fingerprint}${pinned ? ' (the pinned key)' : ''}.`)
-  if (!pinned) print(`Compare the fingerprint with the vault's (\`tessera logs verify\`), then pin it: --public-key ${report.publicKey}`)
+  if (!pinned) print(`Compare the fingerprint with the vault's (\`tessera logs verify\`), then pin it: --public-key ${printable(report.publicKey)}`)
   return exitCode('OK')
 }
 
