@@ -35,8 +35,15 @@ async function main(): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const settings = new SettingsStore(dataDir)
   await settings.load()
-  const desktop = new DesktopVault({ dataDir, keyStore: await createKeychainStore(dataDir), settings, logger, version: app.getVersion() })
   const secretClipboard = new SecretClipboard(clipboard)
+  const desktop = new DesktopVault({
+    dataDir,
+    keyStore: await createKeychainStore(dataDir),
+    settings,
+    logger,
+    version: app.getVersion(),
+    onLock: () => secretClipboard.clearIfUnchanged()
+  })
   const stopIdleWatch = watchIdleness(desktop, logger)
   installQuitHandler(async () => {
     stopIdleWatch()

@@ -10,7 +10,9 @@ const state = vi.hoisted(() => ({
   windows: [] as { options: any; loaded?: string; webContents: any }[],
   /** What happened, in order: the app:// scheme must be privileged before the app is ready. */
   steps: [] as string[],
-  protocols: new Map<string, (request: Request) => Promise<Response>>()
+  protocols: new Map<string, (request: Request) => Promise<Response>>(),
+  /** What the system clipboard holds. */
+  clipboardText: ''
 }))
 
 vi.mock('electron', async () => {
@@ -42,7 +44,11 @@ vi.mock('electron', async () => {
     BrowserWindow,
     nativeTheme: { shouldUseDarkColors: false },
     session: { defaultSession: { webRequest, setPermissionRequestHandler: vi.fn(), setPermissionCheckHandler: vi.fn() } },
-    clipboard: { readText: vi.fn(async () => ''), writeText: vi.fn(async () => undefined), clear: vi.fn() },
+    clipboard: {
+      readText: vi.fn(async () => state.clipboardText),
+      writeText: vi.fn(async (text: string) => void (state.clipboardText = text)),
+      clear: vi.fn(() => void (state.clipboardText = ''))
+    },
     protocol: {
       registerSchemesAsPrivileged: vi.fn(() => void state.steps.push('privileged')),
       handle: vi.fn((scheme: string, handler: (request: Request) => Promise<Response>) => state.protocols.set(scheme, handler))
@@ -56,6 +62,9 @@ vi.mock('electron', async () => {
 describe('src/main/index.ts (bootstrap)', () => {
   let dataDir: string
   let electron: typeof import('electron')
+  /** The REST service's address once the vault is created. */
+  let url: string
+  const call = (channel: string, ...args: unknown[]) => state.handlers.get(channel)!({ senderFrame: state.windows[0].webContents.mainFrame }, ...args)
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'tessera-bootstrap-'))
@@ -99,12 +108,35 @@ describe('src/main/index.ts (bootstrap)', () => {
     expect(result).toMatchObject({ ok: true, value: { state: 'setup', dataDir, keychainAvailable: false, version: '9.9.9' } })
   })
 
-  it('creates the vault from the window and stops its service on quit before exiting', async () => {
-    const event = { senderFrame: state.windows[0].webContents.mainFrame }
-    const created = await state.handlers.get('app:vault.create')!(event, { tenantName: 'Acme', keyStorage: 'key-file' })
-    const url = created.value.status.service.url as string
+  it('creates the vault from the window', async () => {
+    const created = await call('app:vault.create', { tenantName: 'Acme', keyStorage: 'key-file' })
+    url = created.value.status.service.url as string
     expect((await fetch(`${url}/health`)).status).toBe(200)
+  })
 
+  it('takes a copied secret off the clipboard when the vault locks, by the Lock button or as the screen locks', async () => {
+    expect(await call('app:clipboard.copySecret', 'key_private_locked-by-button')).toMatchObject({ ok: true })
+    expect(state.clipboardText).toBe('key_private_locked-by-button')
+    expect(await call('app:vault.lock')).toMatchObject({ ok: true, value: { state: 'locked' } })
+    expect(state.clipboardText).toBe('')
+
+    expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+    await call('app:clipboard.copySecret', 'key_private_locked-with-screen')
+    ;(electron.powerMonitor as unknown as EventEmitter).emit('lock-screen')
+    await vi.waitFor(async () => expect((await call('app:vault.status')).value.state).toBe('locked'))
+    expect(state.clipboardText).toBe('')
+
+    // Something copied since is the user's, and stays.
+    expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+    await call('app:clipboard.copySecret', 'key_private_replaced')
+    state.clipboardText = 'a note of the user'
+    await call('app:vault.lock')
+    expect(state.clipboardText).toBe('a note of the user')
+    expect(await call('app:vault.unlock')).toMatchObject({ ok: true, value: { state: 'unlocked' } })
+  })
+
+  it('stops the service on quit before exiting', async () => {
+    expect((await fetch(`${url}/health`)).status).toBe(200)
     const app = electron.app as unknown as EventEmitter & { quit: (() => void) & { mock: { calls: unknown[] } } }
     app.quit()
     await vi.waitFor(() => expect(app.quit).toHaveBeenCalledTimes(2))

@@ -34,6 +34,8 @@ export interface DesktopVaultOptions {
   /** The app's version, shown in Settings. */
   version: string
   clock?: Clock
+  /** Runs after each lock (the Lock button, the idle lock, sleep, a locked screen): the app takes a copied secret off the clipboard. */
+  onLock?: () => Promise<void>
 }
 
 function describeStartFailure(error: unknown, port: number): string {
@@ -202,6 +204,7 @@ export class DesktopVault {
       if (this.host) await this.recordAction(vaultAction('lock', message))
       await this.close()
       this.error = undefined
+      await this.afterLock()
       return this.currentStatus()
     })
   }
@@ -325,6 +328,15 @@ export class DesktopVault {
     await settings.migrateLegacyPassword(masterKey, this.settingsSecrets()!).catch((error: NodeJS.ErrnoException) => {
       logger.error({ err: { name: error.name, code: error.code } }, 'the SMTP password could not be moved into the vault')
     })
+  }
+
+  /** The vault is locked whatever `onLock` does: a failure there is logged, not the lock's. */
+  private async afterLock(): Promise<void> {
+    try {
+      await this.options.onLock?.()
+    } catch (error) {
+      this.options.logger.error({ err: { name: (error as Error).name } }, 'after-lock step failed')
+    }
   }
 
   private async close(): Promise<void> {
