@@ -1,7 +1,8 @@
 /**
  * Background sweeps inside the service: expired tokens, token intents, idempotency keys,
  * applications and sessions are deleted, card CVCs past their retention window
- * are removed, invitation expiry is persisted, outbox mail is retried, and audit
+ * are removed, invitation expiry is persisted, outbox mail and webhook deliveries are
+ * retried, finished webhook deliveries past their retention are deleted, and audit
  * entries past their retention are archived. Each sweep's last run is stored in `job_runs`, so
  * after a restart a sweep runs at once if it is overdue, and what expired
  * while the service was down is caught up (the state itself is the data).
@@ -69,7 +70,7 @@ export interface SweepTargets {
   sessions: { expireDue(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
   mail: { deliverDue(limit?: number): Promise<number> }
-  webhooks: { deliverDue(limit?: number): Promise<number> }
+  webhooks: { deliverDue(): Promise<number>; pruneFinished(now: number, limit: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number>; entityIndexBacklog(): Promise<number> }
   keys: { reencrypt(limit: number): Promise<number> }
   auditArchive: { archiveExpired(now: number, limit: number): Promise<number> }
@@ -93,7 +94,10 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
     { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) },
     // Webhook events are delivered as they are emitted; this catches what a restart or a busy instance left behind.
-    { name: 'deliver-webhooks', intervalMs: 15_000, run: (_now, limit) => targets.webhooks.deliverDue(limit) },
+    // It starts the attempts and does not wait for their receivers, so a slow receiver holds up no other sweep.
+    { name: 'deliver-webhooks', intervalMs: 15_000, run: () => targets.webhooks.deliverDue() },
+    // The delivery log keeps finished deliveries 30 days (FINISHED_DELIVERY_RETENTION_MS), then they go.
+    { name: 'prune-webhook-deliveries', intervalMs: 3_600_000, run: (now, limit) => targets.webhooks.pruneFinished(now, limit) },
     // After a key rotation: moves sealed objects onto the new data key; resumes after a restart.
     { name: 'reencrypt-keys', intervalMs: 5_000, run: (_now, limit) => targets.keys.reencrypt(limit) },
     // Keeps the audit log's entity index close behind; entries past it are still found, by a scan of the tail

@@ -5,12 +5,25 @@
  * delivery log. Failures are retried with exponential backoff up to
  * `maxAttempts`, then the delivery is `failed`; a host that is not allowed
  * makes it `blocked` at once (nothing is sent, retrying would not help).
+ *
+ * Attempts run side by side, at most one per webhook at a time (so each webhook's
+ * deliveries go in order) and at most `MAX_IN_FLIGHT` in all: a receiver that
+ * never answers holds only its own webhook's slot, never the others' deliveries.
+ * Finished deliveries are deleted after `FINISHED_DELIVERY_RETENTION_MS`.
  */
 import { toIsoString } from '../domain/dates'
 import { deliveryBody, type WebhookEvent } from '../domain/webhook-events'
 import { signBody } from '../crypto/webhook-signing'
 import { parseWebhookAllowList, sendWebhook, type SendOutcome, type WebhookAllowList } from '../infra/webhook-transport'
-import { claimDueDelivery, findWebhook, hasDueDelivery, recordDeliveryAttempt, type DeliveryAttemptRecord, type DeliveryRecord } from '../storage/repositories/webhooks.repository'
+import {
+  claimDueDelivery,
+  deleteFinishedDeliveries,
+  findWebhook,
+  hasDueDelivery,
+  recordDeliveryAttempt,
+  type DeliveryAttemptRecord,
+  type DeliveryRecord
+} from '../storage/repositories/webhooks.repository'
 import type { ServiceContext } from './service-context'
 import type { WebhookEvents } from './webhook-events'
 import type { WebhookSigningKey } from './webhook-signing-key'
@@ -35,7 +48,13 @@ const DEFAULTS = { retryBaseMs: 30_000, maxAttempts: 8, timeoutMs: 10_000, pollM
 const MAX_RETRY_MS = 60 * 60_000
 /** How long a claimed delivery is held beyond its POST's time-out before another worker may retry it (a crash mid-send). */
 const LEASE_MARGIN_MS = 80_000
-const BATCH = 50
+/**
+ * Attempts one instance makes at once. A webhook has at most one, and a tenant at most
+ * MAX_WEBHOOKS_PER_TENANT webhooks, so each webhook of a tenant always finds a slot.
+ */
+export const MAX_IN_FLIGHT = 16
+/** How long delivered, failed and blocked deliveries stay in the delivery log: 30 days. */
+export const FINISHED_DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60_000
 
 /** Delay after failed attempt number `attempts`: base, 2×base, 4×base…, capped at an hour. */
 export function webhookRetryDelayMs(attempts: number, baseMs: number): number {
@@ -45,8 +64,11 @@ export function webhookRetryDelayMs(attempts: number, baseMs: number): number {
 export class WebhookDelivery {
   private readonly allow: WebhookAllowList
   private readonly settings: typeof DEFAULTS
-  private queue: Promise<unknown> = Promise.resolve()
-  private kickQueued = false
+  /** The attempt in flight of each webhook (by id). */
+  private readonly inFlight = new Map<string, Promise<void>>()
+  /** The claiming loop, while it runs; asked again meanwhile, it makes one more pass. */
+  private dispatching: Promise<number> | undefined
+  private dispatchAgain = false
   private closed = false
   private timer: NodeJS.Timeout | undefined
   private kickTimer: NodeJS.Timeout | undefined
@@ -78,11 +100,13 @@ export class WebhookDelivery {
     if (this.events.anySubscribed) this.kick()
   }
 
+  /** Stops claiming and waits for the attempts in flight (each ends within its time-out). */
   async close(): Promise<void> {
     this.closed = true
     if (this.timer) clearInterval(this.timer)
     if (this.kickTimer) clearTimeout(this.kickTimer)
-    await this.queue
+    await this.dispatching?.catch(() => undefined)
+    await Promise.all(this.inFlight.values())
   }
 
   private kickSoon(): void {
@@ -96,29 +120,73 @@ export class WebhookDelivery {
 
   /** Starts delivering due events in the background. */
   kick(): void {
-    if (this.closed || this.kickQueued) return
-    this.kickQueued = true
+    if (this.closed) return
     this.deliverDue().catch((error: Error & { code?: string }) => {
       this.context.logger.error({ err: { name: error.name, code: error.code } }, 'webhook delivery run failed')
     })
   }
 
-  /** Attempts every due delivery, one at a time; resolves with how many were delivered. The `deliver-webhooks` sweep. */
-  deliverDue(limit = BATCH): Promise<number> {
-    const run = this.queue.then(async () => {
-      this.kickQueued = false
-      let delivered = 0
-      if (!(await hasDueDelivery(this.context.reader, this.context.clock.now()))) return 0
-      for (let n = 0; n < limit && !this.closed; n++) {
-        const now = this.context.clock.now()
-        const delivery = await this.context.writes.run((trx) => claimDueDelivery(trx, now, now + this.settings.timeoutMs + LEASE_MARGIN_MS))
-        if (!delivery) break
-        if (await this.attempt(delivery)) delivered++
-      }
-      return delivered
+  /**
+   * Claims due deliveries of webhooks with no attempt in flight and starts their attempts, up to
+   * `MAX_IN_FLIGHT`; each attempt that ends claims again. Resolves, once they are started, with how
+   * many it started (not waiting for their receivers). The `deliver-webhooks` sweep.
+   */
+  deliverDue(): Promise<number> {
+    if (this.dispatching) {
+      this.dispatchAgain = true
+      return this.dispatching
+    }
+    const run = this.dispatchWhileAsked().finally(() => {
+      this.dispatching = undefined
     })
-    this.queue = run.catch(() => undefined)
+    this.dispatching = run
     return run
+  }
+
+  private async dispatchWhileAsked(): Promise<number> {
+    let started = 0
+    do {
+      this.dispatchAgain = false
+      started += await this.startDue()
+    } while (this.dispatchAgain && !this.closed)
+    return started
+  }
+
+  /** One pass: claims and starts due deliveries while slots are free; how many it started. */
+  private async startDue(): Promise<number> {
+    const { reader, writes, clock } = this.context
+    if (!(await hasDueDelivery(reader, clock.now(), this.busyWebhooks()))) return 0
+    let started = 0
+    while (this.inFlight.size < MAX_IN_FLIGHT && !this.closed) {
+      const now = clock.now()
+      const delivery = await writes.run((trx) => claimDueDelivery(trx, now, now + this.settings.timeoutMs + LEASE_MARGIN_MS, this.busyWebhooks()))
+      if (!delivery) break
+      this.startAttempt(delivery)
+      started++
+    }
+    return started
+  }
+
+  private busyWebhooks(): string[] {
+    return [...this.inFlight.keys()]
+  }
+
+  /** Runs the attempt in the webhook's slot; when it ends, the slot is free and due deliveries are claimed again. */
+  private startAttempt(delivery: DeliveryRecord): void {
+    const attempt = this.attempt(delivery)
+      .catch((error: Error & { code?: string }) => {
+        this.context.logger.error({ err: { name: error.name, code: error.code }, deliveryId: delivery.id }, 'webhook delivery attempt failed')
+      })
+      .then(() => {
+        this.inFlight.delete(delivery.webhook_id)
+        this.kick()
+      })
+    this.inFlight.set(delivery.webhook_id, attempt)
+  }
+
+  /** Deletes up to `limit` deliveries finished longer than the retention ago; how many. The `prune-webhook-deliveries` sweep. */
+  pruneFinished(now: number, limit: number): Promise<number> {
+    return this.context.writes.run((trx) => deleteFinishedDeliveries(trx, now - FINISHED_DELIVERY_RETENTION_MS, limit))
   }
 
   /** One attempt at one claimed delivery; true when it was delivered. */

@@ -614,7 +614,7 @@ const PATHS: ZodOpenApiPathsObject = {
     get: operation('listWebhookDeliveries', {
       tag: 'Webhooks',
       summary: 'List a webhook’s deliveries',
-      description: 'The delivery log (a Tessera extension): one entry per event sent to the webhook, newest first, with each attempt’s outcome, status code, duration and error code.',
+      description: 'The delivery log (a Tessera extension): one entry per event sent to the webhook, newest first, with each attempt’s outcome, status code, duration and error code. Delivered, failed and blocked deliveries are kept for 30 days after they finished.',
       permissions: ['webhook:read'],
       path: entityId,
       query: contract.listWebhookDeliveriesQuery,

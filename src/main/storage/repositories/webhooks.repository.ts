@@ -129,19 +129,26 @@ export function queueDeliveries(rows: RowBuffer, deliveries: readonly DeliveryRe
   )
 }
 
-/** Whether any delivery is due at `now`: a read, so an idle poll takes no write turn. */
-export async function hasDueDelivery(db: Db, now: number): Promise<boolean> {
-  return (await sql(db)(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now).first()) !== undefined
+/** The pending deliveries due at `now`, oldest due first, but those of `exceptWebhooks` (ids). */
+function dueDeliveries(db: Db, now: number, exceptWebhooks: readonly string[]) {
+  const query = sql(db)(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now)
+  if (exceptWebhooks.length > 0) query.whereNotIn('webhook_id', exceptWebhooks)
+  return query.orderBy('next_attempt_at')
+}
+
+/** Whether any delivery of a webhook but `exceptWebhooks` is due at `now`: a read, so an idle poll takes no write turn. */
+export async function hasDueDelivery(db: Db, now: number, exceptWebhooks: readonly string[] = []): Promise<boolean> {
+  return (await dueDeliveries(db, now, exceptWebhooks).first()) !== undefined
 }
 
 /**
- * Takes the oldest delivery due at `now` for one attempt by pushing its
- * `next_attempt_at` to `leaseUntil` (a crash mid-attempt lets it be retried
- * then); instances sharing the database skip one another's claims.
+ * Takes the oldest delivery due at `now` of a webhook but `exceptWebhooks` (those with an attempt
+ * in flight) for one attempt by pushing its `next_attempt_at` to `leaseUntil` (a crash mid-attempt
+ * lets it be retried then); instances sharing the database skip one another's claims.
  */
-export async function claimDueDelivery(tx: Tx, now: number, leaseUntil: number): Promise<DeliveryRecord | undefined> {
+export async function claimDueDelivery(tx: Tx, now: number, leaseUntil: number, exceptWebhooks: readonly string[] = []): Promise<DeliveryRecord | undefined> {
   const db = sql(tx)
-  const due = db(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(1)
+  const due = dueDeliveries(tx, now, exceptWebhooks).limit(1)
   const [row] = await db(DELIVERIES)
     .where('id', lockingRows(db, due, { skipLocked: true }))
     .andWhere('status', 'pending')
@@ -149,6 +156,18 @@ export async function claimDueDelivery(tx: Tx, now: number, leaseUntil: number):
     .update({ next_attempt_at: leaseUntil })
     .returning('*')
   return row && deliveryFromRow(row as DeliveryRow)
+}
+
+const FINISHED: readonly DeliveryStatus[] = ['delivered', 'failed', 'blocked']
+
+/**
+ * Deletes up to `limit` deliveries that finished (delivered, failed or blocked) before `before`; how many.
+ * A finished delivery's `next_attempt_at` is its completion time, so the status index finds them oldest first.
+ */
+export async function deleteFinishedDeliveries(tx: Tx, before: number, limit: number): Promise<number> {
+  const db = sql(tx)
+  const finished = db(DELIVERIES).select('id').whereIn('status', FINISHED).andWhere('next_attempt_at', '<', before).andWhere('completed_at', '<', before).limit(limit)
+  return db(DELIVERIES).whereIn('id', finished).delete()
 }
 
 /** Records an attempt's result: the new state and the whole log. */
