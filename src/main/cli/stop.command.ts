@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isProcessRunning } from '../infra/processes'
-import { describeOwner, runningOwner } from '../infra/vault-lock'
+import { describeOwner, vaultHolder } from '../infra/vault-lock'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { CliError } from './exit-codes'
@@ -16,9 +16,13 @@ export async function stop({ options }: CommandInput): Promise<void> {
   const dataDir = options['data-dir'] as string
   const timeoutSeconds = options.timeout as number
   await requireDataDir(dataDir, 'read')
-  // The lock's record names the process and its start time: a process that merely reuses the id is never signalled.
-  const owner = await runningOwner(dataDir)
-  if (!owner) throw new CliError('NOT_RUNNING', `No Tessera process holds ${dataDir}; nothing to stop.`)
+  // Only the holder of the OS lock is signalled, named by the lock's record with its start time: a process that merely reuses the id never is.
+  const holder = await vaultHolder(dataDir)
+  if (!holder.held) throw new CliError('NOT_RUNNING', `No Tessera process holds ${dataDir}; nothing to stop.`)
+  const owner = holder.owner
+  if (!owner) {
+    throw new CliError('IN_USE', `A process holds ${dataDir}, but the vault's lock record does not name it; nothing was signalled.`, 'it may be starting or exiting: run `tessera status` or `tessera stop` again in a moment.')
+  }
   try {
     process.kill(owner.pid, 'SIGTERM')
   } catch (error) {

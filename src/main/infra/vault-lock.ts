@@ -14,6 +14,7 @@
  *   the holder of the OS lock writes it, and it is removed on release; after a
  *   crash it names a process that no longer runs, which readers recognise.
  */
+import { existsSync } from 'node:fs'
 import { readFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -78,10 +79,34 @@ export async function readLockOwner(dataDir: string): Promise<LockOwner | undefi
   }
 }
 
-/** The recorded owner if that very process still runs. */
+/**
+ * The recorded owner if that very process still runs. Where the OS tells
+ * process start times (Linux), a record without one proves nothing and names no one.
+ */
 export async function runningOwner(dataDir: string): Promise<LockOwner | undefined> {
   const owner = await readLockOwner(dataDir)
-  return owner && isProcessRunning(owner.pid, owner.process_start) ? owner : undefined
+  if (!owner || (owner.process_start === undefined && processStartTime(process.pid) !== undefined)) return undefined
+  return isProcessRunning(owner.pid, owner.process_start) ? owner : undefined
+}
+
+/** Who holds a vault, for `tessera status` and `stop`. */
+export type VaultHolder = { held: false } | { held: true; owner: LockOwner | undefined }
+
+/**
+ * Whether a process holds the vault's OS lock, and the live owner its record
+ * names. The record alone (left by a crash, or written by anyone who could
+ * write the directory) never makes a process the holder: the lock is tried first.
+ */
+export async function vaultHolder(dataDir: string): Promise<VaultHolder> {
+  const file = join(dataDir, LOCK_DB_FILE)
+  // Nobody has ever held a vault without this file.
+  if (!existsSync(file)) return { held: false }
+  const taken = await holdOsLock(file)
+  if (taken) {
+    await closeDatabase(taken)
+    return { held: false }
+  }
+  return { held: true, owner: await runningOwner(dataDir) }
 }
 
 /** A busy lock whose record names no live process belongs to one starting or exiting right now: look again a few times. */
