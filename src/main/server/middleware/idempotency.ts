@@ -12,10 +12,10 @@ const ACCEPTABLE_KEY = /^[\x20-\x7e]{1,255}$/
  * Reads sent as POST: running one again has the effect of a replay, and is
  * checked and audited as any read, so they keep nothing.
  */
-const READS = new Set(['POST /detokenize', 'POST /v2/tokens/search'])
+export const READS = new Set(['POST /detokenize', 'POST /v2/tokens/search'])
 
 /** Each write route (`METHOD /pattern`, as the routers name it): what of its response is kept, and the permission a replay needs now. */
-const REPLAY_RULES: Record<string, ReplayRule> = {
+export const REPLAY_RULES: Record<string, ReplayRule> = {
   'POST /tokens': { keep: 'token-identities', permission: 'token:create' },
   'PATCH /tokens/:id': { keep: 'token-identities', permission: 'token:update' },
   'DELETE /tokens/:id': { keep: 'response', permission: 'token:delete' },
