@@ -16,7 +16,8 @@ export const EXIT_CODES = {
   STOP_TIMEOUT: { code: 10, meaning: 'the server did not stop within the timeout (`stop`)' },
   REFUSED: { code: 11, meaning: 'the vault refused the operation (`keys retire`: the version still seals data)' },
   AUDIT_BROKEN: { code: 12, meaning: 'the audit log, or an export of it, does not verify (`logs verify`, `logs export`, `logs archive`)' },
-  UNPROTECTED: { code: 13, meaning: '`serve`: refused to listen on a non-loopback address without TLS or a trusted proxy, or without allowed hosts' }
+  UNPROTECTED: { code: 13, meaning: '`serve`: refused to listen on a non-loopback address without TLS or a trusted proxy, or without allowed hosts' },
+  REPORT_NOT_WRITTEN: { code: 14, meaning: '`keys retire`: the version was retired, but its report could not be written (it is printed on stdout instead)' }
 } as const
 
 export type ExitName = keyof typeof EXIT_CODES

@@ -12,7 +12,7 @@
  * works while a server runs and shows that background pass's progress.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { lstat, mkdir } from 'node:fs/promises'
 import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
@@ -20,6 +20,7 @@ import { createKeyFile, generateMasterKey, replaceMasterKeyFile, type MasterKey 
 import { describeCounts, type CeremonyActor } from '../app/keys.service'
 import type { Vault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
+import { writeNewPrivateFile } from '../infra/private-files'
 import { CliError } from './exit-codes'
 import { placeOf, withOpenVault, withUnlockedVault } from './vault-access'
 
@@ -101,17 +102,39 @@ export async function keysRotate({ options }: CommandInput): Promise<void> {
   })
 }
 
+/**
+ * Where `keys retire --report` will write, checked before anything is retired:
+ * a new file (never replacing one), its folders created.
+ * @throws CliError (USAGE)
+ */
+async function reportTarget(reportFile: string): Promise<string> {
+  const path = resolve(reportFile)
+  if (await lstat(path).then(() => true, () => false)) throw new CliError('USAGE', `${path} already exists.`, 'give --report a new file name: a retirement report never replaces a file.')
+  await mkdir(dirname(path), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
+    throw new CliError('USAGE', `Cannot write ${path}: a file is in the way of its folder.`, 'give --report a file in a folder.')
+  })
+  return path
+}
+
 /** `tessera keys retire`: deletes a data-key version nothing uses and writes the report that proves it. */
 export async function keysRetire({ options }: CommandInput): Promise<void> {
   const dataDir = options['data-dir'] as string
   const version = options.version as number | undefined
   if (version === undefined) throw new CliError('USAGE', '--version N is required: the data-key version to retire.', 'see `tessera keys status` for the versions.', true)
-  const reportFile = options.report as string | undefined
+  const chosen = options.report === undefined ? undefined : await reportTarget(options.report as string)
   await withOpenVault(placeOf(options), async (vault) => {
     const report = await vault.services.keys.retire(cliActor(vault), vault.tenantId, version)
-    const path = resolve(reportFile ?? join(dataDir, `key-retirement-v${version}-${report.retired_at.replace(/[:.]/g, '-')}.json`))
-    await mkdir(dirname(path), { recursive: true })
-    await writeFile(path, JSON.stringify(report, null, 2) + '\n', { mode: 0o600 })
+    const path = chosen ?? join(resolve(dataDir), `key-retirement-v${version}-${report.retired_at.replace(/[:.]/g, '-')}.json`)
+    const text = JSON.stringify(report, null, 2) + '\n'
+    try {
+      await writeNewPrivateFile(path, text)
+    } catch (error) {
+      // The key is gone already: hand the report over on stdout rather than lose it.
+      process.stdout.write(text)
+      const cause = (error as NodeJS.ErrnoException).code ?? 'unknown error'
+      throw new CliError('REPORT_NOT_WRITTEN', `Data key version ${version} retired; its key is deleted. Report not written: cannot write ${path} (${cause}); it is printed on stdout instead.`, 'keep the printed report; the vault keeps a copy too (the desktop app shows it with Report).')
+    }
     if (options.json) process.stdout.write(JSON.stringify(report) + '\n')
     else process.stdout.write(`Data key version ${version} retired; its key is deleted. Report: ${path}\n`)
   })

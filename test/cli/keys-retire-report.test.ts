@@ -1,0 +1,47 @@
+/**
+ * `tessera keys retire --report FILE`: the report's path is checked before
+ * the key is deleted, and a report that still cannot be written is printed
+ * rather than lost, with its own exit code.
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run } from '../helpers/cli'
+
+describe('tessera keys retire --report', { timeout: 120_000 }, () => {
+  let root: string
+  let dataDir: string
+
+  const keys = (...args: string[]) => run(['keys', ...args, '--data-dir', dataDir])
+  const versions = async () => JSON.parse((await keys('status', '--json')).stdout).tenants[0].versions as Array<{ version: number; retired_at?: string }>
+
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'tessera-retire-'))
+    dataDir = join(root, 'vault')
+    expect((await run(['init', '--data-dir', dataDir])).code).toBe(0)
+    const rotated = await keys('rotate')
+    expect(rotated.code, rotated.stderr).toBe(0)
+  })
+  afterAll(() => rm(root, { recursive: true, force: true }))
+
+  it('refuses a report path that exists (a directory included) with exit code 2, before retiring anything', async () => {
+    const directory = join(root, 'reports')
+    await mkdir(directory)
+    const result = await keys('retire', '--version', '1', '--report', directory)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`tessera keys retire: ${directory} already exists.`)
+    expect((await versions()).find((version) => version.version === 1)!.retired_at).toBeUndefined()
+  })
+
+  it.skipIf(process.platform !== 'linux' || !existsSync('/sys/kernel'))('prints the report and exits 14 when it cannot be written after the key is deleted', async () => {
+    // sysfs lets no one, root included, create a file.
+    const unwritable = join('/sys', `tessera-report-${process.pid}.json`)
+    const result = await keys('retire', '--version', '1', '--report', unwritable)
+    expect(result.code).toBe(14)
+    expect(result.stderr).toContain(`tessera keys retire: Data key version 1 retired; its key is deleted. Report not written: cannot write ${unwritable} (`)
+    expect(JSON.parse(result.stdout)).toMatchObject({ report: 'tessera-data-key-retirement', retired_version: 1 })
+    expect((await versions()).find((version) => version.version === 1)!.retired_at).toEqual(expect.any(String))
+  })
+})
