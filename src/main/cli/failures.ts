@@ -43,6 +43,30 @@ function systemError(error: NodeJS.ErrnoException): CliError | undefined {
   }
 }
 
+const DATABASE_HINT = 'check --database-url (or TESSERA_DATABASE_URL): its host, port, user, password and database name, and that the PostgreSQL server runs.'
+
+/** A team vault's PostgreSQL server that cannot be reached or refuses us; messages never quote the URL (it may hold a password). */
+function databaseError(error: NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string }): CliError | undefined {
+  const cannot = (why: string, hint = DATABASE_HINT) => new CliError('DATABASE_UNREACHABLE', `Cannot reach the team database: ${why}.`, hint)
+  switch (error.code) {
+    case 'ECONNREFUSED':
+      return cannot(`the connection${error.address ? ` to ${error.address}:${error.port}` : ''} was refused`)
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return cannot(`the host name${error.hostname ? ` ${error.hostname}` : ''} does not resolve`)
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+      return cannot('the server did not answer')
+    case '3D000':
+      return cannot('the database does not exist', 'create it (`createdb NAME`), or check the database name in --database-url (or TESSERA_DATABASE_URL).')
+    case '28P01':
+    case '28000':
+      return cannot('the server refused the login (wrong user or password, or the user may not connect)')
+    default:
+      return undefined
+  }
+}
+
 /** What to tell the user about `error`. */
 export function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error
@@ -54,7 +78,7 @@ export function toCliError(error: unknown): CliError {
   if (error instanceof CannotUnlockError) return new CliError('NOT_INITIALISED', error.message, error.hint)
   // The services' expected failures carry messages written to be shown.
   if (error instanceof AppError && error.status < 500) return new CliError('REFUSED', error.message)
-  const known = systemError(error as NodeJS.ErrnoException)
+  const known = systemError(error as NodeJS.ErrnoException) ?? databaseError(error as NodeJS.ErrnoException)
   if (known) return known
   const { name, code } = error as { name?: unknown; code?: unknown }
   const label = [typeof name === 'string' ? name : 'Error', typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : undefined].filter(Boolean).join(' ')

@@ -29,12 +29,19 @@ export interface Database {
   close(): Promise<void>
 }
 
+/**
+ * knex would print connection failures itself, stack and all, on the console;
+ * they reach the caller as errors anyway, which reports them its own way.
+ */
+const SILENT_LOG = { warn() {}, error() {}, deprecate() {}, debug() {} }
+
 type RawConnection = { exec(sql: string, done: (error: Error | null) => void): void }
 
 function connect(filename: string, poolSize: number): Knex {
   return knex({
     client: 'sqlite3',
     connection: { filename },
+    log: SILENT_LOG,
     useNullAsDefault: true,
     pool: {
       min: 1,
@@ -89,7 +96,7 @@ async function assemble(writer: Knex, steps: { prepare(): Promise<void>; openRea
 }
 
 function connectPostgres(url: string, poolSize: number): Knex {
-  return knex({ client: 'pg', connection: postgresConnection(url), pool: { min: 1, max: poolSize }, migrations: { migrationSource } })
+  return knex({ client: 'pg', connection: postgresConnection(url), log: SILENT_LOG, pool: { min: 1, max: poolSize }, migrations: { migrationSource } })
 }
 
 async function openPostgres(url: string, readers: number): Promise<Database> {
