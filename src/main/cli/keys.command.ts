@@ -11,8 +11,7 @@
  * the server or the desktop app opens the vault. `status` only reads, so it
  * works while a server runs and shows that background pass's progress.
  */
-import { existsSync } from 'node:fs'
-import { lstat, mkdir } from 'node:fs/promises'
+import { lstat, mkdir, stat } from 'node:fs/promises'
 import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
@@ -140,6 +139,19 @@ export async function keysRetire({ options }: CommandInput): Promise<void> {
   })
 }
 
+/**
+ * Where `rotate-master --new-key-file` will write, checked before the vault
+ * changes: a new file (not even a symlink there) in an existing folder.
+ * @throws CliError (USAGE)
+ */
+async function newKeyFileTarget(newKeyFile: string): Promise<string> {
+  const target = resolve(newKeyFile)
+  if (await lstat(target).then(() => true, () => false)) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
+  const folder = await stat(dirname(target)).catch(() => undefined)
+  if (!folder?.isDirectory()) throw new CliError('USAGE', `Cannot write ${target}: its folder does not exist.`, 'give --new-key-file a new file in an existing folder.')
+  return target
+}
+
 /** `tessera keys rotate-master`: re-wraps every key under a new master key, stored where the current one is. */
 export async function keysRotateMaster({ options }: CommandInput): Promise<void> {
   const dataDir = options['data-dir'] as string
@@ -149,8 +161,7 @@ export async function keysRotateMaster({ options }: CommandInput): Promise<void>
     throw new CliError('USAGE', 'The master key comes from TESSERA_MASTER_KEY.', 'give --new-key-file FILE: the new key is written there (mode 0600) before the vault switches to it.')
   }
   if (!fromEnvironment && newKeyFile) throw new CliError('USAGE', '--new-key-file is only for a master key in TESSERA_MASTER_KEY.', 'leave it out: master.key is replaced in place.')
-  const target = newKeyFile && resolve(newKeyFile)
-  if (target && existsSync(target)) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
+  const target = newKeyFile && (await newKeyFileTarget(newKeyFile))
   await withOpenVault(placeOf(options), async (vault) => {
     const store = (key: MasterKey) => (target ? createKeyFile(target, key) : replaceMasterKeyFile(dataDir, key))
     const result = await vault.services.keys.rotateMaster(cliActor(vault), generateMasterKey(), store)
