@@ -24,6 +24,7 @@ import * as logTraceId from './20261222000000_log_trace_id'
 import * as postgresHotTablesWithoutTenantChecks from './20261223000000_postgres_hot_tables_without_tenant_checks'
 import * as postgresAuditChainTurn from './20261224000000_postgres_audit_chain_turn'
 import * as postgresEntityIndexOnLogs from './20261225000000_postgres_entity_index_on_logs'
+import * as webhookDeliveryQueues from './20261226000000_webhook_delivery_queues'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -54,5 +55,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261222000000_log_trace_id': logTraceId,
   '20261223000000_postgres_hot_tables_without_tenant_checks': postgresHotTablesWithoutTenantChecks,
   '20261224000000_postgres_audit_chain_turn': postgresAuditChainTurn,
-  '20261225000000_postgres_entity_index_on_logs': postgresEntityIndexOnLogs
+  '20261225000000_postgres_entity_index_on_logs': postgresEntityIndexOnLogs,
+  '20261226000000_webhook_delivery_queues': webhookDeliveryQueues
 }

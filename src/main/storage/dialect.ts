@@ -99,6 +99,16 @@ export function lockingRows(db: Knex, query: Knex.QueryBuilder, { skipLocked = f
   return skipLocked ? query.skipLocked() : query
 }
 
+/**
+ * `query` narrowed to the rows whose `column` is one of `keys` (a subquery of a few values), each
+ * looked up by its key. PostgreSQL plans `IN (subquery)` by its row estimates, and without
+ * statistics may read the whole table to join it; `= any(array(…))` is one index lookup per key.
+ * SQLite looks each value of `IN (subquery)` up by its key already.
+ */
+export function whereAmongKeys(db: Knex, query: Knex.QueryBuilder, column: string, keys: Knex.QueryBuilder): Knex.QueryBuilder {
+  return engineOf(db) === 'postgres' ? query.whereRaw('?? = any(array(?))', [column, keys]) : query.whereIn(column, keys)
+}
+
 /** Takes the advisory lock `key` until the transaction `db` ends (PostgreSQL); SQLite's one writer needs none. */
 export async function lockUntilCommit(db: Knex, key: number): Promise<void> {
   if (engineOf(db) === 'postgres') await db.raw('SELECT pg_advisory_xact_lock(?)', [key])

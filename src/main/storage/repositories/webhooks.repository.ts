@@ -4,7 +4,7 @@
  * extra statement; delivery attempts are claimed one instance at a time.
  */
 import { sql, type Db, type Tx } from '../connections'
-import { lockName, lockingRows } from '../dialect'
+import { lockName, lockingRows, whereAmongKeys } from '../dialect'
 import type { RowBuffer } from '../write-queue'
 
 export interface WebhookRecord {
@@ -129,11 +129,37 @@ export function queueDeliveries(rows: RowBuffer, deliveries: readonly DeliveryRe
   )
 }
 
-/** The pending deliveries due at `now`, oldest due first, but those of `exceptWebhooks` (ids). */
+const PENDING_WEBHOOKS = 'pending_webhooks'
+
+/**
+ * `pending_webhooks (webhook_id)`: the webhooks with a pending delivery, each once, by a walk of the
+ * (status, webhook_id, next_attempt_at) index that jumps from one webhook to the next (a skip scan,
+ * which neither engine does by itself): a probe per webhook however many deliveries one has queued.
+ * Not the webhooks table: a delivery queued through a stale subscription may outlive its webhook.
+ */
+const pendingWebhooks = (db: Db) =>
+  sql(db).raw(`select (select webhook_id from ${DELIVERIES} where status = 'pending' order by webhook_id limit 1)
+    union all
+    select (select webhook_id from ${DELIVERIES} where status = 'pending' and webhook_id > p.webhook_id order by webhook_id limit 1)
+      from ${PENDING_WEBHOOKS} p where p.webhook_id is not null`)
+
+/**
+ * The pending deliveries due at `now`, oldest due first, but those of `exceptWebhooks` (ids). Only each
+ * webhook's oldest due delivery is a candidate (one index probe per webhook), so a claim never walks
+ * past the backlog of a webhook in flight: its writer turn costs the same however long that is.
+ */
 function dueDeliveries(db: Db, now: number, exceptWebhooks: readonly string[]) {
-  const query = sql(db)(DELIVERIES).select('id').where('status', 'pending').andWhere('next_attempt_at', '<=', now)
-  if (exceptWebhooks.length > 0) query.whereNotIn('webhook_id', exceptWebhooks)
-  return query.orderBy('next_attempt_at')
+  const knex = sql(db)
+  const oldestDue = knex(DELIVERIES)
+    .select('id')
+    .where('status', 'pending')
+    .andWhere('webhook_id', knex.ref('p.webhook_id'))
+    .andWhere('next_attempt_at', '<=', now)
+    .orderBy('next_attempt_at')
+    .limit(1)
+  const eachOldestDue = knex.withRecursive(PENDING_WEBHOOKS, ['webhook_id'], pendingWebhooks(db)).select(oldestDue.as('id')).from({ p: PENDING_WEBHOOKS })
+  if (exceptWebhooks.length > 0) eachOldestDue.whereNotIn('p.webhook_id', exceptWebhooks)
+  return whereAmongKeys(knex, knex(DELIVERIES).select('id'), 'id', eachOldestDue).orderBy('next_attempt_at')
 }
 
 /** Whether any delivery of a webhook but `exceptWebhooks` is due at `now`: a read, so an idle poll takes no write turn. */
