@@ -123,3 +123,19 @@ export async function sentOnWriter(database: Database, work: () => Promise<unkno
   }
   return sent
 }
+
+/** A statement as knex sent it: its SQL (PostgreSQL's with numbered placeholders) and its bindings. */
+export type Statement = { sql: string; bindings: readonly Knex.RawBinding[] }
+
+/** The statements `work` runs on `db` (knex's query event), in order: to ask the engine for their plans. */
+export async function statementsRun(db: Knex, work: () => Promise<unknown>): Promise<Statement[]> {
+  const statements: Statement[] = []
+  const listener = (query: { sql: string; bindings?: Knex.RawBinding[] }) => statements.push({ sql: query.sql, bindings: query.bindings ?? [] })
+  db.on('query', listener)
+  try {
+    await work()
+  } finally {
+    db.removeListener('query', listener)
+  }
+  return statements
+}

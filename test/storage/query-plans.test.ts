@@ -9,7 +9,6 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { Knex } from 'knex'
 import { visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
@@ -19,7 +18,7 @@ import { appendTokens, findByFingerprint, findTokenPage, seekTokens, type TokenF
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { tenantKeys } from '../../src/main/storage/tenant-keys'
 import { WriteQueue } from '../../src/main/storage/write-queue'
-import { useTemporaryDatabase } from '../helpers/database'
+import { statementsRun, useTemporaryDatabase } from '../helpers/database'
 
 /** Tables whose rows are one per tenant and kind: reading all of a tenant's is the point. */
 const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'])
@@ -77,16 +76,8 @@ describe('query plans of the lists', () => {
   /** The plans of every query `work` runs on the read pool. */
   async function plansOf(work: () => Promise<unknown>): Promise<Plan[]> {
     const reader = sql(temporary.db.reader)
-    const queries: { sql: string; bindings: readonly Knex.RawBinding[] }[] = []
-    const listener = (query: { sql: string; bindings?: Knex.RawBinding[] }) => queries.push({ sql: query.sql, bindings: query.bindings ?? [] })
-    reader.on('query', listener)
-    try {
-      await work()
-    } finally {
-      reader.removeListener('query', listener)
-    }
     const plans: Plan[] = []
-    for (const query of queries) {
+    for (const query of await statementsRun(reader, work)) {
       const rows: { id: number; parent: number; detail: string }[] = await reader.raw(`EXPLAIN QUERY PLAN ${query.sql}`, query.bindings)
       const ids = rows.map((row) => row.id)
       plans.push({ sql: query.sql, steps: rows.map((row) => row.detail), parents: rows.map((row) => ids.indexOf(row.parent)) })

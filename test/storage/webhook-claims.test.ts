@@ -14,7 +14,7 @@ import { engineOf } from '../../src/main/storage/dialect'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { claimDueDelivery, hasDueDelivery, insertWebhook, queueDeliveries, type DeliveryRecord } from '../../src/main/storage/repositories/webhooks.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
-import { usePostgresDatabase, useTemporaryDatabase } from '../helpers/database'
+import { statementsRun, usePostgresDatabase, useTemporaryDatabase, type Statement } from '../helpers/database'
 
 /** Due deliveries of the webhook whose receiver never answers. */
 const BACKLOG = 3000
@@ -112,7 +112,6 @@ describe.each([
   }
 })
 
-type Statement = { sql: string; bindings: readonly Knex.RawBinding[] }
 
 interface PlanNode {
   'Relation Name'?: string
@@ -134,13 +133,5 @@ function deliveryRowsRead(node: PlanNode): number {
 
 /** The statements on `webhook_deliveries` that `work` runs on `db`. */
 async function statementsOf(db: Knex, work: () => Promise<unknown>): Promise<Statement[]> {
-  const queries: Statement[] = []
-  const listener = (query: { sql: string; bindings?: Knex.RawBinding[] }) => queries.push({ sql: query.sql, bindings: query.bindings ?? [] })
-  db.on('query', listener)
-  try {
-    await work()
-  } finally {
-    db.removeListener('query', listener)
-  }
-  return queries.filter((query) => query.sql.includes('webhook_deliveries'))
+  return (await statementsRun(db, work)).filter((query) => query.sql.includes('webhook_deliveries'))
 }

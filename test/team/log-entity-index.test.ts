@@ -6,13 +6,12 @@
  * statistics yet; the plans must hold without them.
  */
 import { randomUUID } from 'node:crypto'
-import type { Knex } from 'knex'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
 import { countLogs, countLogsByPeriod, listLogs, type LogFilter } from '../../src/main/storage/repositories/logs.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { tenantKeys } from '../../src/main/storage/tenant-keys'
-import { usePostgresDatabase } from '../helpers/database'
+import { statementsRun, usePostgresDatabase } from '../helpers/database'
 
 const ENTRIES = 30_000
 /** Entities the entries go to in turn; token-0 also has entries of another type. */
@@ -49,17 +48,9 @@ describe("The audit log's entity index on PostgreSQL", { timeout: 60_000 }, () =
   /** The plans of every statement `work` runs on the read pool, as EXPLAIN's text. */
   async function plansOf(work: () => Promise<unknown>): Promise<string[]> {
     const reader = sql(database.db.reader)
-    const queries: { sql: string; bindings: readonly Knex.RawBinding[] }[] = []
-    const listener = (query: { sql: string; bindings?: Knex.RawBinding[] }) => queries.push({ sql: query.sql, bindings: query.bindings ?? [] })
-    reader.on('query', listener)
-    try {
-      await work()
-    } finally {
-      reader.removeListener('query', listener)
-    }
     const plans: string[] = []
     // The event gives PostgreSQL's numbered placeholders, bound in order.
-    for (const query of queries) plans.push((await reader.raw(`EXPLAIN ${query.sql.replace(/\$\d+/g, '?')}`, query.bindings)).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n'))
+    for (const query of await statementsRun(reader, work)) plans.push((await reader.raw(`EXPLAIN ${query.sql.replace(/\$\d+/g, '?')}`, query.bindings)).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n'))
     return plans
   }
 
