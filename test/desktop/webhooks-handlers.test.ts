@@ -3,7 +3,7 @@
  * creates, replaces and deletes webhooks, reads the event types and a
  * webhook's delivery log, all as the OWNER and with the REST contracts' checks.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { DesktopVault } from '../../src/main/desktop/desktop-vault'
 import { dispatch } from '../../src/main/desktop/dispatch'
 import { createDesktopHandlers } from '../../src/main/desktop/handlers'
@@ -53,7 +53,10 @@ describe('webhooks IPC handlers', () => {
     const created = await value('app:webhooks.create', { name: 'Blocked', url: 'http://10.9.9.9/hook', events: ['token.created'] })
     await value('app:tokens.create', { type: 'token', data: 'x' })
     await desktop.requireVault().services.webhookDelivery.deliverDue()
-    const log = await value('app:webhooks.deliveries', created.id, {})
-    expect(log.data).toEqual([expect.objectContaining({ event_type: 'token.created', status: 'blocked', attempts: [expect.objectContaining({ outcome: 'blocked', error: 'HOST_NOT_ALLOWED' })] })])
+    // The attempt runs in the background once started: the log shows its outcome when it ends.
+    await vi.waitFor(async () => {
+      const log = await value('app:webhooks.deliveries', created.id, {})
+      expect(log.data).toEqual([expect.objectContaining({ event_type: 'token.created', status: 'blocked', attempts: [expect.objectContaining({ outcome: 'blocked', error: 'HOST_NOT_ALLOWED' })] })])
+    }, { timeout: 5_000 })
   })
 })
