@@ -82,11 +82,23 @@ export const webhookAllowedHostsSchema = listSchema(
   'must be host names, IP addresses or CIDR ranges separated by commas, such as hooks.example.com,10.0.0.0/8'
 )
 
+/**
+ * The shortest prefix a trusted proxy range may have. A proxy is a few machines: a range as wide as
+ * 0.0.0.0/0 or ::/0 would believe forwarding headers from anyone, who could then choose the client
+ * address the audit log records and the scheme and host the service takes the request for.
+ */
+const WIDEST_PROXY_PREFIX = 8
+
 /** `--trust-proxy` and `TESSERA_TRUSTED_PROXIES`: the reverse proxies whose forwarding headers are believed. */
 export const trustedProxiesSchema = listSchema(
   (item) => parseAddressEntry(item) !== undefined,
   'must be IP addresses or CIDR ranges separated by commas, such as 10.0.0.5,10.1.0.0/16'
-).refine((items) => items.length > 0, 'must name at least one proxy address')
+)
+  .refine((items) => items.length > 0, 'must name at least one proxy address')
+  .refine(
+    (items) => items.every((item) => (parseAddressEntry(item)?.prefix ?? WIDEST_PROXY_PREFIX) >= WIDEST_PROXY_PREFIX),
+    `must name the proxies, not a range wider than /${WIDEST_PROXY_PREFIX}: forwarding headers from every address in it would be believed`
+  )
 
 const isMailbox = (value: string) => parseOneAddress(value)?.type === 'mailbox'
 

@@ -229,5 +229,17 @@ describe('tessera serve beyond loopback', { timeout: 90_000 }, () => {
       expect(variable.code).toBe(2)
       expect(variable.stderr).toMatch(/^tessera serve: TESSERA_TRUSTED_PROXIES must be IP addresses or CIDR ranges/)
     })
+
+    it('refuses a --trust-proxy range that would believe anyone, such as 0.0.0.0/0 or ::/0, with exit 2', async () => {
+      const refused = await Promise.all([
+        run(serveArgs('--host', '0.0.0.0', '--trust-proxy', '10.0.0.5,0.0.0.0/0', '--allowed-hosts', 'vault.example.com')),
+        run(serveArgs('--trust-proxy', '::/0')),
+        run(serveArgs(), { TESSERA_TRUSTED_PROXIES: '128.0.0.0/1' })
+      ])
+      for (const { code, stderr } of refused) {
+        expect(code).toBe(2)
+        expect(stderr).toMatch(/(--trust-proxy|TESSERA_TRUSTED_PROXIES) must name the proxies, not a range wider than \/8/)
+      }
+    })
   })
 })
