@@ -66,10 +66,10 @@ export interface StoredResponse {
  */
 export type Keeping = 'response' | 'token-identities' | 'outcome'
 
-/** How a route is replayed: what is kept, and the permission a replay needs now (none for routes gated by key type). */
+/** How a route is replayed: what is kept, and the permissions a replay needs now, all of them (none for routes gated by key type). */
 export interface ReplayRule {
   keep: Keeping
-  permission?: Permission
+  permissions?: readonly Permission[]
 }
 
 /** What is sealed for a key: the response as kept, or, when withheld, the id of what the request made. */
@@ -236,11 +236,10 @@ function keptTokens(value: unknown, found: { id: string; containers: string[] }[
  * permission is granted per container).
  */
 function requireStillPermitted(actor: Actor, rule: ReplayRule, kept: unknown): void {
-  const { permission } = rule
-  if (!permission) return
-  if (!holdsPermission(actor, permission)) throw new ForbiddenError(`The caller lacks the ${permission} permission.`)
-  if (rule.keep !== 'token-identities') return
-  for (const token of keptTokens(kept)) requireTokenAccess(actor, permission, token)
+  for (const permission of rule.permissions ?? []) {
+    if (!holdsPermission(actor, permission)) throw new ForbiddenError(`The caller lacks the ${permission} permission.`)
+    if (rule.keep === 'token-identities') for (const token of keptTokens(kept)) requireTokenAccess(actor, permission, token)
+  }
 }
 
 function withheldReplay(status: number, id: string | undefined): ConflictError {

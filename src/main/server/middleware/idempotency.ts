@@ -14,32 +14,32 @@ const ACCEPTABLE_KEY = /^[\x20-\x7e]{1,255}$/
  */
 export const READS = new Set(['POST /detokenize', 'POST /v2/tokens/search'])
 
-/** Each write route (`METHOD /pattern`, as the routers name it): what of its response is kept, and the permission a replay needs now. */
+/** Each write route (`METHOD /pattern`, as the routers name it): what of its response is kept, and the permissions a replay needs now (the route's own). */
 export const REPLAY_RULES: Record<string, ReplayRule> = {
-  'POST /tokens': { keep: 'token-identities', permission: 'token:create' },
-  'PATCH /tokens/:id': { keep: 'token-identities', permission: 'token:update' },
-  'DELETE /tokens/:id': { keep: 'response', permission: 'token:delete' },
-  'POST /tokenize': { keep: 'token-identities', permission: 'token:create' },
-  'POST /token-intents': { keep: 'token-identities', permission: 'token:create' },
-  'DELETE /token-intents/:id': { keep: 'response', permission: 'token:delete' },
-  'POST /applications': { keep: 'outcome', permission: 'application:create' },
-  'PUT /applications/:id': { keep: 'response', permission: 'application:update' },
-  'DELETE /applications/:id': { keep: 'response', permission: 'application:delete' },
-  'POST /applications/:id/regenerate': { keep: 'outcome', permission: 'application:update' },
-  'POST /applications/:id/keys': { keep: 'outcome', permission: 'application:update' },
-  'DELETE /applications/:id/keys/:keyId': { keep: 'response', permission: 'application:update' },
+  'POST /tokens': { keep: 'token-identities', permissions: ['token:create'] },
+  'PATCH /tokens/:id': { keep: 'token-identities', permissions: ['token:update'] },
+  'DELETE /tokens/:id': { keep: 'response', permissions: ['token:delete'] },
+  'POST /tokenize': { keep: 'token-identities', permissions: ['token:create'] },
+  'POST /token-intents': { keep: 'token-identities', permissions: ['token:create'] },
+  'DELETE /token-intents/:id': { keep: 'response', permissions: ['token:delete'] },
+  'POST /applications': { keep: 'outcome', permissions: ['application:create'] },
+  'PUT /applications/:id': { keep: 'response', permissions: ['application:update'] },
+  'DELETE /applications/:id': { keep: 'response', permissions: ['application:delete'] },
+  'POST /applications/:id/regenerate': { keep: 'outcome', permissions: ['application:update'] },
+  'POST /applications/:id/keys': { keep: 'outcome', permissions: ['application:update'] },
+  'DELETE /applications/:id/keys/:keyId': { keep: 'response', permissions: ['application:update'] },
   // Sessions are created and authorized by key type, not by a permission.
   'POST /sessions': { keep: 'outcome' },
   'POST /sessions/authorize': { keep: 'response' },
-  'DELETE /sessions/:id': { keep: 'response', permission: 'application:delete' },
-  'PUT /tenants/self': { keep: 'response', permission: 'tenant:update' },
-  'DELETE /tenants/self/members/:id': { keep: 'response', permission: 'tenant:member:delete' },
-  'POST /tenants/self/invitations': { keep: 'response', permission: 'tenant:invitation:create' },
-  'POST /tenants/self/invitations/:id/resend': { keep: 'response', permission: 'tenant:invitation:update' },
-  'DELETE /tenants/self/invitations/:id': { keep: 'response', permission: 'tenant:invitation:delete' },
-  'POST /webhooks': { keep: 'response', permission: 'webhook:create' },
-  'PUT /webhooks/:id': { keep: 'response', permission: 'webhook:update' },
-  'DELETE /webhooks/:id': { keep: 'response', permission: 'webhook:delete' }
+  'DELETE /sessions/:id': { keep: 'response', permissions: ['application:delete'] },
+  'PUT /tenants/self': { keep: 'response', permissions: ['tenant:update'] },
+  'DELETE /tenants/self/members/:id': { keep: 'response', permissions: ['tenant:member:delete'] },
+  'POST /tenants/self/invitations': { keep: 'response', permissions: ['tenant:invitation:create'] },
+  'POST /tenants/self/invitations/:id/resend': { keep: 'response', permissions: ['tenant:invitation:create', 'tenant:invitation:update'] },
+  'DELETE /tenants/self/invitations/:id': { keep: 'response', permissions: ['tenant:invitation:delete'] },
+  'POST /webhooks': { keep: 'response', permissions: ['webhook:create'] },
+  'PUT /webhooks/:id': { keep: 'response', permissions: ['webhook:update'] },
+  'DELETE /webhooks/:id': { keep: 'response', permissions: ['webhook:delete'] }
 }
 
 /** A write route missing from the table keeps no more than that it succeeded. */
