@@ -127,8 +127,14 @@ describe('mask leaves showing data as is', () => {
   it('finds none in masks that only mask', () => {
     expect(showing(card.defaultMask, card)).toEqual([])
     expect(showing(bank.defaultMask, bank)).toEqual([])
-    const onlyMasks = { a: '{{ data.a | reveal_last: 4 }}', b: '{{ data.b | reveal: 2, 2 }}', c: '{{ data.c | alias_preserve_length }}', d: '{{ data.d | card_bin }}', e: 'fixed', f: 7 }
-    expect(showing(onlyMasks, token)).toEqual([])
+    expect(showing({ n: '{{ data.number | card_mask }}', l: '{{ data.number | last4 }}' }, card)).toEqual([])
+    expect(showing({ c: '{{ data.c | alias_preserve_length }}', e: 'fixed', f: 7 }, token)).toEqual([])
+  })
+
+  it('names masking windows on fields whose length the type does not bound: a value no longer than the window shows whole', () => {
+    const windows = { a: '{{ data.a | reveal_last: 4 }}', b: '{{ data.b | reveal: 2, 2 }}', n: '{{ data.name | last4 }}' }
+    expect(showing(windows, token)).toEqual(['mask.a', 'mask.b', 'mask.n'])
+    expect(evaluateMask(windows, { a: '4921', b: 'abcd', name: 'Ada' })).toEqual({ a: '4921', b: 'abcd', n: 'Ada' })
   })
 
   it('names the leaves that show data unmasked, through a too-wide window or a tag', () => {
@@ -137,7 +143,7 @@ describe('mask leaves showing data as is', () => {
       wide: '{{ data.a | reveal: 100, 0 }}',
       stringified: '{{ data | stringify }}',
       condition: '{% if data.a == "x" %}x{% endif %}',
-      masked: '{{ data.a | reveal_last: 4 }}'
+      aliased: '{{ data.a | alias_preserve_format }}'
     }
     expect(showing(mask, token)).toEqual(['mask.plain', 'mask.wide', 'mask.stringified', 'mask.condition'])
   })

@@ -537,8 +537,8 @@ export class TokensService {
 
   /**
    * The fields of a patch that would make the token show its data as is: new or changed
-   * mask leaves showing data unmasked, and a new fingerprint expression (the fingerprint
-   * of a chosen part of the data, such as one digit, is an oracle on it).
+   * mask leaves showing data unmasked, and new fingerprint or search index expressions
+   * (the fingerprint or index of a chosen part of the data, such as one digit, is an oracle on it).
    */
   private revealingFields(row: StoredToken, patch: UpdateTokenInput): string[] {
     const fields: string[] = []
@@ -550,6 +550,7 @@ export class TokensService {
       fields.push(...leavesShowingData(changed, getTokenType(row.type)!))
     }
     if (patch.fingerprint_expression !== undefined && patch.fingerprint_expression !== row.fingerprint_expression) fields.push('fingerprint_expression')
+    if (patch.search_indexes !== undefined && JSON.stringify(patch.search_indexes) !== JSON.stringify(row.search_indexes ?? [])) fields.push('search_indexes')
     return fields
   }
 

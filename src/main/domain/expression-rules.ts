@@ -49,9 +49,6 @@ const ALIAS_FILTERS: Record<string, Window> = {
   alias_preserve_length: { first: 0, last: 0 }
 }
 
-/** The most the built-in masking filters show (card_bin's 8 digits, last4's 4): a mask within it only masks. */
-const MASKING_FILTER_MAXIMUM: Window = { first: 8, last: 4 }
-
 type LiquidToken = { kind?: number; content?: unknown }
 
 function literalKey(token: unknown): string | number | undefined {
@@ -214,16 +211,27 @@ function fieldsShownAsIs(type: TokenTypeDefinition): Set<string> {
 }
 
 /**
- * The leaves (from `maskExpressions`) that show some token data as it is: a data reference
- * that goes neither through an alias filter nor through a masking filter showing at most
- * the first 8 and last 4 characters, unless the type's default mask shows that field as
- * is too. Setting such a leaf needs the right to reveal the token.
+ * Whether the type bounds what `ref` shows: a field it protects with a mask maximum (a card
+ * number, a bank account number) through a window within that maximum, which the default mask
+ * shows no less of. Only there does a masking window always hide something: on any other field
+ * a value no longer than the window (a 4-digit PIN through `last4`, an 11-character SSN through
+ * `reveal: 8, 4`) shows whole.
+ */
+function boundedByType(ref: ReturnType<typeof dataReferences>[number], type: TokenTypeDefinition): boolean {
+  const field = ref.keys?.length === 1 ? ref.keys[0] : undefined
+  const limit = type.maskMaximum && field !== undefined && Object.hasOwn(type.maskMaximum, field) ? type.maskMaximum[field] : undefined
+  return limit !== undefined && within(ref.shows, limit)
+}
+
+/**
+ * The leaves (from `maskExpressions`) that may show some token data as it is: a data reference
+ * that goes neither through an alias filter nor through a masking window the type bounds
+ * (`boundedByType`), unless the type's default mask shows that field as is too. Setting such a
+ * leaf needs the right to reveal the token.
  */
 export function leavesShowingData(leaves: readonly { source: string; path: string }[], type: TokenTypeDefinition): string[] {
   const asIs = fieldsShownAsIs(type)
   return leaves
-    .filter(({ source, path }) =>
-      dataReferences(source, path).some((ref) => !ref.aliased && !within(ref.shows, MASKING_FILTER_MAXIMUM) && !(ref.keys && asIs.has(JSON.stringify(ref.keys))))
-    )
+    .filter(({ source, path }) => dataReferences(source, path).some((ref) => !ref.aliased && !boundedByType(ref, type) && !(ref.keys && asIs.has(JSON.stringify(ref.keys)))))
     .map(({ path }) => path)
 }

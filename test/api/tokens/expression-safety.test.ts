@@ -89,10 +89,23 @@ describe('expressions', () => {
 
     it('lets a public application resend a mask leaf that already showed data as is: that is no change', async () => {
       const { id } = await create({ type: 'token', data: { name: 'Ada', pin: '8264' }, mask: { name: '{{ data.name }}' } })
-      const response = await patch(id, { mask: { name: '{{ data.name }}', pin: '{{ data.pin | reveal_last: 1 }}' } }, publicApp.key)
+      const response = await patch(id, { mask: { name: '{{ data.name }}', pin: 'hidden' } }, publicApp.key)
       expect(response.status).toBe(200)
-      expect((await get(id)).body.data).toEqual({ name: 'Ada', pin: 'XXX4' })
+      expect((await get(id)).body.data).toEqual({ name: 'Ada', pin: 'hidden' })
       expect((await patch(id, { mask: { pin: '{{ data.name }}' } }, publicApp.key)).status).toBe(403)
+    })
+
+    it('refuses a caller that may not reveal a masking window on data whose length the type does not bound: a short value shows whole', async () => {
+      const { id } = await create({ type: 'token', data: { pin: '4921', ssn: '123-45-6789', secret: 'sk_live_abcdefghijklmnop' } })
+      for (const mask of [{ pin: '{{ data.pin | last4 }}' }, { ssn: '{{ data.ssn | reveal: 8, 4 }}' }, { s: '{{ data.secret | reveal_last: 4 }}' }]) {
+        const response = await patch(id, { mask }, publicApp.key)
+        expect(response.status).toBe(403)
+        expect(JSON.stringify(response.body)).not.toMatch(/4921|6789|mnop/)
+      }
+      const whole = await create({ type: 'token', data: '078-05-1120' })
+      expect((await patch(whole.id, { mask: '{{ data | reveal: 8, 4 }}' }, publicApp.key)).status).toBe(403)
+      expect((await get(whole.id)).body.data).not.toBe('078-05-1120')
+      expect((await patch(id, { mask: { pin: '{{ data.pin | last4 }}' } }, revealer.key)).status).toBe(200)
     })
 
     it('lets a public application change a mask that only masks, and shows it masked', async () => {
@@ -130,6 +143,20 @@ describe('expressions', () => {
       expect(probe.status).toBe(403)
       expect((await service.request('GET', path(created.id), { key: revealer.key })).body.fingerprint).toBe(created.fingerprint)
       expect((await patch(created.id, { fingerprint_expression: '{{ data.number | slice: 6, 1 }}' }, revealer.key)).status).toBe(200)
+    })
+
+    it('refuses a search_indexes change to a caller that may not reveal: a search for each digit would tell the number', async () => {
+      const number = cardNumber()
+      const created = await create({ type: 'card', data: { number }, search_indexes: ['{{ data.number | last4 }}'] })
+      const probe = await patch(created.id, { search_indexes: ['{{ data.number | slice: 6, 1 }}'] }, publicApp.key)
+      expect(probe.status).toBe(403)
+      const searcher = await service.createApplication({ name: 'Searcher', type: 'private', permissions: ['token:search'] })
+      const search = (query: string) => service.request('POST', '/v2/tokens/search', { key: searcher.key, body: { query } })
+      expect((await search(`data:${number[6]}`)).body.data).toEqual([])
+      // The same list sent again changes nothing, and a caller that may reveal may change it.
+      expect((await patch(created.id, { search_indexes: ['{{ data.number | last4 }}'] }, publicApp.key)).status).toBe(200)
+      expect((await patch(created.id, { search_indexes: ['{{ data.number | slice: 6, 1 }}'] }, revealer.key)).status).toBe(200)
+      expect((await search(`data:${number[6]}`)).body.data.map((token: Body) => token.id)).toContain(created.id)
     })
   })
 
