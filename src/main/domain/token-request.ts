@@ -3,7 +3,7 @@
  * id and fingerprint expressions, access check on the destination containers,
  * and sealing (through `TokenKeys`). Pure CPU work, shared by POST /tokens and POST /tokenize.
  */
-import { createTokenBody, type CreateTokenInput } from '../../shared/contracts'
+import { createTokenBody, INVISIBLE_CHARACTERS, type CreateTokenInput } from '../../shared/contracts'
 import type { Transform } from '../../shared/types'
 import { requireTokenAccess } from './access'
 import type { Actor } from './actor'
@@ -17,8 +17,11 @@ import { asStoredJson, type SearchIndexEntry, type StoredToken, type TokenKeys }
 import { getTokenType, type TokenTypeDefinition } from './token-types'
 import { addFieldError, formatPath, zodFieldErrors } from './validation'
 
-/** Characters a token id may not contain: they break URLs and paths. */
-const FORBIDDEN_ID_CHARACTERS = /[#/\\+?[\]|&=%<>{}^\u0000-\u001f\u007f]/
+/**
+ * Characters a token id may not contain: they break URLs and paths, or (the
+ * invisible ones) let an id rendered from an expression pass for another id.
+ */
+const FORBIDDEN_ID_CHARACTERS = new RegExp(String.raw`[#/\\+?[\]|&=%<>{}^\u0000-\u001f\u007f]|${INVISIBLE_CHARACTERS.source}`, 'u')
 const EXPRESSION_MARKER = /\{\{|\{%/
 
 /** What the services need to prepare tokens. */

@@ -28,6 +28,9 @@ export function zodFieldErrors(error: z.ZodError, prefix = ''): FieldErrors {
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) addFieldError(errors, formatPath([...issue.path, key], prefix), 'is not a known field')
+    } else if (issue.code === 'invalid_key') {
+      // zod sums a bad record key up as "Invalid key in record"; its own checks say what is wrong.
+      for (const keyIssue of issue.issues) addFieldError(errors, formatPath(issue.path, prefix), keyIssue.message)
     } else {
       addFieldError(errors, formatPath(issue.path, prefix), issue.message)
     }

@@ -24,6 +24,28 @@ export function withoutNul<T extends z.ZodType<string>>(schema: T) {
   return schema.refine((value) => !value.includes('\u0000'), 'must not contain NUL characters')
 }
 
+/**
+ * Characters people cannot see that change how the text around them reads:
+ * Unicode format characters (`\p{Cf}`: bidi overrides and isolates, zero-width
+ * spaces and joiners, the byte order mark …) and the C1 controls. In an id, a
+ * name or a metadata value they make one text look like another (`cust-1001`
+ * and `cust-1001` plus a zero-width space), or reverse it and the sentence it
+ * is shown in. Refused in every caller text the desktop shows.
+ */
+export const INVISIBLE_CHARACTERS = /[\p{Cf}\u0080-\u009f]/u
+
+export const INVISIBLE_CHARACTERS_MESSAGE = 'must not contain invisible formatting characters (bidi overrides and isolates, zero-width characters, C1 controls)'
+
+/** Text people read and compare: no invisible formatting character (see INVISIBLE_CHARACTERS). */
+export function withoutInvisibleCharacters<T extends z.ZodType<string>>(schema: T) {
+  return schema.refine((value) => !INVISIBLE_CHARACTERS.test(value), INVISIBLE_CHARACTERS_MESSAGE)
+}
+
+/** Text kept and shown to people: neither NUL nor invisible formatting characters. */
+export function shownText<T extends z.ZodType<string>>(schema: T) {
+  return withoutInvisibleCharacters(withoutNul(schema))
+}
+
 /** An e-mail address. */
 export const emailSchema = z
   .string()
@@ -31,4 +53,4 @@ export const emailSchema = z
   .refine(isEmailAddress, 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com')
 
 /** The name of a tenant. */
-export const tenantNameSchema = withoutNul(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))
+export const tenantNameSchema = shownText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))

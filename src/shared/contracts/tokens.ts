@@ -3,13 +3,13 @@ import { z } from 'zod'
 import { containerPath } from './access'
 import { isTokenTypeName, TOKEN_TYPE_NAMES, TOKENIZE_MAX_TOKENS } from '../token-rules'
 import { checkWith, pageOf, pageQuery, queryInt, queryList, timestamp } from './common'
-import { withoutNul } from './fields'
+import { shownText, withoutInvisibleCharacters, withoutNul } from './fields'
 
 /** Metadata: non-sensitive text values. */
 export const tokenMetadata = z
   .record(
-    z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters'),
-    withoutNul(z.string().max(500, 'must be at most 500 characters'))
+    withoutInvisibleCharacters(z.string().regex(/^[^"\\\u0000-\u001f]{1,100}$/, 'metadata keys are 1–100 characters without quotes, backslashes or control characters')),
+    shownText(z.string().max(500, 'must be at most 500 characters'))
   )
   .refine((value) => Object.keys(value).length <= 50, 'at most 50 metadata keys')
   .meta({ description: 'Non-sensitive text values (at most 50 keys), stored in plaintext; a value holding the token’s secrets is refused: a card or account number (even grouped by spaces, dashes, dots or slashes), a CVC, or a generic token’s whole data or one of its strings' })
@@ -38,7 +38,7 @@ const expiresAt = z.string().meta({ description: '`M/D/YYYY h:mm:ss AM|PM ±hh:m
 /** `POST /tokens`, and each token request inside `POST /tokenize`. */
 export const createTokenBody = z
   .strictObject({
-    id: z.string().min(1).max(2000).optional().meta({ description: 'A literal id or an expression (`{{ … }}`); 3–400 characters after rendering, without `# / \\ + ? [ ] | & = % < > { } ^`. Default: a UUID' }),
+    id: withoutInvisibleCharacters(z.string().min(1).max(2000)).optional().meta({ description: 'A literal id or an expression (`{{ … }}`); 3–400 characters after rendering, without `# / \\ + ? [ ] | & = % < > { } ^`, control characters or invisible formatting characters (Unicode category Cf: bidi overrides, zero-width characters). Default: a UUID' }),
     type: z
       .string()
       .refine(isTokenTypeName, { message: `must be one of: ${TOKEN_TYPE_NAMES.join(', ')}` })
