@@ -43,6 +43,8 @@ export interface IdempotentRequest {
   method: string
   /** Path and query string. */
   url: string
+  /** The route it goes to, as the routers name it (`DELETE /tokens/:id`): what the audit entry of a replay names, not the caller's path. */
+  route: string
   /** Reads the body's bytes; called only once the key is taken or found used. */
   readBody(): Promise<Buffer>
 }
@@ -139,7 +141,7 @@ export class IdempotencyService {
     const { type, body, withheld } = kept
     if (withheld) throw withheldReplay(holder.status_code, withheld.id)
     await audit(this.context.writes, now, [
-      { actor, entityType: 'idempotency-key', entityId: holder.reservation, operation: 'read', message: `Stored response (${holder.status_code}) replayed for ${request.method} ${request.url.split('?')[0]}` }
+      { actor, entityType: 'idempotency-key', entityId: holder.reservation, operation: 'read', message: `Stored response (${holder.status_code}) replayed for ${request.route}` }
     ])
     return { kind: 'replay', response: { status: holder.status_code, type, body } }
   }

@@ -65,6 +65,18 @@ describe('BT-IDEMPOTENCY-KEY', () => {
     expect(logs[0]).toMatchObject({ operation: 'read', message: 'Stored response (201) replayed for POST /tokens' })
   })
 
+  it('audits a replay by its route, not the caller\'s path, however long that is', async () => {
+    // 65 characters, 489 once percent-encoded in the path: longer than an audit message may be.
+    const id = `order-abc123-${'注文番号'.repeat(13)}`
+    expect((await service.request('POST', '/tokens', { key, body: { id, type: 'token', data: 'x' } })).status).toBe(201)
+    const idempotencyKey = newKey()
+    const remove = () => service.request('DELETE', `/tokens/${encodeURIComponent(id)}`, { key, headers: { 'BT-IDEMPOTENCY-KEY': idempotencyKey } })
+    expect((await remove()).status).toBe(204)
+    expect((await remove()).status).toBe(204)
+    const logs = (await service.request('GET', '/logs?entity_type=idempotency-key')).body.data as Array<Record<string, unknown>>
+    expect(logs[0]).toMatchObject({ operation: 'read', message: 'Stored response (204) replayed for DELETE /tokens/:id' })
+  })
+
   it('replays text bodies and empty ones too: POST /tokenize and DELETE', async () => {
     const tokenizeKey = newKey()
     const tokenize = () => service.request('POST', '/tokenize', { key, body: { type: 'token', data: 'tokenized once' }, headers: { 'BT-IDEMPOTENCY-KEY': tokenizeKey } })

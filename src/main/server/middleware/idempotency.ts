@@ -63,15 +63,16 @@ export function idempotency(service: IdempotencyService, bodyLimitBytes: number,
     if (typeof sent !== 'string' || !ACCEPTABLE_KEY.test(sent)) throw ValidationError.field(HEADER, 'must be 1 to 255 printable ASCII characters')
     const route = routeOf(ctx.method, ctx.path)
     if (READS.has(route)) return next()
-    return runOnce(service, sent, REPLAY_RULES[route] ?? UNLISTED, ctx, next, bodyLimitBytes)
+    return runOnce(service, sent, route, ctx, next, bodyLimitBytes)
   }
 }
 
 type Context = Parameters<Middleware<AppState>>[0]
 
 /** Runs the request under its key, or answers with the response stored for it. */
-async function runOnce(service: IdempotencyService, key: string, rule: ReplayRule, ctx: Context, next: () => Promise<unknown>, bodyLimitBytes: number): Promise<void> {
-  const admission = await service.admit(ctx.state.actor, key, { method: ctx.method, url: ctx.url, readBody: () => readBodyAhead(ctx, bodyLimitBytes) }, rule)
+async function runOnce(service: IdempotencyService, key: string, route: string, ctx: Context, next: () => Promise<unknown>, bodyLimitBytes: number): Promise<void> {
+  const rule = REPLAY_RULES[route] ?? UNLISTED
+  const admission = await service.admit(ctx.state.actor, key, { method: ctx.method, url: ctx.url, route, readBody: () => readBodyAhead(ctx, bodyLimitBytes) }, rule)
   if (admission.kind === 'replay') {
     const { status, type, body } = admission.response
     ctx.status = status
