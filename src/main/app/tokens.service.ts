@@ -51,7 +51,7 @@ import { offsetOf, toPage } from '../domain/pagination'
 import { asStoredJson, type StoredToken, type TokenKeys } from '../domain/token'
 import { tokenPathId } from '../domain/ids'
 import { admitExpressions, prepareToken, searchIndexEntries, type PreparedToken } from '../domain/token-request'
-import { assertMetadataFreeOfSecrets, secretsOf } from '../domain/metadata-secrets'
+import { assertMetadataFreeOfDigitRuns, assertMetadataFreeOfSecrets, secretsOf } from '../domain/metadata-secrets'
 import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, viewReadsData, type ViewOptions } from '../domain/token-view'
 import { openToken, tokenKeys } from './token-crypto'
 import { mergePatch } from '../domain/merge-patch'
@@ -574,9 +574,7 @@ export class TokensService {
     // `metadata: null` removes the member, which for a map means empty.
     const metadata = (patch.metadata === undefined ? row.metadata : (mergePatch(row.metadata, patch.metadata) ?? {})) as Record<string, string>
     parse(tokenMetadata, metadata, 'metadata')
-    const entries = Object.entries(metadata)
-    const secrets = entries.length > 0 ? secretsOf(type, data) : undefined
-    if (secrets) for (const [key, value] of entries) assertMetadataFreeOfSecrets(value, secrets, `metadata.${key}`)
+    this.checkMetadata(actor, row, patch, metadata, data)
     const changes: Partial<StoredToken> = { modified_by: actor.id, modified_at: now, metadata }
     if (patch.mask !== undefined) {
       const mask = asStoredJson(mergePatch(row.mask, patch.mask))
@@ -604,5 +602,25 @@ export class TokensService {
     const keepsDeadline = stored.expiresAt !== null && row.cvc_expires_at !== null && sameShortLived(type, before, data)
     Object.assign(changes, this.sealed(row, stored.data), { cvc_expires_at: keepsDeadline ? row.cvc_expires_at : stored.expiresAt })
     return { changes, data: stored.data, indexedData: data }
+  }
+
+  /**
+   * Metadata must not repeat the data. Only a caller who may reveal the token is told when it
+   * does: for any other, the answer would be an oracle on data it cannot see, so the values it
+   * writes are held to a rule that ignores the data (`assertMetadataFreeOfDigitRuns`).
+   */
+  private checkMetadata(actor: Actor, row: StoredToken, patch: UpdateTokenInput, metadata: Record<string, string>, data: unknown): void {
+    const entries = Object.entries(metadata)
+    if (entries.length === 0) return
+    const type = getTokenType(row.type)!
+    const target = { id: row.id, containers: patch.containers ?? row.containers }
+    const updateTransform = transformFor(actor, 'token:update', target)
+    if (updateTransform !== undefined && this.mayReveal(actor, target, updateTransform)) {
+      const secrets = secretsOf(type, data)
+      for (const [key, value] of entries) assertMetadataFreeOfSecrets(value, secrets, `metadata.${key}`)
+      return
+    }
+    // Values already stored were checked when written, by a caller who gave or could see the data.
+    for (const [key, value] of entries) if (value !== row.metadata[key]) assertMetadataFreeOfDigitRuns(value, type, `metadata.${key}`)
   }
 }

@@ -41,6 +41,25 @@ export function assertMetadataFreeOfSecrets(value: string, secrets: DataSecrets,
   if (secrets.values.has(value.trim()) || holdsNumber(value, secrets.numbers)) throw ValidationError.field(field, 'must not contain the token data')
 }
 
+/** Digits in a run (separators aside) that a caller who cannot see the data may not write: a CVC has 3. */
+const BLIND_DIGIT_RUN = 3
+
+/**
+ * The metadata rule for a caller who may not reveal the token. It must not depend on the
+ * data: refusing exactly the values that match it would answer guesses (a CVC in 20 requests).
+ * Types with secret numbers refuse any digit run of 3 or more; a generic token's data has no
+ * shape to refuse by, so nothing is refused and the caller learns nothing either way.
+ * @throws ValidationError naming `field`
+ */
+export function assertMetadataFreeOfDigitRuns(value: string, type: TokenTypeDefinition, field: string): void {
+  if (type.secretNumberFields === undefined && type.shortLivedFields === undefined) return
+  for (const [run] of value.matchAll(DIGIT_RUN)) {
+    if (run.replace(/\D/g, '').length >= BLIND_DIGIT_RUN) {
+      throw ValidationError.field(field, `must not contain ${BLIND_DIGIT_RUN} or more digits in a row: a caller who cannot reveal this token may not write digit runs into its metadata`)
+    }
+  }
+}
+
 function holdsNumber(value: string, numbers: readonly string[]): boolean {
   if (numbers.length === 0) return false
   for (const [run] of value.matchAll(DIGIT_RUN)) {

@@ -63,7 +63,7 @@ describe('tokens', () => {
       const ofObject = await post({ type: 'token', data: { ssn: '078-05-1120' }, metadata: { ssn: '078-05-1120' } }, masker.key)
       expect(ofObject.body.errors).toEqual({ 'metadata.ssn': ['must not contain the token data'] })
       const patched = await post({ type: 'token', data: 'Grace Hopper' }, masker.key)
-      const leak = await service.request('PATCH', `/tokens/${patched.body.id}`, { key: masker.key, body: { metadata: { who: 'Grace Hopper' } }, contentType: MERGE_PATCH })
+      const leak = await service.request('PATCH', `/tokens/${patched.body.id}`, { key: revealer.key, body: { metadata: { who: 'Grace Hopper' } }, contentType: MERGE_PATCH })
       expect(leak.status).toBe(400)
       expect(leak.body.errors).toHaveProperty(['metadata.who'])
     })

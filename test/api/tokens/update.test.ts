@@ -332,5 +332,59 @@ describe('tokens', () => {
     it('rejects a caller without an API key with 401', async () => {
       expect((await service.request('PATCH', '/tokens/abc', { key: null, body: {}, contentType: MERGE_PATCH })).status).toBe(401)
     })
+
+    describe('metadata written by a caller who cannot reveal the token', () => {
+      const DIGIT_RUN = 'must not contain 3 or more digits in a row: a caller who cannot reveal this token may not write digit runs into its metadata'
+      /** Keys g<from>..g<from+49>, each holding its own three-digit number: one request tries 50 CVCs. */
+      const cvcGuesses = (from: number) => Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`g${from + i}`, String(from + i)]))
+      /** 29 sixteen-digit candidates in one 492-character value, differing in their last two digits. */
+      const panGuesses = (number: string, includeRight: boolean) => {
+        const guesses = Array.from({ length: 100 }, (_, i) => number.slice(0, 14) + String(i).padStart(2, '0')).filter((guess) => guess !== number).slice(0, 29)
+        if (includeRight) guesses[13] = number
+        return guesses.join('x')
+      }
+
+      it('gets the same answer whether or not a CVC guess is right', async () => {
+        const browser = await service.createApplication({ name: 'Browser', type: 'public', permissions: ['token:update'] })
+        const { id } = await create({ type: 'card', data: card({ cvc: '737' }) })
+        const right = await patch(id, { metadata: cvcGuesses(700) }, browser.key)
+        const wrong = await patch(id, { metadata: cvcGuesses(800) }, browser.key)
+        expect(right.status).toBe(400)
+        expect(right.body.errors).toEqual({ 'metadata.g700': [DIGIT_RUN] })
+        expect(wrong.status).toBe(400)
+        expect(wrong.body.errors).toEqual({ 'metadata.g800': [DIGIT_RUN] })
+      })
+
+      it('gets the same answer whether or not one of many card numbers in a value is right, masked view or public key', async () => {
+        const browser = await service.createApplication({ name: 'Browser', type: 'public', permissions: ['token:update'] })
+        const number = cardNumber(16)
+        const { id } = await create({ type: 'card', data: card({ number }) })
+        for (const key of [browser.key, masker.key]) {
+          const right = await patch(id, { metadata: { a: panGuesses(number, true) } }, key)
+          const wrong = await patch(id, { metadata: { a: panGuesses(number, false) } }, key)
+          expect([right.status, right.body.errors]).toEqual([400, { 'metadata.a': [DIGIT_RUN] }])
+          expect([wrong.status, wrong.body.errors]).toEqual([400, { 'metadata.a': [DIGIT_RUN] }])
+        }
+      })
+
+      it('may write words, keeps digits someone who could see the data wrote, and is not compared with a generic token\'s data', async () => {
+        const browser = await service.createApplication({ name: 'Browser', type: 'public', permissions: ['token:update'] })
+        const { id } = await create({ type: 'bank', data: { routing_number: ROUTING, account_number: '000123456789' }, metadata: { order: '12345' } })
+        const words = await patch(id, { metadata: { note: 'gift card, 2 uses' } }, browser.key)
+        expect(words.status).toBe(200)
+        expect(words.body.metadata).toEqual({ order: '12345', note: 'gift card, 2 uses' })
+        const generic = await create({ type: 'token', data: 'Grace Hopper' })
+        expect((await patch(generic.id, { metadata: { who: 'Grace Hopper' } }, browser.key)).status).toBe(200)
+        expect((await patch(generic.id, { metadata: { who: 'Ada Lovelace' } }, browser.key)).status).toBe(200)
+      })
+
+      it('still tells a caller who may reveal the token that its metadata holds the data', async () => {
+        const number = cardNumber(16)
+        const { id } = await create({ type: 'card', data: card({ number, cvc: '737' }) })
+        expect((await patch(id, { metadata: cvcGuesses(700) })).body.errors).toEqual({ 'metadata.g737': ['must not contain the token data'] })
+        expect((await patch(id, { metadata: { a: panGuesses(number, true) } })).body.errors).toEqual({ 'metadata.a': ['must not contain the token data'] })
+        expect((await patch(id, { metadata: { order: '12345' } })).status).toBe(200)
+      })
+    })
   })
 })
