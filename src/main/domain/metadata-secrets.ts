@@ -31,7 +31,7 @@ export function secretsOf(type: TokenTypeDefinition, data: unknown): DataSecrets
     return secrets
   }
   const fields = data as Record<string, unknown>
-  for (const field of type.secretNumberFields) if (typeof fields[field] === 'string') secrets.numbers.push(fields[field])
+  secrets.numbers.push(...secretNumbers(type, fields))
   for (const field of type.shortLivedFields ?? []) if (fields[field] !== undefined && fields[field] !== null) secrets.values.add(String(fields[field]))
   return secrets
 }
@@ -58,6 +58,15 @@ export function assertMetadataFreeOfDigitRuns(value: string, type: TokenTypeDefi
       throw ValidationError.field(field, `must not contain ${BLIND_DIGIT_RUN} or more digits in a row: a caller who cannot reveal this token may not write digit runs into its metadata`)
     }
   }
+}
+
+/** Whether `value` holds one of the type's card or account numbers in `data`, even grouped ("4242-4242-4242-4242"). */
+export function holdsSecretNumber(value: string, type: TokenTypeDefinition, data: unknown): boolean {
+  return data !== null && typeof data === 'object' && holdsNumber(value, secretNumbers(type, data as Record<string, unknown>))
+}
+
+function secretNumbers(type: TokenTypeDefinition, fields: Record<string, unknown>): string[] {
+  return (type.secretNumberFields ?? []).map((field) => fields[field]).filter((number): number is string => typeof number === 'string')
 }
 
 function holdsNumber(value: string, numbers: readonly string[]): boolean {

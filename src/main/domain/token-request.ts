@@ -11,7 +11,7 @@ import { ValidationError, type FieldErrors } from './errors'
 import { checkIdExpression, checkMaskMaximum } from './expression-rules'
 import { evaluateExpression, evaluateMask, maskExpressions, renderFingerprintSource, validateExpression, validateMask, type ExpressionBudget } from './expressions'
 import { retainShortLived } from './cvc-retention'
-import { assertMetadataFreeOfSecrets, secretsOf } from './metadata-secrets'
+import { assertMetadataFreeOfSecrets, holdsSecretNumber, secretsOf } from './metadata-secrets'
 import { parseExpiresAt } from './dates'
 import { asStoredJson, type SearchIndexEntry, type StoredToken, type TokenKeys } from './token'
 import { getTokenType, type TokenTypeDefinition } from './token-types'
@@ -88,15 +88,16 @@ export function plaintextFragments(data: unknown, out: string[] = [], depth = 0)
   return out
 }
 
-export function assertFreeOfPlaintext(value: string, fragments: readonly string[], field: string): void {
-  if (fragments.some((fragment) => value.includes(fragment))) throw ValidationError.field(field, 'must not contain the token data')
+/** Also refuses a card or account number written with separators ("4242-4242-4242-4242"), as metadata does. */
+export function assertFreeOfPlaintext(value: string, fragments: readonly string[], type: TokenTypeDefinition, data: unknown, field: string): void {
+  if (fragments.some((fragment) => value.includes(fragment)) || holdsSecretNumber(value, type, data)) throw ValidationError.field(field, 'must not contain the token data')
 }
 
 function isIdExpression(id: string | undefined): id is string {
   return id !== undefined && EXPRESSION_MARKER.test(id)
 }
 
-function resolveId(input: CreateTokenInput, keys: TokenKeys, fragments: readonly string[], field: string, budget: ExpressionBudget): string {
+function resolveId(input: CreateTokenInput, keys: TokenKeys, type: TokenTypeDefinition, data: unknown, field: string, budget: ExpressionBudget): string {
   if (input.id === undefined) return keys.newId()
   let id = input.id
   if (isIdExpression(id)) {
@@ -106,7 +107,7 @@ function resolveId(input: CreateTokenInput, keys: TokenKeys, fragments: readonly
     id = String(value)
   }
   checkTokenId(id, field)
-  assertFreeOfPlaintext(id, fragments, field)
+  assertFreeOfPlaintext(id, plaintextFragments(data), type, data, field)
   return id
 }
 
@@ -208,9 +209,8 @@ export async function prepareToken(context: PrepareContext, input: CreateTokenIn
   const parsed = attempt(errors, () => ({ data: type.parseData(input.data, fieldPath('data', prefix)) }))
   const dataValid = parsed !== undefined
   const data = parsed ? parsed.data : input.data
-  const fragments = plaintextFragments(data)
   if (budget.mustBreathe()) await budget.breathe()
-  const id = attempt(errors, () => resolveId(input, context.keys, fragments, fieldPath('id', prefix), budget))
+  const id = attempt(errors, () => resolveId(input, context.keys, type, data, fieldPath('id', prefix), budget))
   const metadata = Object.entries(input.metadata ?? {})
   // Only with metadata to check: collecting a large generic token's strings costs time.
   const secrets = dataValid && metadata.length > 0 ? secretsOf(type, data) : undefined

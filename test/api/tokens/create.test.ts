@@ -35,6 +35,20 @@ describe('tokens', () => {
       expect(JSON.stringify(byExpression.body)).not.toContain(number)
     })
 
+    it('refuses a literal id holding the card or account number grouped by spaces, dashes or dots', async () => {
+      const number = cardNumber(16)
+      const groups = number.match(/\d{4}/g)!
+      for (const id of [groups.join('-'), groups.join(' '), `card.${groups.join('.')}`]) {
+        const response = await post({ id, type: 'card', data: { number } }, masker.key)
+        expect([response.status, response.body.errors]).toEqual([400, { id: ['must not contain the token data'] }])
+      }
+      const bank = await post({ id: 'acct-1234-5678-9', type: 'bank', data: { routing_number: ROUTING, account_number: '123456789' } }, masker.key)
+      expect([bank.status, bank.body.errors]).toEqual([400, { id: ['must not contain the token data'] }])
+      expect((await logsOf(groups.join('-'))).length).toBe(0)
+      const tokenized = await service.request('POST', '/tokenize', { key: masker.key, body: { card: { id: groups.join(' '), type: 'card', data: { number } } } })
+      expect([tokenized.status, tokenized.body.errors]).toEqual([400, { 'card.id': ['must not contain the token data'] }])
+    })
+
     it('refuses metadata holding a card number, even grouped by spaces or dashes', async () => {
       const number = cardNumber(16)
       const groups = number.match(/\d{4}/g)!
