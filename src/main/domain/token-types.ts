@@ -126,6 +126,33 @@ function parseBank(data: unknown, path: string): unknown {
   return data
 }
 
+const INEXACT_NUMBER = `must be a finite number within ±${Number.MAX_SAFE_INTEGER}; send larger numbers as strings`
+
+/**
+ * Refuses the numbers JSON cannot carry exactly: one past ±1.8e308 parses as Infinity (stored
+ * as null), an integer past 2^53 − 1 loses digits. Walked with a stack: the data may nest deeply.
+ */
+function checkNumbersExact(data: unknown, path: string): void {
+  if (typeof data !== 'object' || data === null) {
+    if (typeof data === 'number' && !isExact(data)) throw ValidationError.field(path, INEXACT_NUMBER)
+    return
+  }
+  const problems = new Problems()
+  const pending: [value: unknown, path: string][] = [[data, path]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, at] = next
+    if (typeof value === 'number' && !isExact(value)) problems.add(at, INEXACT_NUMBER)
+    else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) pending.push([item, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`])
+    }
+  }
+  problems.throwIfAny()
+}
+
+function isExact(value: number): boolean {
+  return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))
+}
+
 const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
   (
     [
@@ -138,6 +165,7 @@ const REGISTRY: ReadonlyMap<string, TokenTypeDefinition> = new Map(
         showsEvaluatedMask: false,
         parseData(data, path) {
           if (data === undefined) throw ValidationError.field(path, 'is required')
+          checkNumbersExact(data, path)
           return data
         }
       },

@@ -367,6 +367,24 @@ describe('POST /tokenize', () => {
     expect(text.status).toBe(415)
   })
 
+  it('refuses a number JSON cannot carry exactly (out of range, or an integer past 2^53 - 1), naming it, and creates nothing', async () => {
+    const inexact = 'must be a finite number within ±9007199254740991; send larger numbers as strings'
+    const cases: [string, string][] = [
+      ['[1e400]', '[0]'],
+      ['{"type":"token","data":1e400}', 'data'],
+      ['{"type":"token","data":{"a":-1e400}}', 'data.a'],
+      ['{"type":"token","data":12345678901234567890123}', 'data'],
+      ['{"n":{"type":"token","data":[1,{"b":9007199254740993}]}}', 'n.data[1].b']
+    ]
+    const before = (await service.request('GET', '/tokens?size=1', { key: revealer.key })).body.pagination.total_items
+    for (const [rawBody, field] of cases) {
+      const response = await service.request('POST', '/tokenize', { key: revealer.key, rawBody })
+      expect([response.status, response.body.errors]).toEqual([400, { [field]: [inexact] }])
+    }
+    expect((await service.request('GET', '/tokens?size=1', { key: revealer.key })).body.pagination.total_items).toBe(before)
+    expect(await ok([9007199254740991, -9007199254740991, 1.5e300 / 1e300, 1e-300])).toHaveLength(4)
+  })
+
   it('rejects a caller without an API key with 401', async () => {
     expect((await service.request('POST', '/tokenize', { key: null, body: ['x'] })).status).toBe(401)
   })

@@ -97,6 +97,22 @@ describe('tokens', () => {
       expect(token.data).toEqual(data)
     })
 
+    it('refuses generic data holding a number JSON cannot carry exactly, naming it', async () => {
+      const inexact = 'must be a finite number within ±9007199254740991; send larger numbers as strings'
+      for (const [rawBody, field] of [
+        ['{"type":"token","data":1e400}', 'data'],
+        ['{"type":"token","data":{"a":[-1e400]}}', 'data.a[0]'],
+        ['{"type":"token","data":12345678901234567890123}', 'data']
+      ]) {
+        const response = await service.request('POST', '/tokens', { key: revealer.key, rawBody })
+        expect([response.status, response.body.errors]).toEqual([400, { [field]: [inexact] }])
+      }
+      const { id } = await create({ type: 'token', data: 'x' })
+      const patched = await service.request('PATCH', `/tokens/${id}`, { key: revealer.key, rawBody: '{"data":{"a":1e400}}', contentType: MERGE_PATCH })
+      expect([patched.status, patched.body.errors]).toEqual([400, { 'data.a': [inexact] }])
+      expect((await create({ type: 'token', data: { max: 9007199254740991, big: '12345678901234567890123' } })).data).toEqual({ max: 9007199254740991, big: '12345678901234567890123' })
+    })
+
     it('accepts any JSON value as generic data', async () => {
       for (const data of [0, false, null, 'x', [1, [2]], { a: { b: {} } }]) {
         expect((await create({ type: 'token', data })).data).toEqual(data)
