@@ -48,8 +48,13 @@ function accessRuleFields<P extends z.ZodType, C extends z.ZodArray<typeof condi
   }
 }
 
-function accessRule(permissionItem: z.ZodType<string>, allowConditions: boolean) {
+/** A public application's key ships inside browsers and phones: it may put data in, never read plaintext back. */
+const PUBLIC_REVEAL = 'a public application may not reveal data (its key ships to browsers and phones): use mask or redact'
+
+function accessRule(permissionItem: z.ZodType<string>, options: { allowConditions: boolean; allowReveal: boolean }) {
+  const { allowConditions } = options
   return z.strictObject(accessRuleFields(permissionItem, z.array(condition).min(1).max(20))).superRefine((rule, ctx) => {
+    if (rule.transform === 'reveal' && !options.allowReveal) ctx.addIssue({ code: 'custom', path: ['transform'], message: PUBLIC_REVEAL })
     if (rule.container !== undefined && rule.conditions !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['conditions'], message: 'container and conditions are mutually exclusive' })
     } else if (rule.conditions !== undefined && !allowConditions) {
@@ -69,7 +74,7 @@ export type AccessRuleInput = z.infer<ReturnType<typeof accessRule>>
  * The `permissions` and `rules` fields for a grantee of `applicationType`, or
  * of any application type (the whole catalogue) when absent, or with any names
  * (`'unchecked'`). Sessions take the token permissions of private applications
- * and may use conditions.
+ * and may use conditions. A public application's rules may not `reveal`.
  */
 export function grantFields(applicationType?: ApplicationType | 'unchecked', options: { session?: boolean } = {}) {
   const granteeType = options.session ? 'private' : applicationType
@@ -81,6 +86,6 @@ export function grantFields(applicationType?: ApplicationType | 'unchecked', opt
         : permission
   return {
     permissions: z.array(item).max(50).optional(),
-    rules: z.array(accessRule(item, options.session === true)).max(100).optional()
+    rules: z.array(accessRule(item, { allowConditions: options.session === true, allowReveal: granteeType !== 'public' })).max(100).optional()
   }
 }

@@ -190,6 +190,22 @@ describe('applications', () => {
         expect.objectContaining({ actor_id: adminId, actor_type: 'application', entity_type: 'application', entity_id: id, operation: 'create' })
       ])
     })
+
+    it('refuses a reveal rule on a public application, on create and on update: its key ships to browsers', async () => {
+      const revealRule = { priority: 2, container: '/', transform: 'reveal', permissions: ['token:update'] }
+      const maskRule = { priority: 1, container: '/pci/', transform: 'mask', permissions: ['token:create'] }
+      const refusal = { 'rules[1].transform': ['a public application may not reveal data (its key ships to browsers and phones): use mask or redact'] }
+      const before = (await service.request('GET', '/applications?type=public&size=100')).body.data.length
+      const created = await service.request('POST', '/applications', { body: { name: 'Browser', type: 'public', rules: [maskRule, revealRule] } })
+      expect([created.status, created.body.errors]).toEqual([400, refusal])
+      expect((await service.request('GET', '/applications?type=public&size=100')).body.data).toHaveLength(before)
+      const browser = await service.createApplication({ name: 'Browser', type: 'public', rules: [maskRule] })
+      const updated = await service.request('PUT', `/applications/${browser.id}`, { body: { name: 'Browser', rules: [maskRule, revealRule] } })
+      expect([updated.status, updated.body.errors]).toEqual([400, refusal])
+      expect((await service.request('GET', `/applications/${browser.id}`)).body.rules).toEqual([maskRule])
+      const privateRevealer = await service.request('POST', '/applications', { body: privateApp({ rules: [revealRule] }) })
+      expect(privateRevealer.status).toBe(201)
+    })
   })
 
   describe('GET /applications', () => {
