@@ -26,6 +26,14 @@ export interface ExposureSettings {
   allowedHosts?: readonly string[]
 }
 
+/**
+ * Whether the listener speaks plain HTTP beyond loopback behind reverse proxies: then only the
+ * proxies (and loopback) may send it requests, since anyone else would send keys and card data in clear.
+ */
+export function plainTextOnlyToProxies(listenOn: ListenAddress, settings: ExposureSettings): boolean {
+  return !listenOn.loopback && !settings.tls && (settings.trustedProxies?.length ?? 0) > 0
+}
+
 /** @throws ExposureRefusedError when `listenOn` is not loopback and a control is missing */
 export function requireSafeExposure(listenOn: ListenAddress, settings: ExposureSettings): void {
   if (listenOn.loopback) return

@@ -9,7 +9,7 @@ import type { Logger } from '../infra/logger'
 import { listen, resolveListenAddress, type TlsMaterial } from '../infra/listen'
 import { createServer, type ServerOptions } from '../server/app'
 import type { Clock } from '../app/service-context'
-import { requireSafeExposure } from './exposure'
+import { plainTextOnlyToProxies, requireSafeExposure } from './exposure'
 import { openVault, type MailConfigSource, type OpenOptions, type Vault } from './vault'
 
 export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
@@ -53,7 +53,7 @@ export async function startServiceHost(options: ServiceHostOptions): Promise<Ser
   requireSafeExposure(listenOn, options)
   const vault = await openVault(options)
   try {
-    const app = createServer(vault.services, options)
+    const app = createServer(vault.services, { ...options, onlyFromProxies: plainTextOnlyToProxies(listenOn, options) })
     const running = await listen(app.callback(), listenOn.address, options.port, options.tls)
     await vault.recordUrl(running.url).catch(async (error) => {
       await running.close()

@@ -12,6 +12,7 @@ export const ERRORS = {
   unauthenticated: { status: 401, message: 'A valid SVC-API-KEY header is required.' },
   forbidden: { status: 403, message: 'The caller is not allowed to perform this operation.' },
   ipc_sender_refused: { status: 403, message: 'This caller may not use the IPC contract.' },
+  not_through_proxy: { status: 403, message: 'This service takes plain HTTP only from its reverse proxies: connect through the proxy, over TLS.' },
   not_found: { status: 404, message: 'Not found.' },
   route_not_found: { status: 404, message: 'No such route.' },
   unknown_channel: { status: 404, message: 'No such IPC channel.' },

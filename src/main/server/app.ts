@@ -11,7 +11,7 @@ import { UnauthenticatedError } from '../app'
 import { authenticate } from './middleware/auth'
 import { bodyParser } from './middleware/body'
 import { errorHandler, type RefusalListener } from './middleware/errors'
-import { trustForwardingFrom } from './middleware/forwarded'
+import { refuseAllButProxies, trustForwardingFrom } from './middleware/forwarded'
 import { hostCheck } from './middleware/host-check'
 import { idempotency } from './middleware/idempotency'
 import { traceId } from './middleware/trace-id'
@@ -27,6 +27,8 @@ export interface ServerOptions {
   allowedHosts?: string[]
   /** Reverse proxies (addresses or CIDR ranges) whose forwarding headers are believed; none by default. */
   trustedProxies?: string[]
+  /** Refuse (403) requests from any peer but the trusted proxies and loopback: plain HTTP beyond loopback. */
+  onlyFromProxies?: boolean
   /** Origins allowed by CORS (for public applications collecting in a browser); none by default. */
   corsOrigins?: string[]
   /** Largest accepted request body; 5 MB by default. */
@@ -49,6 +51,7 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   if (options.trustedProxies?.length) app.use(trustForwardingFrom(options.trustedProxies))
   const routers: Router<AppState>[] = []
   app.use(errorHandler(auditRefusals(services, routers)))
+  if (options.onlyFromProxies && options.trustedProxies?.length) app.use(refuseAllButProxies(options.trustedProxies))
   app.use(hostCheck(options.allowedHosts))
   if (options.corsOrigins?.length) {
     const origins = new Set(options.corsOrigins)

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { tmpdir } from 'node:os'
+import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TLSSocket } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -50,6 +50,11 @@ function send(url: string, options: RequestOptions = {}): Promise<Answer> {
 
 /** `http://0.0.0.0:PORT` as printed, reached through loopback. */
 const viaLoopback = (server: Served, path: string) => `${server.url.replace('0.0.0.0', '127.0.0.1')}${path}`
+
+/** An IPv4 address of this machine other than loopback: a request to it comes from it, a peer that is not loopback. */
+const ownAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((entry) => entry?.family === 'IPv4' && !entry.internal)?.address
 
 describe('tessera serve beyond loopback', { timeout: 90_000 }, () => {
   let root: string
@@ -216,6 +221,18 @@ describe('tessera serve beyond loopback', { timeout: 90_000 }, () => {
         ])
       } finally {
         expect((await terminate(reader)).code).toBe(0)
+      }
+    })
+
+    it.skipIf(!ownAddress)('answers plain HTTP only to its proxies and loopback: any other peer would send keys and card data in clear', async () => {
+      const server = await serve(dataDir, {}, ['--host', '0.0.0.0', '--trust-proxy', '192.0.2.10', '--allowed-hosts', 'vault.example.com'])
+      try {
+        const around = await send(`http://${ownAddress}:${server.port}/health`, { headers: { host: 'vault.example.com' } })
+        expect(around.status).toBe(403)
+        expect(JSON.parse(around.body).detail).toMatch(/plain HTTP only from its reverse proxies/)
+        expect((await send(viaLoopback(server, '/health'), { headers: { host: 'vault.example.com' } })).status).toBe(200)
+      } finally {
+        expect((await terminate(server)).code).toBe(0)
       }
     })
 

@@ -13,6 +13,8 @@
 import { isIP } from 'node:net'
 import type { Context, Middleware } from 'koa'
 import { addressMatcher } from '../../infra/address-list'
+import { isLoopbackAddress } from '../../infra/listen'
+import { AppError } from '../../app'
 
 /** An X-Forwarded-For element as an IP literal: bare, `[v6]`, `[v6]:port` or `v4:port`; undefined when it is none. */
 function addressOf(element: string): string | undefined {
@@ -58,6 +60,19 @@ export function trustForwardingFrom(proxies: readonly string[]): Middleware {
     if (protocol === 'http' || protocol === 'https') Object.defineProperty(ctx.request, 'protocol', { value: protocol })
     const host = lastValue(headers['x-forwarded-host'])
     if (host !== undefined) Object.assign(ctx, { [FORWARDED_HOST]: host })
+    return next()
+  }
+}
+
+/**
+ * Plain HTTP beyond loopback (reverse-proxy mode without TLS): a request from a peer that is
+ * neither a trusted proxy nor loopback came around the proxy, in clear text; it is refused.
+ */
+export function refuseAllButProxies(proxies: readonly string[]): Middleware {
+  const trusted = addressMatcher(proxies)
+  return (ctx, next) => {
+    const peer = ctx.req.socket.remoteAddress ?? ''
+    if (!trusted(peer) && !isLoopbackAddress(peer)) throw new AppError('not_through_proxy')
     return next()
   }
 }
