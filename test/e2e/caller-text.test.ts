@@ -1,0 +1,91 @@
+/**
+ * Caller text (token ids, metadata, application names) shown among the app's
+ * own text: stored before the service refused invisible formatting characters,
+ * a right-to-left override in it must not reverse the confirmation around it.
+ */
+import type { Locator, Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
+import { chromiumAvailable, errorsOf, navigate } from './support/browser'
+import { useDesktopApp } from './support/desktop-app'
+
+const RIGHT_TO_LEFT_OVERRIDE = '\u202e'
+const SPOOFED_APPLICATION = `Reporting ${RIGHT_TO_LEFT_OVERRIDE}boj`
+
+/** The computed `unicode-bidi` of each element holding exactly `text` inside `scope`. */
+function bidiOfElementsHolding(scope: Locator, text: string): Promise<string[]> {
+  return scope.evaluate(
+    (root, wanted) =>
+      [...root.querySelectorAll('*')].filter((element) => element.childElementCount === 0 && element.textContent === wanted).map((element) => getComputedStyle(element).unicodeBidi),
+    text
+  )
+}
+
+/** Whether `later` is shown after `earlier` in reading order (to its right on the same line, or on a lower line). */
+function readsInOrder(page: Page, scope: string, earlier: string, later: string): Promise<boolean> {
+  return page.evaluate(
+    ([selector, first, second]) => {
+      const root = document.querySelector(selector)!
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
+      const boxOf = (words: string) => {
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.textContent!.indexOf(words)
+          if (at < 0) continue
+          const range = document.createRange()
+          range.setStart(node, at)
+          range.setEnd(node, at + words.length)
+          walker.currentNode = root
+          return range.getClientRects()
+        }
+        throw new Error(`no text ${words}`)
+      }
+      // Where the first text ends and where the second begins, each possibly wrapped over lines.
+      const [a, b] = [[...boxOf(first)].at(-1)!, boxOf(second)[0]!]
+      return b.top > a.bottom - 1 || (Math.abs(a.top - b.top) < 2 && b.left >= a.right - 1)
+    },
+    [scope, earlier, later] as const
+  )
+}
+
+describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', () => {
+  const app = useDesktopApp({
+    // The services take what the doors have checked: this writes the name as an older vault may hold it.
+    prepare: async (harness) => {
+      const { services } = harness.desktop.requireVault()
+      await services.applications.create(harness.desktop.actor(), { name: SPOOFED_APPLICATION, type: 'private', permissions: ['token:read'] })
+      await services.tokens.create(harness.desktop.actor(), { id: 'cust-1001', type: 'token', data: 'x', metadata: { amount: `${RIGHT_TO_LEFT_OVERRIDE}00.0001` } })
+    }
+  })
+
+  it('keeps a stored right-to-left override inside the application name in the Delete confirmation', async () => {
+    await navigate(app.page, 'Applications')
+    const row = app.page.getByTestId('applications-table').locator('tr').filter({ hasText: 'Reporting' })
+    await row.getByRole('button', { name: 'Delete', exact: true }).click()
+    const dialog = app.page.locator('.n-dialog')
+    await dialog.waitFor()
+    expect(await bidiOfElementsHolding(dialog, SPOOFED_APPLICATION)).toEqual(['isolate'])
+    expect(await readsInOrder(app.page, '.n-dialog__content', 'and its keys stop working', 'Its tokens stay in the vault')).toBe(true)
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click()
+    await dialog.waitFor({ state: 'detached' })
+    expect(errorsOf(app.page)).toEqual([])
+  })
+
+  it('isolates the token id in the Reveal and Delete confirmations', async () => {
+    await navigate(app.page, 'Tokens')
+    await app.page.getByTestId('token-row').filter({ hasText: 'cust-1001' }).click()
+    const detail = app.page.getByTestId('token-detail')
+    await detail.getByTestId('reveal').click()
+    const reveal = app.page.getByTestId('reveal-dialog')
+    await reveal.waitFor()
+    expect(await bidiOfElementsHolding(reveal, 'cust-1001')).toEqual(['isolate'])
+    await reveal.getByRole('button', { name: 'Cancel', exact: true }).click()
+    await reveal.waitFor({ state: 'detached' })
+    await detail.getByTestId('delete-token').click()
+    const dialog = app.page.locator('.n-dialog')
+    await dialog.waitFor()
+    expect(await bidiOfElementsHolding(dialog, 'cust-1001')).toEqual(['isolate'])
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click()
+    await dialog.waitFor({ state: 'detached' })
+    await app.page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'detached' })
+  })
+})
