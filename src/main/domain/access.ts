@@ -64,9 +64,17 @@ export function transformFor(actor: Actor, permission: Permission, target: Acces
   // Members see masked data everywhere; plaintext only through the explicit, logged reveal.
   if (actor.isMember) return 'mask'
   for (const rule of sortedRules(actor)) {
-    if (rule.permissions.includes(permission) && ruleMatches(rule, target)) return rule.transform
+    if (rule.permissions.includes(permission) && ruleMatches(rule, target)) return rule.transform === 'reveal' && isPublicApplication(actor) ? 'mask' : rule.transform
   }
   return actor.permissions.includes(permission) ? implicitTransform(permission) : undefined
+}
+
+/**
+ * A public application's key ships to browsers and phones: it never reveals, whatever a stored
+ * rule says. (A session, which a private application authorizes with the grant it chooses, is not one.)
+ */
+function isPublicApplication(actor: Actor): boolean {
+  return actor.type === 'application' && actor.applicationType === 'public'
 }
 
 /** Like `transformFor`, but a missing grant is a 403. */

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EXPRESSION_LIMITS } from '../../../src/main/domain/expressions'
+import { sql } from '../../../src/main/storage/connections'
 import { startTestService, type TestService } from '../../helpers/service'
 import { cardNumber, MERGE_PATCH } from '../../helpers/tokens'
 
@@ -93,6 +94,17 @@ describe('expressions', () => {
       expect(response.status).toBe(200)
       expect((await get(id)).body.data).toEqual({ name: 'Ada', pin: 'hidden' })
       expect((await patch(id, { mask: { pin: '{{ data.name }}' } }, publicApp.key)).status).toBe(403)
+    })
+
+    it('never reveals to a public application, whatever rule it has stored', async () => {
+      const browser = await service.createApplication({ name: 'Old browser', type: 'public', rules: [rule('/', 'mask', ['token:update'])] })
+      const reveal = JSON.stringify([rule('/', 'reveal', ['token:update'])])
+      await service.host.vault.services.context.writes.run((trx) => sql(trx)('applications').where('id', browser.id).update({ rules: reveal }))
+      const number = cardNumber()
+      const { id } = await create({ type: 'card', data: { number, expiration_month: 1, expiration_year: 2032, cvc: '987' } })
+      const response = await patch(id, { metadata: { seen: 'yes' } }, browser.key)
+      expect(response.status).toBe(200)
+      expect(response.body.data).toEqual({ number: masked(number), expiration_month: 1, expiration_year: 2032 })
     })
 
     it('refuses a caller that may not reveal a masking window on data whose length the type does not bound: a short value shows whole', async () => {
