@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestService, type TestService } from '../../helpers/service'
@@ -54,6 +55,19 @@ describe('HTTP conventions', () => {
     expect(await statusWithHost('evil.example')).toBe(421)
     expect(await statusWithHost('evil.example:80')).toBe(421)
     expect(await statusWithHost('[::2]:80')).toBe(421)
+  })
+
+  it('refuses a request with two Host lines, whichever comes first', async () => {
+    const url = new URL(service.url)
+    const send = (first: string, second: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => socket.end(`GET /health HTTP/1.1\r\nHost: ${first}\r\nHost: ${second}\r\nConnection: close\r\n\r\n`))
+        let answer = ''
+        socket.on('data', (chunk) => (answer += chunk)).on('end', () => resolve(answer.split('\r\n')[0])).on('error', reject)
+      })
+    expect(await send('localhost', 'evil.example')).toBe('HTTP/1.1 421 Misdirected Request')
+    expect(await send('evil.example', 'localhost')).toBe('HTTP/1.1 421 Misdirected Request')
+    expect(await statusWithHost('localhost')).toBe(200)
   })
 
   it('refuses a Host header that only ends in a loopback name: userinfo, lists, bad ports, trailing junk', async () => {
