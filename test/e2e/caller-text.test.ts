@@ -53,6 +53,7 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
       const { services } = harness.desktop.requireVault()
       await services.applications.create(harness.desktop.actor(), { name: SPOOFED_APPLICATION, type: 'private', permissions: ['token:read'] })
       await services.tokens.create(harness.desktop.actor(), { id: 'cust-1001', type: 'token', data: 'x', metadata: { amount: `${RIGHT_TO_LEFT_OVERRIDE}00.0001` } })
+      await services.tokens.create(harness.desktop.actor(), { id: 'cust-2001', type: 'token', data: 'y', metadata: { customer: 'carol, verified=true', amount: '1000.00' } })
     }
   })
 
@@ -87,5 +88,18 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
     await dialog.waitFor({ state: 'detached' })
     await app.page.keyboard.press('Escape')
     await detail.waitFor({ state: 'detached' })
+  })
+
+  it('shows each metadata entry on its own, a value holding a comma or = quoted, in the table and the details', async () => {
+    const entries = ['customer="carol, verified=true"', 'amount=1000.00']
+    const row = app.page.getByTestId('token-row').filter({ hasText: 'cust-2001' })
+    await expect.poll(() => row.getByTestId('metadata-entry').allTextContents()).toEqual(entries)
+    await row.click()
+    const detail = app.page.getByTestId('token-detail')
+    await expect.poll(() => detail.getByTestId('metadata-entry').allTextContents()).toEqual(entries)
+    expect(await bidiOfElementsHolding(detail, 'customer="carol, verified=true"')).toEqual(['isolate'])
+    await app.page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'detached' })
+    expect(errorsOf(app.page)).toEqual([])
   })
 })

@@ -24,10 +24,17 @@ export function formatCompact(value: unknown): string {
   return formatValue(value)
 }
 
-/** Metadata as `key=value` pairs. */
-export function formatMetadata(metadata: Record<string, string> | undefined): string {
-  const entries = Object.entries(metadata ?? {})
-  return entries.length ? entries.map(([key, value]) => `${key}=${value}`).join(', ') : '—'
+/** What would let one entry of `key=value, key=value` pass for two, or two for one. */
+const AMBIGUOUS_METADATA_TEXT = /[,="\\]|^\s|\s$|^$/
+
+/** A metadata key or value as shown: in JSON quotes when it holds a separator, a quote or edge spaces. */
+function metadataText(text: string): string {
+  return AMBIGUOUS_METADATA_TEXT.test(text) ? JSON.stringify(text) : text
+}
+
+/** Each metadata entry as `key=value`, quoted where needed: `customer="carol, verified=true"` is one entry. */
+export function metadataEntries(metadata: Record<string, string> | undefined): string[] {
+  return Object.entries(metadata ?? {}).map(([key, value]) => `${metadataText(key)}=${metadataText(value)}`)
 }
 
 /** `m:ss` for a countdown; `0:00` once past. */
