@@ -60,13 +60,32 @@ export function assertMetadataFreeOfDigitRuns(value: string, type: TokenTypeDefi
   }
 }
 
-/** Whether `value` holds one of the type's card or account numbers in `data`, even grouped ("4242-4242-4242-4242"). */
+/**
+ * Whether `value` holds one of the numbers of `data`, even grouped ("4242-4242-4242-4242"): the type's
+ * card or account numbers, or for a generic token every number of 8 digits or more in its data
+ * ("123-45-6789" in "ssn 123 45 6789").
+ */
 export function holdsSecretNumber(value: string, type: TokenTypeDefinition, data: unknown): boolean {
-  return data !== null && typeof data === 'object' && holdsNumber(value, secretNumbers(type, data as Record<string, unknown>))
+  return holdsNumber(value, type.secretNumberFields === undefined ? longNumbersIn(data) : secretNumbers(type, data))
 }
 
-function secretNumbers(type: TokenTypeDefinition, fields: Record<string, unknown>): string[] {
+function secretNumbers(type: TokenTypeDefinition, data: unknown): string[] {
+  const fields = (data ?? {}) as Record<string, unknown>
   return (type.secretNumberFields ?? []).map((field) => fields[field]).filter((number): number is string => typeof number === 'string')
+}
+
+/** The digits of each digit run of at least `NUMBER_FOUND_INSIDE_RUNS` digits in a generic token's strings and numbers. */
+function longNumbersIn(data: unknown): string[] {
+  const leaves = new Set<string>()
+  collectLeaves(data, leaves, 0)
+  const numbers: string[] = []
+  for (const leaf of leaves) {
+    for (const [run] of leaf.matchAll(DIGIT_RUN)) {
+      const digits = run.replace(/\D/g, '')
+      if (digits.length >= NUMBER_FOUND_INSIDE_RUNS) numbers.push(digits)
+    }
+  }
+  return numbers
 }
 
 function holdsNumber(value: string, numbers: readonly string[]): boolean {

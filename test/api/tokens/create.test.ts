@@ -49,6 +49,17 @@ describe('tokens', () => {
       expect([tokenized.status, tokenized.body.errors]).toEqual([400, { 'card.id': ['must not contain the token data'] }])
     })
 
+    it('refuses a literal id holding a long number of generic data grouped otherwise', async () => {
+      for (const [variant, data] of [['a', '123-45-6789'], ['b', { person: { ssn: '123-45-6789' } }], ['c', { phone: 4155550123 }]] as const) {
+        for (const literal of ['ssn 123 45 6789', 'ref-12.34.56.789', 'tel-415-555-0123']) {
+          const id = `${literal} ${variant}`
+          const response = await post({ id, type: 'token', data }, masker.key)
+          const holds = literal.replace(/\D/g, '') === JSON.stringify(data).replace(/\D/g, '')
+          expect([id, response.status]).toEqual([id, holds ? 400 : 201])
+        }
+      }
+    })
+
     it('refuses metadata holding a card number, even grouped by spaces or dashes', async () => {
       const number = cardNumber(16)
       const groups = number.match(/\d{4}/g)!
