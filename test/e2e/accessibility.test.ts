@@ -45,7 +45,7 @@ const FOCUSABLE: { view: string; control: (page: Page) => ReturnType<Page['locat
   { view: 'Tokens', control: (page) => page.getByTestId('new-token') },
   { view: 'Tokens', control: (page) => page.getByRole('button', { name: 'Refresh' }) },
   { view: 'Tokens', control: (page) => page.getByTestId('theme-toggle') },
-  { view: 'Tokens', control: (page) => page.getByTestId('filter-id').locator('input') },
+  { view: 'Tokens', control: (page) => page.getByTestId('filter-id').locator('textarea') },
   { view: 'Tokens', control: (page) => page.getByTestId('filter-type').locator('[tabindex="0"]').first() },
   { view: 'Tokens', control: (page) => page.getByTestId('token-row').first() },
   { view: 'Audit logs', control: (page) => page.getByTestId('filter-entity-type').locator('[tabindex="0"]').first() },

@@ -1,7 +1,9 @@
 /**
  * Caller text (token ids, metadata, application names) shown among the app's
- * own text: stored before the service refused invisible formatting characters,
- * a right-to-left override in it must not reverse the confirmation around it.
+ * own text cannot pass for something else: a right-to-left override stored
+ * before the service refused it does not reverse the confirmation around it,
+ * a metadata value holding `, key=value` stays one entry, and an id holding a
+ * space is found by the id filter as itself.
  */
 import type { Locator, Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
@@ -54,6 +56,7 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
       await services.applications.create(harness.desktop.actor(), { name: SPOOFED_APPLICATION, type: 'private', permissions: ['token:read'] })
       await services.tokens.create(harness.desktop.actor(), { id: 'cust-1001', type: 'token', data: 'x', metadata: { amount: `${RIGHT_TO_LEFT_OVERRIDE}00.0001` } })
       await services.tokens.create(harness.desktop.actor(), { id: 'cust-2001', type: 'token', data: 'y', metadata: { customer: 'carol, verified=true', amount: '1000.00' } })
+      await services.tokens.create(harness.desktop.actor(), { id: 'cust-1001 verified', type: 'token', data: 'z' })
     }
   })
 
@@ -72,7 +75,7 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
 
   it('isolates the token id in the Reveal and Delete confirmations', async () => {
     await navigate(app.page, 'Tokens')
-    await app.page.getByTestId('token-row').filter({ hasText: 'cust-1001' }).click()
+    await app.page.getByTestId('token-row').filter({ has: app.page.locator('code', { hasText: /^cust-1001$/ }) }).click()
     const detail = app.page.getByTestId('token-detail')
     await detail.getByTestId('reveal').click()
     const reveal = app.page.getByTestId('reveal-dialog')
@@ -101,5 +104,16 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
     await app.page.keyboard.press('Escape')
     await detail.waitFor({ state: 'detached' })
     expect(errorsOf(app.page)).toEqual([])
+  })
+
+  it('finds a token by its exact id, spaces included, one id a line; Enter searches', async () => {
+    const rowIds = () => app.page.getByTestId('token-row').evaluateAll((rows) => rows.map((row) => row.querySelector('code')?.textContent))
+    const filter = app.page.getByTestId('filter-id').locator('textarea')
+    await filter.fill('cust-1001 verified')
+    await filter.press('Enter')
+    await expect.poll(rowIds).toEqual(['cust-1001 verified'])
+    await filter.fill('cust-2001\ncust-1001')
+    await app.page.getByTestId('apply-filters').click()
+    await expect.poll(async () => (await rowIds()).sort()).toEqual(['cust-1001', 'cust-2001'])
   })
 })

@@ -17,13 +17,13 @@ describe('useTokensStore', () => {
     vi.useRealTimers()
   })
 
-  it('sends the filters as a typed query: types, ids split on commas and spaces, metadata pairs', async () => {
+  it('sends the filters as a typed query: types, one exact id a line (spaces and commas kept), metadata pairs', async () => {
     const list = vi.fn(async () => page([token('a')], 41))
     setApi(fakeApi({ tokens: { list } }))
     const store = useTokensStore()
-    store.filters = { types: ['card'], ids: 'a, b\nc', metadata: [{ key: ' customer ', value: 'cus_1' }, { key: '', value: 'ignored' }] }
+    store.filters = { types: ['card'], ids: 'a, b\r\n\ncust-1001 verified', metadata: [{ key: ' customer ', value: 'cus_1' }, { key: '', value: 'ignored' }] }
     await store.search()
-    expect(list).toHaveBeenCalledWith({ page: 1, size: 20, type: ['card'], id: ['a', 'b', 'c'], metadata: { customer: 'cus_1' } })
+    expect(list).toHaveBeenCalledWith({ page: 1, size: 20, type: ['card'], id: ['a, b', 'cust-1001 verified'], metadata: { customer: 'cus_1' } })
     expect(store.total).toBe(41)
     expect(store.pageCount).toBe(3)
   })

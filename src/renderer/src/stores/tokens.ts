@@ -13,7 +13,7 @@ export const REVEAL_DURATION_MS = 30_000
 
 export interface TokenFilters {
   types: string[]
-  /** Token ids, separated by commas, spaces or new lines. */
+  /** Token ids, one a line, each taken exactly: an id may hold spaces and commas. */
   ids: string
   metadata: Pair[]
 }
@@ -30,7 +30,7 @@ function noFilters(): TokenFilters {
 }
 
 function filterQuery(filters: TokenFilters): Omit<TokenListQuery, 'page' | 'size'> {
-  const ids = filters.ids.split(/[\s,]+/).filter(Boolean)
+  const ids = filters.ids.split(/\r?\n/).filter((id) => id !== '')
   const metadata = Object.fromEntries(filters.metadata.filter((m) => m.key.trim() && m.value.trim()).map((m) => [m.key.trim(), m.value.trim()]))
   return {
     ...(filters.types.length ? { type: filters.types } : {}),
