@@ -13,6 +13,23 @@ import { useDesktopApp } from './support/desktop-app'
 const RIGHT_TO_LEFT_OVERRIDE = '\u202e'
 const SPOOFED_APPLICATION = `Reporting ${RIGHT_TO_LEFT_OVERRIDE}boj`
 
+/* The browser globals the page functions below use: the tests' TypeScript has no DOM library. */
+interface Box {
+  top: number
+  bottom: number
+  left: number
+  right: number
+}
+interface TextNode {
+  textContent: string | null
+}
+declare const document: {
+  querySelector(selector: string): TextNode | null
+  createTreeWalker(root: TextNode, whatToShow: number): { currentNode: TextNode; nextNode(): TextNode | null }
+  createRange(): { setStart(node: TextNode, offset: number): void; setEnd(node: TextNode, offset: number): void; getClientRects(): Iterable<Box> & ArrayLike<Box> }
+}
+declare function getComputedStyle(element: unknown): { unicodeBidi: string }
+
 /** The computed `unicode-bidi` of each element holding exactly `text` inside `scope`. */
 function bidiOfElementsHolding(scope: Locator, text: string): Promise<string[]> {
   return scope.evaluate(
@@ -27,7 +44,7 @@ function readsInOrder(page: Page, scope: string, earlier: string, later: string)
   return page.evaluate(
     ([selector, first, second]) => {
       const root = document.querySelector(selector)!
-      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
+      const walker = document.createTreeWalker(root, 4 /* NodeFilter.SHOW_TEXT; this function runs in the page */)
       const boxOf = (words: string) => {
         for (let node = walker.nextNode(); node; node = walker.nextNode()) {
           const at = node.textContent!.indexOf(words)
