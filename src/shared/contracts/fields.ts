@@ -27,14 +27,15 @@ export function withoutNul<T extends z.ZodType<string>>(schema: T) {
 /**
  * Characters people cannot see that change how the text around them reads:
  * Unicode format characters (`\p{Cf}`: bidi overrides and isolates, zero-width
- * spaces and joiners, the byte order mark …) and the C1 controls. In an id, a
+ * spaces and joiners, the byte order mark …), the C1 controls, and the line and
+ * paragraph separators (U+2028, U+2029), which break a line mid-text. In an id, a
  * name or a metadata value they make one text look like another (`cust-1001`
  * and `cust-1001` plus a zero-width space), or reverse it and the sentence it
  * is shown in. Refused in every caller text the desktop shows.
  */
-export const INVISIBLE_CHARACTERS = /[\p{Cf}\u0080-\u009f]/u
+export const INVISIBLE_CHARACTERS = /[\p{Cf}\u0080-\u009f\u2028\u2029]/u
 
-export const INVISIBLE_CHARACTERS_MESSAGE = 'must not contain invisible formatting characters (bidi overrides and isolates, zero-width characters, C1 controls)'
+export const INVISIBLE_CHARACTERS_MESSAGE = 'must not contain invisible formatting characters (bidi overrides and isolates, zero-width characters, C1 controls, line separators)'
 
 /** Text people read and compare: no invisible formatting character (see INVISIBLE_CHARACTERS). */
 export function withoutInvisibleCharacters<T extends z.ZodType<string>>(schema: T) {

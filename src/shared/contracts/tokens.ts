@@ -29,7 +29,7 @@ export const tokenData = z
   .refine((value) => nestedWithin(value, MAX_DATA_DEPTH), `must not be nested more than ${MAX_DATA_DEPTH} levels deep`)
   .meta({
     description:
-      'Any JSON value for `token`; for `card` `{number, expiration_month?, expiration_year?, cvc?}` (13–19 digits passing Luhn, month 1–12, four-digit year, 3–4 digit cvc); for `bank` `{routing_number, account_number}` (9 digits with a valid ABA checksum, 1–17 digits)'
+      'Any JSON value for `token` (its numbers finite, integers within ±(2^53−1): larger ones as strings); for `card` `{number, expiration_month?, expiration_year?, cvc?}` (13–19 digits passing Luhn, month 1–12, four-digit year, 3–4 digit cvc); for `bank` `{routing_number, account_number}` (9 digits with a valid ABA checksum, 1–17 digits)'
   })
 
 const expression = z.string().max(2000)

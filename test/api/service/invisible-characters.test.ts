@@ -30,6 +30,7 @@ describe('Invisible formatting characters', () => {
     ['a token id with a first strong isolate', '/tokens', { id: 'cust\u20681002', type: 'token', data: 'x' }, 'id'],
     ['a token id with a byte order mark', '/tokens', { id: '\ufeffcust-1003', type: 'token', data: 'x' }, 'id'],
     ['a token id with a C1 control (NEL)', '/tokens', { id: 'cust\u00851004', type: 'token', data: 'x' }, 'id'],
+    ['a token id with a line separator', '/tokens', { id: 'cust-1005\u2028verified', type: 'token', data: 'x' }, 'id'],
     ['a metadata value with a right-to-left override', '/tokens', { type: 'token', data: 'x', metadata: { amount: `${RIGHT_TO_LEFT_OVERRIDE}00.0001` } }, 'metadata.amount'],
     ['a metadata value with an Arabic letter mark', '/tokens', { type: 'token', data: 'x', metadata: { amount: '1000\u061c' } }, 'metadata.amount'],
     ['a metadata value in bulk tokenize', '/tokenize', { first: { type: 'token', data: 'x', metadata: { note: `a${ZERO_WIDTH_SPACE}` } } }, 'first.metadata.note']
