@@ -180,7 +180,7 @@ const PATHS: ZodOpenApiPathsObject = {
       tag: 'Tokens',
       summary: 'List tokens (v2, cursor pages)',
       description:
-        'Basis Theory’s v2 list. Newest first (tokens created in the same millisecond by id, descending). Tokens the caller may not read are left out. Every filter given must hold; metadata values match exactly (case-sensitive). Pass `pagination.next` as `start` for the next page, and keep following it until it is absent: a page may be short or empty and still have a `next` when the request passed over 1,000 tokens it could not keep (metadata values in another case). A `start` this list did not give is a 400 naming `start`.',
+        'Basis Theory’s v2 list. Newest first (tokens created in the same millisecond by id, descending). Tokens the caller may not read are left out. Every filter given must hold; metadata values match exactly (case-sensitive). Pass `pagination.next` as `start` for the next page, and keep following it until it is absent: a page may be short or empty and still have a `next` when the request passed over 1,000 tokens it could not keep (tokens the caller may not read, or outside a filter the index does not apply, such as metadata values in another case). A `start` this list did not give is a 400 naming `start`.',
       permissions: ['token:read'],
       query: contract.listTokensV2Query.omit({ metadata: true }).extend({
         metadata: z.string().optional().meta({

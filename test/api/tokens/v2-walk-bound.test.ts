@@ -1,11 +1,20 @@
 /**
  * The v2 token list and search read a bounded number of rows per request: a metadata filter whose value
  * other tokens hold in another case passes over those tokens a bounded run at a time, answering a short or
- * empty page with a `next` cursor, instead of reading on to the end of the tenant's tokens.
+ * empty page with a `next` cursor, instead of reading on to the end of the tenant's tokens. The same holds
+ * for the conditions the database checks itself (access rules, a container term): a request walks a bounded
+ * window of the index, however few of its tokens the caller may see.
  */
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { Knex } from 'knex'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { DATABASE_FILE } from '../../../src/main/bootstrap/vault'
 import { sql } from '../../../src/main/storage/connections'
+import { engineOf } from '../../../src/main/storage/dialect'
+import { SEEK_ROWS_PER_REQUEST } from '../../../src/main/storage/repositories/tokens.repository'
+import { statementsRun, type Statement } from '../../helpers/database'
 import { create, revealer, rule, service, useTokensService, type App, type Body } from './fixture'
 
 useTokensService()
@@ -43,7 +52,7 @@ async function pagesOf(request: (start?: string) => Promise<{ status: number; bo
   return pages
 }
 
-/** Tokenizes `count` tokens holding `tag` under `metadata.tag`, in one clock millisecond after the last. */
+/** Tokenizes `count` tokens holding `tag` under `metadata.tag` (in the default container), in one clock millisecond after the last. */
 async function tokenizeTagged(tag: string, count: number): Promise<void> {
   service.clock.advance(1000)
   const body = Array.from({ length: count }, (_, i) => ({ type: 'token', data: `value ${i}`, metadata: { tag } }))
@@ -56,6 +65,116 @@ async function tagged(tag: string): Promise<string> {
   service.clock.advance(1000)
   return (await create({ type: 'token', data: 'value', metadata: { tag } })).id
 }
+
+/** A `PlanNode` of PostgreSQL's EXPLAIN (ANALYZE, FORMAT JSON), the fields read here. */
+interface PlanNode {
+  'Node Type': string
+  'Actual Rows': number
+  'Actual Loops': number
+  'Rows Removed by Filter'?: number
+  Plans?: PlanNode[]
+}
+
+/**
+ * The entries a statement walked in the index (or table) it walks, as PostgreSQL counts them: each scan run
+ * once, its rows kept and those its filter removed. (Scans run once per row of another, such as each token
+ * looked up by id, are that walk's entries again.)
+ */
+function entriesWalked(node: PlanNode): number {
+  const walks = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Index Scan'].includes(node['Node Type']) && node['Actual Loops'] === 1
+  const own = walks ? node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) : 0
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + entriesWalked(child), 0)
+}
+
+/** A value as an SQLite literal, for the command-line shell. */
+const sqliteLiteral = (value: Knex.RawBinding) =>
+  Buffer.isBuffer(value) ? `x'${value.toString('hex')}'` : typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value)
+
+/** The virtual machine steps SQLite takes to run `statement` on the vault's file, as its shell's `.stats` counts them: its work, which grows with the entries it walks. */
+function sqliteSteps(statement: Statement): number {
+  const parameters = statement.bindings.map((value, i) => `insert into temp.sqlite_parameters values ('?${i + 1}', ${sqliteLiteral(value)});`)
+  // The shell binds each anonymous `?` to the parameter named by its position.
+  const script = ['.parameter init', ...parameters, '.stats on', `${statement.sql};`].join('\n')
+  const output = execFileSync('sqlite3', ['-readonly', join(service.dataDir, DATABASE_FILE)], { input: script, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })
+  return Number(/Virtual Machine Steps:\s+(\d+)/.exec(output)?.[1] ?? NaN)
+}
+
+/** The work of the statements `work` runs on the read pool: PostgreSQL's entries walked, or SQLite's virtual machine steps. */
+async function sqlWork(work: () => Promise<unknown>): Promise<number> {
+  const reader = sql(service.host.vault.db.reader)
+  let total = 0
+  for (const statement of await statementsRun(reader, work)) {
+    if (engineOf(reader) === 'sqlite') total += sqliteSteps(statement)
+    else total += entriesWalked((await reader.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql.replace(/\$\d+/g, '?')}`, statement.bindings)).rows[0]['QUERY PLAN'][0].Plan)
+  }
+  return total
+}
+
+/** PostgreSQL's statistics of the tables, as its autovacuum keeps them in a vault in use: it plans by them. */
+async function analyze(): Promise<void> {
+  const reader = sql(service.host.vault.db.reader)
+  if (engineOf(reader) === 'postgres') await reader.raw('ANALYZE')
+}
+
+// Runs first: the next test tokenizes 1,000 tokens a millisecond, which a walk would sort whole.
+describe('v2 lists and searches whose conditions the database checks match few tokens', () => {
+  const PAGE_SIZE = 2
+
+  it('walk a bounded window of the index per request, answer short or empty pages with next, and find exactly the matching tokens', async () => {
+    const rareOnly = await service.createApplication({ name: 'Rare only', type: 'private', rules: [rule(1, '/rare/', 'reveal', ['token:read', 'token:search'])] })
+    const rare = async () => {
+      service.clock.advance(1000)
+      return (await create({ type: 'token', data: 'rare', containers: ['/rare/'] })).id
+    }
+    /** Tokens the caller may not see, `TIES` a millisecond (as one request tokenizes them): the walk sorts each millisecond's by id. */
+    const TIES = 100
+    const invisible = async (count: number) => {
+      for (let i = 0; i < count; i += TIES) await tokenizeTagged(`t${randomBytes(6).toString('hex')}`, TIES)
+    }
+    const oldest = await rare()
+    await invisible(1000)
+    const middle = await rare()
+    await invisible(2000)
+    const newest = await rare()
+
+    /** Pages to the end, finding exactly the rare tokens, as the caller allowed only `/rare/` and by a search by container: the most SQL work one request took, for each. */
+    const page = (start?: string) => (start === undefined ? '' : `&start=${encodeURIComponent(start)}`)
+    async function pagedWork(): Promise<number[]> {
+      const requests = [
+        (start?: string) => service.request('GET', `/v2/tokens?size=${PAGE_SIZE}${page(start)}`, { key: rareOnly.key }),
+        (start?: string) => service.request('POST', '/v2/tokens/search', { key: reader.key, body: { query: 'container:/rare/', size: PAGE_SIZE, start } })
+      ]
+      const results: number[] = []
+      for (const request of requests) {
+        const work: number[] = []
+        const pages = await pagesOf(async (start) => {
+          let response: Awaited<ReturnType<typeof request>> | undefined
+          work.push(await sqlWork(async () => (response = await request(start))))
+          return response!
+        })
+        expect(pages.flatMap((entry) => entry.ids)).toEqual([newest, middle, oldest])
+        expect(pages.some((entry) => entry.ids.length === 0 && entry.next !== undefined)).toBe(true)
+        results.push(Math.max(...work))
+      }
+      return results
+    }
+
+    await analyze()
+    const before = await pagedWork()
+    // More than twice the tokens, none of them visible: a request's work stays the same.
+    await invisible(5000)
+    await analyze()
+    const after = await pagedWork()
+    if (engineOf(sql(service.host.vault.db.reader)) === 'sqlite') {
+      for (const [i, mostWork] of after.entries()) expect(mostWork).toBeLessThan(1.25 * before[i])
+    } else {
+      // The window, then its end found again: each read on to the end of its last millisecond's tokens
+      // (to sort them by id). PostgreSQL may read what is left of the walk whole instead, and sort it,
+      // when its statistics put that at about a window: a request stays within a few windows, not the tenant.
+      for (const mostWork of [...before, ...after]) expect(mostWork).toBeLessThanOrEqual(4 * SEEK_ROWS_PER_REQUEST)
+    }
+  })
+})
 
 describe('v2 lists and searches passing over metadata values in another case', () => {
   /** A request reads its page, one row more, and at most 1,000 rows it passes over (in batches of up to 101). */

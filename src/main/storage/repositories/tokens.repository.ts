@@ -579,7 +579,7 @@ export interface TokenSeek {
   visibleBy?: readonly (readonly Condition[])[]
 }
 
-/** The rows a seek walks, and the columns of its order (creation time, then token id, both descending). */
+/** The index entries a seek walks (without the tokens, unless it walks their own index), and the columns of its order (creation time, then token id, both descending). */
 interface SeekWalk {
   query: Knex.QueryBuilder
   createdAt: string
@@ -594,12 +594,10 @@ interface SeekWalk {
 function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): SeekWalk {
   const tenantKey = tenantKeys(db).keyOf(seek.tenantId)
   if (seek.indexHash !== undefined) {
-    const query = sql(db)({ s: 'token_search_indexes' })
-      .where({ 's.tenant_key': tenantKey, 's.index_hash': hashBytes(seek.indexHash) })
-      .join('tokens', { 'tokens.tenant_key': 's.tenant_key', 'tokens.id': 's.token_id' })
+    const query = sql(db)({ s: 'token_search_indexes' }).where({ 's.tenant_key': tenantKey, 's.index_hash': hashBytes(seek.indexHash) })
     return { query, createdAt: 's.created_at', id: 's.token_id' }
   }
-  if (first) return { query: withMetadata(db, seek.tenantId, first), createdAt: 'm.created_at', id: 'm.token_id' }
+  if (first) return { query: metadataMatches(db, seek.tenantId, first), createdAt: 'm.created_at', id: 'm.token_id' }
   if (seek.fingerprint !== undefined) {
     const query = sql(db)('tokens').where('tokens.fingerprint', fingerprintBytes(seek.fingerprint)).andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_key')} = ?`, [tenantKey])
     return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
@@ -607,6 +605,21 @@ function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): S
   const query = sql(db)('tokens').where('tokens.tenant_key', tenantKey)
   if (seek.type !== undefined) query.andWhere('tokens.type', seek.type)
   return { query, createdAt: 'tokens.created_at', id: 'tokens.id' }
+}
+
+/** Where a stretch of a seek's walk lies: after `after` (from the newest without it), down to `until` included. */
+interface WalkRange {
+  after?: TokenPosition
+  until?: TokenPosition
+}
+
+/** The walk's entries in `range`, newest first, at most `entries` of them, without the seek's checks. */
+function walkEntries(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], range: WalkRange, entries: number): Knex.QueryBuilder {
+  const walk = seekWalk(db, seek, metadata)
+  const { after, until } = range
+  if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
+  if (until) walk.query.andWhereRaw(`${walk.createdAt} >= ? and (${walk.createdAt} > ? or ${walk.id} >= ?)`, [until.createdAt, until.createdAt, until.id])
+  return walk.query.select(sql(db).raw(`${walk.createdAt} as created_at, ${walk.id} as token_id`)).orderByRaw(`${walk.createdAt} desc, ${walk.id} desc`).limit(entries)
 }
 
 /** A fingerprint's bytes; text that is not one (64 lowercase hex digits) gives bytes no token has. */
@@ -631,18 +644,33 @@ function applySeekChecks(db: Db, query: Knex.QueryBuilder, seek: TokenSeek, meta
 /** Whether a token holds exactly these metadata values, case included (the index holds them folded). */
 const holdsExactly = (row: StoredToken, metadata: Record<string, string>) => Object.entries(metadata).every(([key, value]) => Object.hasOwn(row.metadata, key) && row.metadata[key] === value)
 
-/** One batch of a seek's walk: up to `limit` rows after `after`, in the walk's order. */
-async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], limit: number, after?: TokenPosition): Promise<StoredToken[]> {
-  const walk = seekWalk(db, seek, metadata)
+/**
+ * One batch of a seek: of the first `SEEK_ROWS_PER_REQUEST` walk entries in `range` (its window), the tokens
+ * that pass the seek's checks, at most `limit`, in the walk's order. The checks run on the window's entries
+ * alone: a check few tokens pass (a caller allowed only a rare container) cannot make the engine walk the
+ * tenant's whole index in one query. The window is read lazily: a batch that fills up early stops there.
+ */
+async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], range: WalkRange, limit: number): Promise<StoredToken[]> {
+  const window = walkEntries(db, seek, metadata, range, SEEK_ROWS_PER_REQUEST).as('w')
+  const query = sql(db)
+    .select('tokens.*')
+    .from(window)
+    .join('tokens', (on) => on.on('tokens.tenant_key', '=', sql(db).raw('?', [tenantKeys(db).keyOf(seek.tenantId)])).andOn('tokens.id', '=', 'w.token_id'))
   // The walk follows the first metadata entry unless it walks a search index value.
-  applySeekChecks(db, walk.query, seek, seek.indexHash === undefined ? metadata.slice(1) : metadata)
-  if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
-  return toRows(db, await walk.query.select('tokens.*').orderByRaw(`${walk.createdAt} desc, ${walk.id} desc`).limit(limit))
+  applySeekChecks(db, query, seek, seek.indexHash === undefined ? metadata.slice(1) : metadata)
+  return toRows(db, await query.orderByRaw('w.created_at desc, w.token_id desc').limit(limit))
+}
+
+/** The last of the `SEEK_ROWS_PER_REQUEST` walk entries after `after`, if the walk holds that many: where a request's window ends. */
+async function windowEnd(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], after?: TokenPosition): Promise<TokenPosition | undefined> {
+  const [entry] = await walkEntries(db, seek, metadata, { after }, 1).offset(SEEK_ROWS_PER_REQUEST - 1)
+  return entry && { createdAt: Number(entry.created_at), id: String(entry.token_id) }
 }
 
 /**
- * Rows a seek may read beyond its page in one request. Rows the walk reads but the page does not keep
- * (a metadata value in another case) could otherwise make one request read the tenant's whole table.
+ * Index entries of its walk a seek may pass over in one request, whether the engine checks them (an access
+ * rule or container few tokens match) or the service does (a metadata value in another case): either could
+ * otherwise make one request walk the tenant's whole index.
  */
 export const SEEK_ROWS_PER_REQUEST = 1000
 
@@ -661,27 +689,29 @@ const positionOf = (row: StoredToken): TokenPosition => ({ createdAt: row.create
  * Up to `limit` tokens of a seek after `after` (from the newest without it), newest first, tokens of one
  * millisecond by id, and the position the next page starts from when any row follows. Keyset paging: the
  * walk resumes in its index at the position, so a page costs the same however deep it is, and nothing is
- * counted. Rows the walk reads but the page does not keep (a metadata value in another case; a token's
- * second search index entry of the same value) are passed over by reading on from the last row read, for
- * at most `SEEK_ROWS_PER_REQUEST` rows: then the page is returned short (or empty), its `next` the last
- * row read, and the caller's next request reads on from there.
+ * counted. A request passes over at most `SEEK_ROWS_PER_REQUEST` entries of its walk (its window): the
+ * first batch checks the window's entries in order and stops once the page is full, as a plain page does;
+ * if it is not, the window's last entry is looked up (the walk alone, without the checks), and later batches read on from the
+ * last row read to that entry. Rows the page
+ * does not keep are passed over (a metadata value in another case; a token's second search index entry of
+ * the same value). When the window ends before the page is full, the page is returned short (or empty),
+ * its `next` the window's last entry, and the caller's next request reads on from there.
  */
 export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<SeekPage> {
   const metadata = seek.indexHash === undefined ? await metadataBySelectivity(db, seek) : Object.entries(seek.metadata)
   const kept: StoredToken[] = []
-  let read = 0
-  for (let position = after; ; ) {
-    const wanted = read === 0 ? limit + 1 : Math.max(limit + 1, SEEK_BATCH_ROWS)
-    const batch = await seekBatch(db, seek, metadata, wanted, position)
-    read += batch.length
+  let until: TokenPosition | undefined
+  for (let position = after, first = true; ; first = false) {
+    const wanted = first ? limit + 1 : Math.max(limit + 1, SEEK_BATCH_ROWS)
+    const batch = await seekBatch(db, seek, metadata, { after: position, until }, wanted)
     for (const row of batch) {
       // Two search indexes of one token may render the same value: its entries come out side by side.
       if (kept.at(-1)?.id !== row.id && holdsExactly(row, seek.metadata)) kept.push(row)
     }
     if (kept.length > limit) return { rows: kept.slice(0, limit), next: positionOf(kept[limit - 1]) }
+    if (first) until = await windowEnd(db, seek, metadata, after)
     const last = batch.at(-1)
-    if (batch.length < wanted || !last) return { rows: kept }
-    if (read >= SEEK_ROWS_PER_REQUEST) return { rows: kept, next: positionOf(last) }
+    if (batch.length < wanted || !last) return { rows: kept, next: until }
     position = positionOf(last)
   }
 }
