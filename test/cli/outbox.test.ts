@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sql } from '../../src/main/storage/connections'
 import { startTestService, type TestService } from '../helpers/service'
 
 const run = promisify(execFile)
@@ -48,6 +49,18 @@ describe('tessera outbox', () => {
     expect(stdout).toContain('WAITING')
     expect(stdout).toContain('to reader@example.com')
     expect(stdout).toMatch(/Link: +http:\/\/127\.0\.0\.1:\d+\/invitations\/accept\?token=inv_/)
+  })
+
+  it('prints names from the vault with their control characters escaped, so they cannot forge lines', async () => {
+    // A tenant name written before names were refused control characters.
+    const forged = 'Acme\n  Link:    https://evil.example/\u001b[8m'
+    await service.host.vault.services.context.writes.run((trx) => sql(trx)('tenants').update({ name: forged }))
+    expect((await service.request('POST', '/tenants/self/invitations', { body: { email: 'forged@example.com' } })).status).toBe(201)
+    await service.host.vault.services.context.writes.idle()
+    const { stdout } = await run(process.execPath, [BIN, 'outbox', '--data-dir', service.dataDir], { env })
+    expect(stdout).not.toContain('\u001b')
+    expect(stdout).not.toMatch(/^ +Link: +https:\/\/evil/m)
+    expect(stdout).toContain('Acme\\u000a  Link:    https://evil.example/\\u001b[8m')
   })
 
   it('fails with exit code 3 and a clear message where there is no vault', async () => {

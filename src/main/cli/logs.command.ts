@@ -17,6 +17,7 @@ import { CliError, exitCode, type ExitCode } from './exit-codes'
 import { placeOf, withOpenVault, withUnlockedVault, type VaultPlace } from './vault-access'
 import { VaultInUseError } from '../infra/vault-lock'
 import { openNewPrivateFile, renameOrRemove, temporaryBeside } from '../infra/private-files'
+import { printable } from './printable'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
@@ -40,11 +41,6 @@ function verifyVault(place: VaultPlace): Promise<ExitCode> {
     print(`Export signing key: ${signingKey.fingerprint} (public key ${signingKey.publicKey})`)
     return exitCode('OK')
   })
-}
-
-/** Text taken from an export file, safe to print: control characters (terminal escapes, line breaks) shown as \u escapes. */
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /**

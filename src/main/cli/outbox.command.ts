@@ -6,6 +6,7 @@
  */
 import type { OutboxMail } from '../../shared/contracts'
 import type { CommandInput } from './commands'
+import { printable } from './printable'
 import { placeOf, withUnlockedVault } from './vault-access'
 
 /** The newest mails shown. */
@@ -32,9 +33,9 @@ function toText(entries: OutboxMail[]): string {
   const lines = [`Outbox: ${waiting} waiting, ${entries.length - waiting} sent`]
   for (const entry of entries) {
     lines.push('')
-    lines.push(`${entry.status === 'PENDING' ? 'WAITING' : 'SENT'}  ${entry.created_at}  to ${entry.recipient}`)
-    lines.push(`  Subject: ${entry.subject}`)
-    if (entry.link) lines.push(`  Link:    ${entry.link}`)
+    lines.push(`${entry.status === 'PENDING' ? 'WAITING' : 'SENT'}  ${entry.created_at}  to ${printable(entry.recipient)}`)
+    lines.push(`  Subject: ${printable(entry.subject)}`)
+    if (entry.link) lines.push(`  Link:    ${printable(entry.link)}`)
     if (entry.status === 'SENT') lines.push(`  Sent at ${entry.sent_at} after ${entry.attempts} attempt(s)`)
     else if (entry.attempts > 0) lines.push(`  ${entry.attempts} failed attempt(s), last error ${entry.last_error ?? null}; next attempt ${entry.next_attempt_at}`)
     else lines.push('  Not attempted yet (no SMTP configured, or waiting for the service)')

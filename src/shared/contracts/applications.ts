@@ -3,11 +3,11 @@ import { z } from 'zod'
 import { APPLICATION_TYPES, type ApplicationType } from '../permissions'
 import { accessRuleView, grantFields, permission } from './access'
 import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
-import { shownText } from './fields'
+import { nameText } from './fields'
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-export const applicationName = shownText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))
+export const applicationName = nameText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))
 export const applicationType = z.enum(APPLICATION_TYPES, { error: `must be one of ${APPLICATION_TYPES.join(', ')}` })
 
 const grantsNote = 'At least one of `permissions` and `rules` must be non-empty. Public applications may hold only `token:create` and `token:update`, and their rules may not `reveal` (a public key ships to browsers and phones); private ones only `token:*`, management ones only the others.'

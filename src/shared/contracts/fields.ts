@@ -47,6 +47,17 @@ export function shownText<T extends z.ZodType<string>>(schema: T) {
   return withoutInvisibleCharacters(withoutNul(schema))
 }
 
+/** Control characters (C0, DEL, C1): a line break or a terminal escape in a name forges the lines it is printed in. */
+const CONTROL_CHARACTERS = /\p{Cc}/u
+
+/**
+ * A name people read on one line (a tenant, an application, a webhook, a person), in the window, a
+ * mail's text and `tessera outbox`: shown text without control characters.
+ */
+export function nameText<T extends z.ZodType<string>>(schema: T) {
+  return shownText(schema).refine((value) => !CONTROL_CHARACTERS.test(value), 'must not contain control characters (line breaks, tabs, escapes)')
+}
+
 /** An e-mail address. */
 export const emailSchema = z
   .string()
@@ -54,4 +65,4 @@ export const emailSchema = z
   .refine(isEmailAddress, 'must be a well-formed e-mail address (RFC 5322), such as ada@example.com')
 
 /** The name of a tenant. */
-export const tenantNameSchema = shownText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))
+export const tenantNameSchema = nameText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))

@@ -1,7 +1,7 @@
 /** Tenant invitations and accepting one through its link. */
 import { z } from 'zod'
 import { pageOf, pageQuery, timestamp } from './common'
-import { isEmailAddress, shownText } from './fields'
+import { isEmailAddress, nameText } from './fields'
 
 export const INVITATION_STATUSES = ['PENDING', 'EXPIRED'] as const
 
@@ -34,7 +34,7 @@ export const invitationLinkToken = z.string().min(1, 'is required').max(200, 'is
 /** `GET /invitations/accept?token=…`: the acceptance page. */
 export const invitationLinkQuery = z.object({ token: invitationLinkToken })
 
-const personName = shownText(z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters'))
+const personName = nameText(z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters'))
 
 /** `POST /invitations/accept`: the link's token and the invitee's name. */
 export const acceptInvitationBody = z

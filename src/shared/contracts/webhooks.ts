@@ -1,6 +1,6 @@
 /** Webhooks (Basis Theory's `/webhooks`): where the vault POSTs signed events about its entities. */
 import { z } from 'zod'
-import { emailSchema, shownText, withoutNul } from './fields'
+import { emailSchema, nameText, withoutNul } from './fields'
 import { pageOf, pageQuery, timestamp } from './common'
 
 /** Every event a webhook may subscribe to (`GET /webhooks/event-types`). */
@@ -44,7 +44,7 @@ export const webhookUrl = withoutNul(z.string().trim().min(1, 'must not be empty
 /** `POST /webhooks` and `PUT /webhooks/{id}` (which replaces every field). */
 export const webhookBody = z
   .strictObject({
-    name: shownText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')),
+    name: nameText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters')),
     url: webhookUrl,
     notify_email: emailSchema.optional().meta({ description: 'Kept and shown; Tessera sends no management notifications' }),
     events: z

@@ -79,6 +79,16 @@ describe('Invisible formatting characters', () => {
     expect(response.body.errors).toEqual({ name: [expect.stringMatching(MESSAGE)] })
   })
 
+  it.each([
+    ['an application name with a line break', 'POST', '/applications', { name: 'Reporting\n  Link: https://evil.example/', type: 'private', permissions: ['token:read'] }],
+    ['a webhook name with a tab', 'POST', '/webhooks', { name: 'Alerts\tnow', url: 'https://hooks.example.com/tessera', events: ['token.created'] }],
+    ['a tenant name with a terminal escape', 'PUT', '/tenants/self', { name: 'Acme \u001b[31mWAITING\u001b[0m' }]
+  ] as const)('refuses %s: a 400 naming `name`, as a name is read on one line', async (_, method, path, body) => {
+    const response = await service.request(method, path, { body })
+    expect(response.status).toBe(400)
+    expect(response.body.errors).toEqual({ name: [expect.stringMatching(/control characters/)] })
+  })
+
   it('refuses an invitee name with an override, and the invitation stays open', async () => {
     const invitation = (await service.request('POST', '/tenants/self/invitations', { body: { email: 'rtl@example.com' } })).body
     const token = linkToken(await invitationLink(service, invitation.id))
