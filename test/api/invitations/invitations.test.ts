@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TenantInvitation } from '../../../src/shared/types'
 import { invitationLink, linkToken } from '../../helpers/invitations'
@@ -439,6 +440,17 @@ describe('tenant invitations', () => {
       expect(await response.text()).toContain('Welcome, Dorothy!')
       const members = await service.request('GET', '/tenants/self/members?size=50')
       expect(members.body.data.some((member: { user: { email?: string } }) => member.user.email === email)).toBe(true)
+    })
+
+    it('refuses a form body it cannot decode as a JSON body is refused: 400, 415, never a 500, and keeps the link valid', async () => {
+      const token = await tokenOf(await invite())
+      const post = (headers: Record<string, string>, body: string | Buffer) =>
+        fetch(`${service.url}/invitations/accept`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body })
+      const form = new URLSearchParams({ token, first_name: 'Mary', last_name: 'Jackson' }).toString()
+      expect((await post({ 'content-encoding': 'gzip' }, form)).status).toBe(400)
+      expect((await post({ 'content-encoding': 'br2' }, form)).status).toBe(415)
+      expect((await post({ 'content-type': 'application/x-www-form-urlencoded; charset=utf-16' }, form)).status).toBe(415)
+      expect((await post({ 'content-encoding': 'gzip' }, gzipSync(form))).status).toBe(201)
     })
 
     it('shows the form again with the error when a name is missing, and keeps the link valid', async () => {

@@ -131,10 +131,28 @@ function contentTypeVerdict(ctx: Context, type: string, verdicts: Map<string, Co
   const value = ctx.req.headers['content-type']
   const known = value === undefined ? undefined : verdicts.get(value)
   if (known) return known
-  const charset = ctx.request.charset.toLowerCase()
-  const verdict = { accepted: Boolean(ctx.is(type)), decodable: charset === '' || charset === 'utf-8' || charset === 'utf8' }
+  const verdict = { accepted: Boolean(ctx.is(type)), decodable: isUtf8(ctx) }
   if (value !== undefined && verdicts.size < REMEMBERED_CONTENT_TYPES) verdicts.set(value, verdict)
   return verdict
+}
+
+/** Whether the request's charset, if it names one, is UTF-8. */
+function isUtf8(ctx: Context): boolean {
+  const charset = ctx.request.charset.toLowerCase()
+  return charset === '' || charset === 'utf-8' || charset === 'utf8'
+}
+
+/**
+ * A form body's text (`application/x-www-form-urlencoded`), refused as a JSON body is: 415 for a
+ * Content-Encoding or charset it cannot decode, 400 for a body that does not decode, 413 past `limit`.
+ */
+export async function readFormText(ctx: Context, limit: string): Promise<string> {
+  requireDecodable(ctx.req, { accepted: true, decodable: isUtf8(ctx) })
+  try {
+    return await parse.text(bodySource(ctx), { limit })
+  } catch (error) {
+    throw readFailure(error)
+  }
 }
 
 /** 415 for a Content-Encoding co-body cannot decode, or a charset other than UTF-8 (JSON is UTF-8). */

@@ -6,11 +6,11 @@
  * Invalid links answer 404, expired ones 410, in both forms.
  */
 import Router from '@koa/router'
-import coBody from 'co-body'
 import type { Context } from 'koa'
 import * as contract from '../../../shared/contracts'
 import { AppError, parse, ValidationError } from '../../app'
 import { ACCEPT_PATH } from '../../app/invitations.service'
+import { readFormText } from '../middleware/body'
 import { INVITATION_PAGE_HEADERS, renderInvitationForm, renderInvitationMessage } from '../pages/invitation-page'
 import type { AppState, RouteDeps } from '../types'
 
@@ -33,7 +33,7 @@ function sendErrorPage(ctx: Context, error: unknown): void {
 }
 
 async function readForm(ctx: Context): Promise<Record<string, string>> {
-  const raw: string = await coBody.text(ctx, { limit: FORM_LIMIT })
+  const raw = await readFormText(ctx, FORM_LIMIT)
   return Object.fromEntries(new URLSearchParams(raw))
 }
 
