@@ -3,13 +3,20 @@
  * JSON in and out, a timeout on every call. The server's problem documents
  * come back as AppErrors with the same code, detail and field errors, so the
  * IPC door hands the window the problem it already knows how to show; a
- * server that cannot be reached is a 503 that names the host and why, never
- * the key.
+ * server that cannot be reached, or answers more than any Tessera answer
+ * holds, is a 503 that names the host and why, never the key.
  */
 import { AppError, ERRORS, VaultLockedError, type ErrorCode, type FieldErrors } from '../app'
 
 /** How long one call may take before it is given up. */
 export const TEAM_REQUEST_TIMEOUT_MS = 15_000
+
+/**
+ * The most one answer may hold. The largest the desktop asks for is a page of 100 tokens or
+ * log entries (a token's data is within the server's 5 MB request limit); more is read no
+ * further, so a hostile server cannot fill the main process's memory or the window's.
+ */
+export const MAX_TEAM_ANSWER_BYTES = 16 * 1024 * 1024
 
 export type QueryValue = string | number | boolean | readonly (string | number)[] | undefined | null
 export type Query = Record<string, QueryValue>
@@ -111,7 +118,7 @@ export class TeamClient {
   /** One call; resolves with the parsed body (undefined when empty), or throws the server's problem as an AppError. */
   async request<T>(method: string, path: string, request: TeamRequest = {}): Promise<T> {
     const response = await this.send(method, path, request)
-    const text = await response.text()
+    const text = await this.readAnswer(response)
     const body: unknown = text ? parseJson(text) : undefined
     if (!response.ok) throw errorOfProblem(response.status, (body ?? {}) as ProblemBody)
     return body as T
@@ -129,8 +136,45 @@ export class TeamClient {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? TEAM_REQUEST_TIMEOUT_MS)
       })
     } catch (error) {
-      throw new VaultLockedError(`The team vault at ${this.host} cannot be reached: ${describeNetworkFailure(error)}.`)
+      throw this.unreachable(error)
     }
+  }
+
+  /** A 503 for an answer no Tessera vault gives, saying why (in words safe to show). */
+  notTesseraAnswer(why: string): AppError {
+    return new VaultLockedError(`The team vault at ${this.host} does not answer as a Tessera vault: ${why}.`)
+  }
+
+  private unreachable(error: unknown): AppError {
+    return new VaultLockedError(`The team vault at ${this.host} cannot be reached: ${describeNetworkFailure(error)}.`)
+  }
+
+  /** The body as text, read as it arrives; past MAX_TEAM_ANSWER_BYTES the request is aborted. */
+  private async readAnswer(response: Response): Promise<string> {
+    if (Number(response.headers.get('content-length')) > MAX_TEAM_ANSWER_BYTES) {
+      await response.body?.cancel().catch(() => undefined)
+      throw this.tooLarge()
+    }
+    if (!response.body) return ''
+    const reader = response.body.getReader()
+    const chunks: Uint8Array[] = []
+    let size = 0
+    for (;;) {
+      const { done, value } = await reader.read().catch((error: unknown) => {
+        throw this.unreachable(error)
+      })
+      if (done) return new TextDecoder().decode(Buffer.concat(chunks))
+      size += value.byteLength
+      if (size > MAX_TEAM_ANSWER_BYTES) {
+        await reader.cancel().catch(() => undefined)
+        throw this.tooLarge()
+      }
+      chunks.push(value)
+    }
+  }
+
+  private tooLarge(): AppError {
+    return this.notTesseraAnswer(`its answer is larger than ${MAX_TEAM_ANSWER_BYTES / 1024 / 1024} MiB`)
   }
 }
 

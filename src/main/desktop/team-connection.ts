@@ -11,7 +11,7 @@
 import { hostname } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { z } from 'zod'
-import { connectTeamRequest, tenant as tenantSchema } from '../../shared/contracts'
+import { connectTeamRequest, tenant as tenantSchema, tenantNameSchema } from '../../shared/contracts'
 import { IPC_METHODS, type ConnectTeamRequest, type Namespace, type TeamVaultConnection, type VaultConnection, type VaultStatus } from '../../shared/ipc'
 import type { Application, Tenant } from '../../shared/types'
 import { AppError, ValidationError } from '../app'
@@ -58,6 +58,17 @@ const RESTORE_WAIT_MS = 3_000
 const RETRY_MS = 10_000
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]'])
+
+/** `/tenants/self` as a Tessera vault answers it: a name its own vault would refuse (too long, invisible characters) is not one. */
+const teamTenant = tenantSchema.extend({ name: tenantNameSchema })
+
+/** The tenant behind the client's key, or a 503 saying the server does not answer as a Tessera vault. */
+async function fetchTenant(client: TeamClient): Promise<Tenant> {
+  const tenant = teamTenant.safeParse(await client.get<unknown>('/tenants/self'))
+  if (tenant.success) return tenant.data as Tenant
+  const nameIssue = tenant.error.issues.find((issue) => issue.path[0] === 'name' && issue.code !== 'invalid_type')
+  throw client.notTesseraAnswer(nameIssue ? `its tenant name ${nameIssue.message}` : 'its answer to /tenants/self is not a tenant')
+}
 
 /** The server's base URL (no trailing slash), or a 400 naming `url`. Plain http only to this computer: the key would cross in the clear. */
 export function teamBaseUrl(text: string): string {
@@ -189,7 +200,7 @@ export class TeamConnection {
     const session = this.session
     if (!session) return
     try {
-      const tenant = await session.management.get<Tenant>('/tenants/self')
+      const tenant = await fetchTenant(session.management)
       session.info = { ...session.info, tenantId: tenant.id, tenantName: tenant.name, error: undefined }
     } catch (error) {
       session.info = { ...session.info, error: error instanceof AppError ? error.message : 'The team vault could not be reached.' }
@@ -198,15 +209,11 @@ export class TeamConnection {
 
   /** The tenant behind the key; a 400 naming `url` or `key` when the server or the key will not do. */
   private async checkManagementKey(management: TeamClient): Promise<Tenant> {
-    let answer: unknown
     try {
-      answer = await management.get<unknown>('/tenants/self')
+      return await fetchTenant(management)
     } catch (error) {
       throw refusal(error, 'is not a management key of this team vault (it needs tenant:read)')
     }
-    const tenant = tenantSchema.safeParse(answer)
-    if (!tenant.success) throw ValidationError.field('url', 'does not answer as a Tessera team vault')
-    return tenant.data as Tenant
   }
 
   private async registerDesktopApplication(management: TeamClient): Promise<Application & { key?: string }> {
