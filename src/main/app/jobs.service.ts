@@ -69,7 +69,7 @@ export interface SweepTargets {
   applications: { expireDue(now: number, limit: number): Promise<number> }
   sessions: { expireDue(now: number, limit: number): Promise<number> }
   invitations: { expireDue(now: number, limit: number): Promise<number> }
-  mail: { deliverDue(limit?: number): Promise<number> }
+  mail: { kick(): void }
   webhooks: { deliverDue(): Promise<number>; pruneFinished(now: number, limit: number): Promise<number> }
   logs: { foldEntityIndex(limit: number): Promise<number>; entityIndexBacklog(): Promise<number> }
   keys: { reencrypt(limit: number): Promise<number> }
@@ -92,7 +92,16 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
     { name: 'expire-applications', intervalMs: 60_000, run: (now, limit) => targets.applications.expireDue(now, limit) },
     { name: 'expire-sessions', intervalMs: 60_000, run: (now, limit) => targets.sessions.expireDue(now, limit) },
     { name: 'expire-invitations', intervalMs: 60_000, run: (now, limit) => targets.invitations.expireDue(now, limit) },
-    { name: 'deliver-mail', intervalMs: 15_000, run: (_now, limit) => targets.mail.deliverDue(limit) },
+    // Starts delivering due mail and does not wait for the SMTP server (each send has its own deadline),
+    // so a slow server holds up no other sweep; the mail service logs what it sends.
+    {
+      name: 'deliver-mail',
+      intervalMs: 15_000,
+      run: async () => {
+        targets.mail.kick()
+        return 0
+      }
+    },
     // Webhook events are delivered as they are emitted; this catches what a restart or a busy instance left behind.
     // It starts the attempts and does not wait for their receivers, so a slow receiver holds up no other sweep.
     { name: 'deliver-webhooks', intervalMs: 15_000, run: () => targets.webhooks.deliverDue() },
@@ -142,7 +151,7 @@ export class JobsService {
     this.timer.unref()
   }
 
-  /** Stops the timer, waits for a running sweep and for mail delivery; nothing runs afterwards. */
+  /** Stops the timer, waits for a running sweep, then closes mail delivery (a send in flight gets a short grace); nothing runs afterwards. */
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearInterval(this.timer)

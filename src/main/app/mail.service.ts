@@ -7,6 +7,10 @@
  * retrying failures with exponential backoff. Without SMTP, mail waits in the
  * outbox (`tessera outbox` shows it, links included).
  *
+ * A slow or stalling SMTP server holds up nothing else: each send has an overall
+ * deadline, the jobs service starts delivery without waiting for it, and `close()`
+ * drops a send still running after a short grace period.
+ *
  * Bodies carry one-time links, so they are sealed with the tenant's data key
  * like token data; logs name an outbox id and an error code, nothing more.
  */
@@ -28,7 +32,7 @@ import { toIsoString } from '../domain/dates'
 import { offsetOf, toPage } from '../domain/pagination'
 import type { ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
-import { createMailTransport, type MailConfig, type MailTransport } from '../infra/mail-transport'
+import { createMailTransport, type MailConfig, type MailTransport, type OutgoingMessage } from '../infra/mail-transport'
 
 /** What the body of an outbox mail holds (sealed). */
 export interface MailBody {
@@ -48,8 +52,10 @@ export interface OutgoingMail {
 
 const DEFAULT_FROM = 'Tessera <tessera@localhost>'
 const DEFAULT_BASE_URL = 'http://127.0.0.1:4390'
-/** How long a delivery attempt holds a mail before another worker may retry it (a crash mid-send). */
+/** How long a delivery attempt holds a mail before another worker may retry it (a crash mid-send); always beyond the send deadline. */
 const SEND_LEASE_MS = 5 * 60_000
+const DEFAULT_SEND_TIMEOUT_MS = 60_000
+const DEFAULT_CLOSE_GRACE_MS = 2_000
 const FIRST_RETRY_MS = 30_000
 const MAX_RETRY_MS = 60 * 60_000
 const DELIVERY_BATCH = 50
@@ -115,8 +121,26 @@ export async function readOutbox(db: Reader, keyring: Keyring, query: ListOutbox
   )
 }
 
+/** An error carrying only `code`, as `deliveryErrorCode` records it. */
+const codedError = (code: string, message: string) => Object.assign(new Error(message), { code })
+
+/** Whether `work` settles within `ms`. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
+  try {
+    return await Promise.race([work.then(() => true), expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export class MailService {
   private readonly transport: MailTransport | undefined
+  private readonly sendTimeoutMs: number
+  private readonly closeGraceMs: number
+  /** Aborted by `close()` once its grace period is over: drops the send in flight. */
+  private readonly shutdown = new AbortController()
   private serviceUrl = DEFAULT_BASE_URL
   /** Delivery runs one at a time, so a mail is never sent twice by this process. */
   private queue: Promise<unknown> = Promise.resolve()
@@ -128,6 +152,8 @@ export class MailService {
     private readonly config: MailConfig = {}
   ) {
     this.transport = createMailTransport(config)
+    this.sendTimeoutMs = config.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS
+    this.closeGraceMs = config.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS
   }
 
   /** Whether SMTP is configured (otherwise mail waits in the outbox). */
@@ -168,7 +194,10 @@ export class MailService {
     return id
   }
 
-  /** Starts delivering due mail in the background (after an enqueue has committed). */
+  /**
+   * Starts delivering due mail in the background (after an enqueue has committed, and
+   * from the `deliver-mail` sweep, which must not wait for an SMTP server).
+   */
   kick(): void {
     if (!this.transport || this.closed || this.kickQueued) return
     this.kickQueued = true
@@ -196,9 +225,15 @@ export class MailService {
     } while (current !== this.queue)
   }
 
-  /** Stops delivering (shutdown): waits for a running attempt, then closes the transport. */
+  /**
+   * Stops delivering (shutdown): gives a running attempt the grace period, then drops its
+   * connection (the mail stays due and is retried), and closes the transport.
+   */
   async close(): Promise<void> {
     this.closed = true
+    if (!(await settlesWithin(this.idle(), this.closeGraceMs))) {
+      this.shutdown.abort(codedError('SMTP_SHUTDOWN', 'the service stopped during the send'))
+    }
     await this.idle()
     this.transport?.close()
   }
@@ -214,7 +249,7 @@ export class MailService {
     let sent = 0
     for (let attempt = 0; attempt < limit && !this.closed; attempt++) {
       const now = clock.now()
-      const row = await writes.run((trx) => claimDueOutboxMail(trx, now, now + SEND_LEASE_MS))
+      const row = await writes.run((trx) => claimDueOutboxMail(trx, now, now + Math.max(SEND_LEASE_MS, 2 * this.sendTimeoutMs)))
       if (!row) break
       if (await this.deliverOne(transport, row)) sent++
     }
@@ -229,7 +264,7 @@ export class MailService {
     try {
       const body = openBody(this.context.keyring, row)
       if (!body) throw Object.assign(new Error('unreadable body'), { code: 'BODY_UNREADABLE' })
-      await transport.send({ from: this.config.from ?? DEFAULT_FROM, to: row.recipient, subject: row.subject, text: body.text, html: body.html })
+      await this.sendWithinDeadline(transport, { from: this.config.from ?? DEFAULT_FROM, to: row.recipient, subject: row.subject, text: body.text, html: body.html })
     } catch (error) {
       const code = deliveryErrorCode(error)
       const retryAt = clock.now() + retryDelayMs(attempts)
@@ -240,5 +275,28 @@ export class MailService {
     await writes.run((trx) => updateOutboxMail(trx, id, { status: 'SENT', attempts, last_error: null, sent_at: clock.now() }))
     logger.info({ outboxId: id, attempts }, 'mail delivered')
     return true
+  }
+
+  /**
+   * One send, dropped (its connection closed) when the deadline passes or the service
+   * stops: a server that keeps the connection alive without finishing holds a mail no longer.
+   */
+  private async sendWithinDeadline(transport: MailTransport, message: OutgoingMessage): Promise<void> {
+    const attempt = new AbortController()
+    const deadline = setTimeout(() => attempt.abort(codedError('SMTP_TIMEOUT', 'the send took longer than its deadline')), this.sendTimeoutMs)
+    const onShutdown = () => attempt.abort(this.shutdown.signal.reason)
+    if (this.shutdown.signal.aborted) onShutdown()
+    else this.shutdown.signal.addEventListener('abort', onShutdown, { once: true })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        // Settles on abort even if the transport were to ignore the signal.
+        if (attempt.signal.aborted) return reject(attempt.signal.reason)
+        attempt.signal.addEventListener('abort', () => reject(attempt.signal.reason), { once: true })
+        transport.send(message, attempt.signal).then(resolve, reject)
+      })
+    } finally {
+      clearTimeout(deadline)
+      this.shutdown.signal.removeEventListener('abort', onShutdown)
+    }
   }
 }

@@ -24,6 +24,13 @@ export interface MailConfig {
   from?: string
   /** Base URL of links in mail; by default the service's own URL. */
   publicBaseUrl?: string
+  /**
+   * How long one send may take in all (connect, greeting, every reply) before its
+   * connection is dropped and the attempt fails as `SMTP_TIMEOUT`; 60 s by default.
+   */
+  sendTimeoutMs?: number
+  /** On shutdown (and the desktop's Lock), how long a send in flight may still finish before it is dropped; 2 s by default. */
+  closeGraceMs?: number
 }
 
 /** One message to send. */
@@ -37,7 +44,8 @@ export interface OutgoingMessage {
 
 /** An SMTP connection to send through. */
 export interface MailTransport {
-  send(message: OutgoingMessage): Promise<void>
+  /** Sends `message`; aborting `signal` closes the connection and rejects. */
+  send(message: OutgoingMessage, signal?: AbortSignal): Promise<void>
   close(): void
 }
 
@@ -57,8 +65,10 @@ export function createMailTransport(config: MailConfig): MailTransport | undefin
     disableUrlAccess: true
   })
   return {
-    send: async (message) => {
-      await transporter.sendMail(message)
+    send: async (message, signal) => {
+      // nodemailer honours `signal` (closes the connection) though its type declarations lack it.
+      const options: OutgoingMessage & { signal?: AbortSignal } = { ...message, signal }
+      await transporter.sendMail(options)
     },
     close: () => transporter.close()
   }

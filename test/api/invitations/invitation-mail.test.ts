@@ -89,23 +89,27 @@ describe('invitation e-mail over SMTP', () => {
     expect(waiting).toMatchObject({ status: 'PENDING', attempts: 1, next_attempt_at: new Date(start + 30_000).toISOString() })
     expect(waiting.last_error).toMatch(/ECONNREFUSED/)
 
-    // Not due yet: nothing is attempted.
+    // Not due yet: nothing is attempted. (The mail sweep starts delivery; `idle()` waits for it.)
     await jobs.runDueJobs()
+    await mail.idle()
     expect((await mail.listOutbox({ page: 1, size: 100 })).data[0].attempts).toBe(1)
 
     service.clock.advance(30_000)
     await jobs.runDueJobs()
+    await mail.idle()
     ;[waiting] = (await mail.listOutbox({ page: 1, size: 100 })).data
     expect(waiting).toMatchObject({ status: 'PENDING', attempts: 2, next_attempt_at: new Date(start + 30_000 + 60_000).toISOString() })
 
     smtp = await startSmtpServer(port)
     service.clock.advance(59_000)
     await jobs.runDueJobs()
+    await mail.idle()
     expect(smtp.received).toHaveLength(0)
 
     // The mail sweep looks every 15 s: the retry due at +60 s goes out on its next look.
     service.clock.advance(15_000)
     await jobs.runDueJobs()
+    await mail.idle()
     expect(smtp.received).toHaveLength(1)
     expect(smtp.received[0].to).toEqual(['radia@example.com'])
     const [sent] = (await mail.listOutbox({ page: 1, size: 100 })).data
@@ -114,6 +118,7 @@ describe('invitation e-mail over SMTP', () => {
 
     service.clock.advance(60 * 60_000)
     await jobs.runDueJobs()
+    await mail.idle()
     await service.request('GET', '/tenants/self/invitations')
     await mail.idle()
     expect(smtp.received).toHaveLength(1)
@@ -138,6 +143,7 @@ describe('invitation e-mail over SMTP', () => {
     smtp = await startSmtpServer(port)
     service.clock.advance(60 * 60_000)
     await jobs.runDueJobs()
+    await mail.idle()
     expect(smtp.received).toHaveLength(1)
     const token = new URL(linkIn(smtp.received[0].raw)).searchParams.get('token')
     const accepted = await service.request('POST', '/invitations/accept', { key: null, body: { token, first_name: 'Barbara', last_name: 'Liskov' } })
