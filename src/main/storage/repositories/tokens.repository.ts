@@ -691,11 +691,11 @@ const positionOf = (row: StoredToken): TokenPosition => ({ createdAt: row.create
  * walk resumes in its index at the position, so a page costs the same however deep it is, and nothing is
  * counted. A request passes over at most `SEEK_ROWS_PER_REQUEST` entries of its walk (its window): the
  * first batch checks the window's entries in order and stops once the page is full, as a plain page does;
- * if it is not, the window's last entry is looked up (the walk alone, without the checks), and later batches read on from the
- * last row read to that entry. Rows the page
- * does not keep are passed over (a metadata value in another case; a token's second search index entry of
- * the same value). When the window ends before the page is full, the page is returned short (or empty),
- * its `next` the window's last entry, and the caller's next request reads on from there.
+ * if it is not, the window's last entry is looked up (the walk alone, without the checks), and later
+ * batches read on from the last row read to that entry. Rows the page does not keep are passed over (a
+ * metadata value in another case; a token's second search index entry of the same value). When the
+ * window ends before the page is full, the page is returned short (or empty), its `next` the window's
+ * last entry, and the caller's next request reads on from there.
  */
 export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<SeekPage> {
   const metadata = seek.indexHash === undefined ? await metadataBySelectivity(db, seek) : Object.entries(seek.metadata)
