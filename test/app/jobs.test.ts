@@ -103,6 +103,28 @@ describe('expiry jobs', () => {
     expect(processed(await jobs().runDueJobs(), 'expire-invitations')).toBe(0)
   })
 
+  it('waits the retry delay of a sweep that asks for one before running it again after a failure', async () => {
+    let calls = 0
+    const costly: Sweep = {
+      name: 'test-costly',
+      intervalMs: 60 * MINUTE,
+      retryAfterFailureMs: MINUTE,
+      run: async () => {
+        calls++
+        if (calls === 1) throw Object.assign(new Error('disk full'), { code: 'ENOSPC' })
+        return 1
+      }
+    }
+    const own = new JobsService(service.host.vault.services.context, [costly], { close: async () => undefined })
+    expect(await own.runDueJobs()).toEqual([{ name: 'test-costly', processed: 0, error: 'ENOSPC' }])
+    service.clock.advance(MINUTE - 1)
+    expect(await own.runDueJobs()).toEqual([])
+    service.clock.advance(1)
+    expect(await own.runDueJobs()).toEqual([{ name: 'test-costly', processed: 1 }])
+    expect(calls).toBe(2)
+    await own.stop()
+  })
+
   it('keeps running the other sweeps when one fails, and retries the failed one next time', async () => {
     let calls = 0
     const failing: Sweep = {

@@ -33,6 +33,11 @@ export interface Sweep {
    * seconds instead of piling up between intervals.
    */
   backlog?(): Promise<number>
+  /**
+   * How long this instance waits after a failed run before trying again; without it, at the next look.
+   * For a sweep whose every attempt costs a lot (the archive checks the whole chain and writes a file).
+   */
+  retryAfterFailureMs?: number
   run(now: number, limit: number): Promise<number>
 }
 
@@ -121,7 +126,8 @@ export function standardSweeps(targets: SweepTargets): Sweep[] {
       run: (_now, limit) => targets.logs.foldEntityIndex(limit)
     },
     // Audit retention: entries older than it go to an archive file (one per batch) and out of the vault.
-    { name: 'archive-logs', intervalMs: 3_600_000, batch: 100_000, run: (now, limit) => targets.auditArchive.archiveExpired(now, limit) }
+    // A failed archive (a full disk, a folder it cannot create) is tried again after a minute, not at every look.
+    { name: 'archive-logs', intervalMs: 3_600_000, batch: 100_000, retryAfterFailureMs: 60_000, run: (now, limit) => targets.auditArchive.archiveExpired(now, limit) }
   ]
 }
 
@@ -135,6 +141,8 @@ export class JobsService {
   /** Runs are serialised: a call made during a run waits, then evaluates due-ness afresh. */
   private chain: Promise<unknown> = Promise.resolve()
   private stopped = false
+  /** When a sweep that failed may run again on this instance (sweeps with `retryAfterFailureMs`). */
+  private readonly retryAt = new Map<string, number>()
 
   constructor(
     private readonly context: ServiceContext,
@@ -187,8 +195,10 @@ export class JobsService {
       // A clock that went backwards (last run "in the future") counts as due.
       const intervalPassed = last === undefined || now - last >= sweep.intervalMs || now < last
       if (!intervalPassed && !(await this.behind(sweep))) continue
+      if (now < (this.retryAt.get(sweep.name) ?? 0)) continue
       // A sweep that is behind may run before its interval, on whichever instance takes the lease first.
       const result = await this.runLeased(sweep, now, intervalPassed ? sweep.intervalMs : 0)
+      if (result?.error && sweep.retryAfterFailureMs) this.retryAt.set(sweep.name, now + sweep.retryAfterFailureMs)
       if (result) results.push(result)
     }
     return results
