@@ -223,11 +223,11 @@ function reduceToIdentities(value: unknown, tenantId: string): unknown {
 }
 
 /** The kept tokens (with containers) of a kept body, for checking each as a new request would. */
-function keptTokens(value: unknown, found: { id: string; containers: string[] }[] = []): { id: string; containers: string[] }[] {
-  if (Array.isArray(value)) value.forEach((item) => keptTokens(item, found))
+function keptTokens(value: unknown, tenantId: string, found: { id: string; containers: string[] }[] = []): { id: string; containers: string[] }[] {
+  if (Array.isArray(value)) value.forEach((item) => keptTokens(item, tenantId, found))
   else if (isObject(value)) {
-    if (typeof value.id === 'string' && Array.isArray(value.containers) && typeof value.fingerprint === 'string') found.push({ id: value.id, containers: value.containers as string[] })
-    else Object.values(value).forEach((item) => keptTokens(item, found))
+    if (isTokenLike(value, tenantId) && Array.isArray(value.containers)) found.push({ id: value.id as string, containers: value.containers as string[] })
+    else Object.values(value).forEach((item) => keptTokens(item, tenantId, found))
   }
   return found
 }
@@ -240,7 +240,7 @@ function keptTokens(value: unknown, found: { id: string; containers: string[] }[
 function requireStillPermitted(actor: Actor, rule: ReplayRule, kept: unknown): void {
   for (const permission of rule.permissions ?? []) {
     if (!holdsPermission(actor, permission)) throw new ForbiddenError(`The caller lacks the ${permission} permission.`)
-    if (rule.keep === 'token-identities') for (const token of keptTokens(kept)) requireTokenAccess(actor, permission, token)
+    if (rule.keep === 'token-identities') for (const token of keptTokens(kept, actor.tenantId)) requireTokenAccess(actor, permission, token)
   }
 }
 

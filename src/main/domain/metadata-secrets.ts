@@ -53,11 +53,14 @@ const BLIND_DIGIT_RUN = 3
  */
 export function assertMetadataFreeOfDigitRuns(value: string, type: TokenTypeDefinition, field: string): void {
   if (type.secretNumberFields === undefined && type.shortLivedFields === undefined) return
-  for (const [run] of value.matchAll(DIGIT_RUN)) {
-    if (run.replace(/\D/g, '').length >= BLIND_DIGIT_RUN) {
-      throw ValidationError.field(field, `must not contain ${BLIND_DIGIT_RUN} or more digits in a row: a caller who cannot reveal this token may not write digit runs into its metadata`)
-    }
+  if (digitRuns(value).some((digits) => digits.length >= BLIND_DIGIT_RUN)) {
+    throw ValidationError.field(field, `must not contain ${BLIND_DIGIT_RUN} or more digits in a row: a caller who cannot reveal this token may not write digit runs into its metadata`)
   }
+}
+
+/** The digits of each digit run of `text`, separators dropped ("4242 4242" gives "42424242"). */
+function digitRuns(text: string): string[] {
+  return Array.from(text.matchAll(DIGIT_RUN), ([run]) => run.replace(/\D/g, ''))
 }
 
 /**
@@ -78,23 +81,12 @@ function secretNumbers(type: TokenTypeDefinition, data: unknown): string[] {
 function longNumbersIn(data: unknown): string[] {
   const leaves = new Set<string>()
   collectLeaves(data, leaves, 0)
-  const numbers: string[] = []
-  for (const leaf of leaves) {
-    for (const [run] of leaf.matchAll(DIGIT_RUN)) {
-      const digits = run.replace(/\D/g, '')
-      if (digits.length >= NUMBER_FOUND_INSIDE_RUNS) numbers.push(digits)
-    }
-  }
-  return numbers
+  return [...leaves].flatMap(digitRuns).filter((digits) => digits.length >= NUMBER_FOUND_INSIDE_RUNS)
 }
 
 function holdsNumber(value: string, numbers: readonly string[]): boolean {
   if (numbers.length === 0) return false
-  for (const [run] of value.matchAll(DIGIT_RUN)) {
-    const digits = run.replace(/\D/g, '')
-    if (numbers.some((number) => (number.length >= NUMBER_FOUND_INSIDE_RUNS ? digits.includes(number) : digits === number))) return true
-  }
-  return false
+  return digitRuns(value).some((digits) => numbers.some((number) => (number.length >= NUMBER_FOUND_INSIDE_RUNS ? digits.includes(number) : digits === number)))
 }
 
 function wholeValue(data: unknown): string {

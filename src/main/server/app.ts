@@ -11,6 +11,7 @@ import { UnauthenticatedError } from '../app'
 import { authenticate } from './middleware/auth'
 import { bodyParser } from './middleware/body'
 import { errorHandler, type RefusalListener } from './middleware/errors'
+import { addressMatcher } from '../infra/address-list'
 import { refuseAllButProxies, trustForwardingFrom } from './middleware/forwarded'
 import { hostCheck } from './middleware/host-check'
 import { idempotency } from './middleware/idempotency'
@@ -48,10 +49,11 @@ export function createServer(services: Services, options: ServerOptions): Koa<Ap
   app.use(noStore)
   app.use(traceId)
   // Before the refusal log, which records the client address this sets.
-  if (options.trustedProxies?.length) app.use(trustForwardingFrom(options.trustedProxies))
+  const trustedProxy = options.trustedProxies?.length ? addressMatcher(options.trustedProxies) : undefined
+  if (trustedProxy) app.use(trustForwardingFrom(trustedProxy))
   const routers: Router<AppState>[] = []
   app.use(errorHandler(auditRefusals(services, routers)))
-  if (options.onlyFromProxies && options.trustedProxies?.length) app.use(refuseAllButProxies(options.trustedProxies))
+  if (options.onlyFromProxies && trustedProxy) app.use(refuseAllButProxies(trustedProxy))
   app.use(hostCheck(options.allowedHosts))
   if (options.corsOrigins?.length) {
     const origins = new Set(options.corsOrigins)

@@ -12,7 +12,6 @@
  */
 import { isIP } from 'node:net'
 import type { Context, Middleware } from 'koa'
-import { addressMatcher } from '../../infra/address-list'
 import { isLoopbackAddress } from '../../infra/listen'
 import { AppError } from '../../app'
 
@@ -38,8 +37,10 @@ export function forwardedHost(ctx: Context): string | undefined {
   return (ctx as Context & { [FORWARDED_HOST]?: string })[FORWARDED_HOST]
 }
 
-export function trustForwardingFrom(proxies: readonly string[]): Middleware {
-  const trusted = addressMatcher(proxies)
+/** Whether a peer address is one of the trusted proxies (`addressMatcher` of `--trust-proxy`). */
+export type ProxyMatcher = (address: string) => boolean
+
+export function trustForwardingFrom(trusted: ProxyMatcher): Middleware {
   /** The client: walking from the nearest hop, the first address that is not a trusted proxy (an unreadable one stops the walk). */
   const clientOf = (peer: string, header: string | string[] | undefined): string => {
     const hops = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').filter((hop) => hop.trim())
@@ -68,8 +69,7 @@ export function trustForwardingFrom(proxies: readonly string[]): Middleware {
  * Plain HTTP beyond loopback (reverse-proxy mode without TLS): a request from a peer that is
  * neither a trusted proxy nor loopback came around the proxy, in clear text; it is refused.
  */
-export function refuseAllButProxies(proxies: readonly string[]): Middleware {
-  const trusted = addressMatcher(proxies)
+export function refuseAllButProxies(trusted: ProxyMatcher): Middleware {
   return (ctx, next) => {
     const peer = ctx.req.socket.remoteAddress ?? ''
     if (!trusted(peer) && !isLoopbackAddress(peer)) throw new AppError('not_through_proxy')
