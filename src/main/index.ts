@@ -3,13 +3,13 @@
  * together. Everything with logic lives in `desktop/` (Electron-free) and
  * `electron/` (the glue, unit-tested with Electron mocked).
  */
-import { mkdir } from 'node:fs/promises'
 import { app, clipboard, session, type BrowserWindow } from 'electron'
 import { DesktopVault } from './desktop/desktop-vault'
 import { createDesktopHandlers } from './desktop/handlers'
 import { SecretClipboard } from './desktop/secret-clipboard'
 import { SettingsStore } from './desktop/settings'
 import { TeamConnection } from './desktop/team-connection'
+import { openDataDir } from './electron/data-dir'
 import { watchIdleness } from './electron/idle-monitor'
 import { registerIpcHandlers } from './electron/ipc'
 import { createKeychainStore, createTeamCredentialStore } from './electron/keychain'
@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   registerAppScheme()
   await app.whenReady()
   const dataDir = desktopDataDir()
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  // Nothing is opened in a data folder that is not private to this user (the CLI's rule): it says why and quits.
+  if (!(await openDataDir(dataDir, logger))) return
   const settings = new SettingsStore(dataDir)
   await settings.load()
   const secretClipboard = new SecretClipboard(clipboard)

@@ -5,25 +5,15 @@
  */
 import type { Stats } from 'node:fs'
 import { access, constants, mkdir, stat } from 'node:fs/promises'
+import { privateDirectoryProblem } from '../infra/private-directory'
 import { CliError } from './exit-codes'
 
 const notADirectory = (dir: string) => new CliError('DATA_DIR', `The data directory ${dir} is not a directory.`, 'point --data-dir (or TESSERA_DATA_DIR) at a directory.')
 
-/**
- * POSIX: another user who may write the directory (or owns it) could plant a
- * file or symlink where Tessera writes its keys and lock record, or replace
- * them, so the directory must belong to this user and be writable by no one else.
- */
+/** The shared rule (infra/private-directory) as the CLI's DATA_DIR error. */
 function requirePrivateDirectory(dir: string, stats: Stats): void {
-  const uid = process.getuid?.()
-  if (process.platform === 'win32' || uid === undefined) return
-  if (stats.uid !== uid) {
-    throw new CliError('DATA_DIR', `The data directory ${dir} belongs to another user (uid ${stats.uid}).`, 'run Tessera as the owner of the data directory, or use a directory this user owns.')
-  }
-  if ((stats.mode & 0o022) !== 0) {
-    const mode = (stats.mode & 0o777).toString(8).padStart(4, '0')
-    throw new CliError('DATA_DIR', `The data directory ${dir} is writable by other users (mode ${mode}).`, `make it private to its owner: chmod 700 ${dir}`)
-  }
+  const problem = privateDirectoryProblem(dir, stats)
+  if (problem) throw new CliError('DATA_DIR', problem.message, problem.hint)
 }
 
 /**

@@ -1,0 +1,53 @@
+/**
+ * The desktop's first step in its data folder, before anything (key store,
+ * settings, vault) is opened there: create it if missing (0700), then hold it
+ * to the rule the CLI applies (infra/private-directory). A folder that breaks
+ * it is refused with an error box naming the folder, the reason and the fix,
+ * and the app quits without having opened or written anything in it.
+ */
+import { mkdir, stat } from 'node:fs/promises'
+import { app, dialog } from 'electron'
+import type { Logger } from '../infra/logger'
+import { privateDirectoryProblem, type DirectoryProblem } from '../infra/private-directory'
+
+export const DATA_DIR_ERROR_TITLE = 'Tessera cannot use its data folder'
+
+const notADirectory = (dir: string): DirectoryProblem => ({
+  message: `The data directory ${dir} is not a directory.`,
+  hint: 'point TESSERA_DATA_DIR at a directory, or unset it to use the OS app-data folder.'
+})
+
+async function dataDirProblem(dir: string): Promise<DirectoryProblem | undefined> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 })
+    const stats = await stat(dir)
+    if (!stats.isDirectory()) return notADirectory(dir)
+    return privateDirectoryProblem(dir, stats)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST' || code === 'ENOTDIR') return notADirectory(dir)
+    return {
+      message: `The data directory ${dir} cannot be created or opened (${code ?? (error as Error).message}).`,
+      hint: 'check its path and permissions, or point TESSERA_DATA_DIR at a directory this user owns.'
+    }
+  }
+}
+
+/**
+ * Prepares the data folder `dir`; true when the app may open it. Otherwise
+ * shows why in an error box (after `app` is ready), quits, and returns false.
+ */
+export async function openDataDir(dir: string, logger: Logger): Promise<boolean> {
+  const problem = await dataDirProblem(dir)
+  if (!problem) return true
+  logger.error({ dataDir: dir, problem: problem.message }, 'data directory refused')
+  dialog.showErrorBox(
+    DATA_DIR_ERROR_TITLE,
+    `${problem.message}\n\n` +
+      'Tessera keeps its master key in this folder, so it must belong to you and be writable by no one else: ' +
+      'another user could otherwise plant or replace files there. Nothing was opened or written in it.\n\n' +
+      `To fix it, ${problem.hint}`
+  )
+  app.quit()
+  return false
+}
