@@ -3,6 +3,7 @@
  * whole or not at all, owner-only, never written through a symlink and never
  * inside the data directory.
  */
+import { existsSync } from 'node:fs'
 import { chmod, cp, lstat, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -61,13 +62,18 @@ describe('tessera logs export --out', { timeout: 120_000 }, () => {
     expect((await lstat(out)).isFile()).toBe(true)
   })
 
-  it('refuses a file inside the data directory with exit code 2, leaving the master key alone', async () => {
+  it('refuses a file inside the data directory, also through a symbolic link, with exit code 2, leaving the master key alone', async () => {
     const key = await readFile(join(dataDir, 'master.key'), 'utf8')
-    for (const out of [join(dataDir, 'master.key'), join(dataDir, 'export.jsonl')]) {
+    const link = join(root, 'link-to-vault')
+    await symlink(dataDir, link)
+    for (const out of [join(dataDir, 'master.key'), join(dataDir, 'export.jsonl'), join(link, 'a.jsonl')]) {
       const result = await exportTo(dataDir, out)
       expect(result.code, out).toBe(2)
       expect(result.stderr).toContain(`tessera logs export: Refusing to write ${out}: it is inside the data directory ${dataDir}.`)
+      expect(result.stderr).toContain('write the export outside the data directory')
     }
+    expect(existsSync(join(dataDir, 'export.jsonl'))).toBe(false)
+    expect(existsSync(join(dataDir, 'a.jsonl'))).toBe(false)
     expect(await readFile(join(dataDir, 'master.key'), 'utf8')).toBe(key)
     expect((await run(['keys', 'status', '--data-dir', dataDir])).code).toBe(0)
   })

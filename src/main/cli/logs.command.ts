@@ -90,18 +90,30 @@ async function verifyFile(file: string, pinned: Buffer | undefined): Promise<Exi
 }
 
 /**
- * Where `logs export` may write: a file (or nothing yet) in an existing folder
- * outside the data directory, whose key and database an export must never replace.
+ * @throws CliError (USAGE) when the folder of `file` does not exist, or is the
+ * data directory or inside it (symbolic links resolved). The vault's own files
+ * live there (its database and journal, key files, lock record): a file
+ * written there could replace or be mistaken for one of them, and a backup of
+ * the folder would carry the audit log beside the master key.
  */
-async function exportTarget(out: string, dataDir: string): Promise<string> {
-  const file = resolve(out)
+async function requireOutsideDataDir(file: string, dataDir: string, what: 'export' | 'archive'): Promise<void> {
   const folder = await realpath(dirname(file)).catch(() => {
     throw new CliError('USAGE', `Cannot write ${file}: its folder does not exist.`, 'choose a file in an existing folder for --out.')
   })
-  const vaultDir = await realpath(dataDir)
-  if (folder === vaultDir || folder.startsWith(vaultDir + sep)) {
-    throw new CliError('USAGE', `Refusing to write ${file}: it is inside the data directory ${dataDir}.`, 'write the export outside the data directory: it holds the vault and its master key.')
+  const vaultDir = await realpath(dataDir).catch((error: NodeJS.ErrnoException) => {
+    // No data directory: nothing is inside it (opening the vault reports it).
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined
+    throw error
+  })
+  if (vaultDir !== undefined && (folder === vaultDir || folder.startsWith(vaultDir + sep))) {
+    throw new CliError('USAGE', `Refusing to write ${file}: it is inside the data directory ${dataDir}.`, `write the ${what} outside the data directory: it holds the vault and its master key.`)
   }
+}
+
+/** Where `logs export` may write: a file (or nothing yet) in an existing folder outside the data directory. */
+async function exportTarget(out: string, dataDir: string): Promise<string> {
+  const file = resolve(out)
+  await requireOutsideDataDir(file, dataDir, 'export')
   if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new CliError('USAGE', `Cannot write ${file}: it is a directory.`, 'give --out a file name.')
   return file
 }
@@ -148,23 +160,24 @@ function progressPrinter(): (pruned: number, total: number) => void {
   }
 }
 
-/** The checks `logs archive` makes before it opens the vault. */
-function archiveTarget(out: string | undefined, before: number | undefined): string {
+/** The checks `logs archive` makes before it opens the vault: a new file in an existing folder outside the data directory. */
+async function archiveTarget(out: string | undefined, before: number | undefined, dataDir: string): Promise<string> {
   if (before === undefined) throw new CliError('USAGE', 'Missing --before DATE.', 'see `tessera logs archive --help`.', true)
   if (!out) throw new CliError('USAGE', 'Missing --out FILE.', 'see `tessera logs archive --help`.', true)
   if (before > Date.now()) throw new CliError('USAGE', `--before ${new Date(before).toISOString()} is in the future.`, 'give a date in the past: the entries created before it are archived.')
   const file = resolve(out)
+  await requireOutsideDataDir(file, dataDir, 'archive')
   if (existsSync(file)) throw new CliError('USAGE', `${file} already exists.`, 'an archive never replaces a file (it may hold the only copy of pruned entries): give --out a new file name.')
-  if (!existsSync(dirname(file))) throw new CliError('USAGE', `Cannot write ${file}: its folder does not exist.`, 'choose a file in an existing folder for --out.')
   return file
 }
 
 /** `tessera logs archive`: exports the entries created before --before to --out, verifies the file, then prunes them. */
 export async function archiveLogs({ options }: CommandInput): Promise<ExitCode> {
   const before = options.before as number | undefined
-  const file = archiveTarget(options.out as string | undefined, before)
-  const dataDir = options['data-dir'] as string
-  const opened = withOpenVault(placeOf(options), async (vault) => {
+  const place = placeOf(options)
+  const file = await archiveTarget(options.out as string | undefined, before, place.dataDir)
+  const dataDir = place.dataDir
+  const opened = withOpenVault(place, async (vault) => {
     try {
       const result = await vault.services.auditArchive.archive(vault.owner, { before: before!, file, onProgress: progressPrinter() })
       if (!result) {
