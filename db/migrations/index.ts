@@ -25,6 +25,7 @@ import * as postgresHotTablesWithoutTenantChecks from './20261223000000_postgres
 import * as postgresAuditChainTurn from './20261224000000_postgres_audit_chain_turn'
 import * as postgresEntityIndexOnLogs from './20261225000000_postgres_entity_index_on_logs'
 import * as webhookDeliveryQueues from './20261226000000_webhook_delivery_queues'
+import * as webhookAttemptLeases from './20261227000000_webhook_attempt_leases'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -56,5 +57,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261223000000_postgres_hot_tables_without_tenant_checks': postgresHotTablesWithoutTenantChecks,
   '20261224000000_postgres_audit_chain_turn': postgresAuditChainTurn,
   '20261225000000_postgres_entity_index_on_logs': postgresEntityIndexOnLogs,
-  '20261226000000_webhook_delivery_queues': webhookDeliveryQueues
+  '20261226000000_webhook_delivery_queues': webhookDeliveryQueues,
+  '20261227000000_webhook_attempt_leases': webhookAttemptLeases
 }

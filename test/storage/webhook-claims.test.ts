@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
 import { engineOf } from '../../src/main/storage/dialect'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
-import { claimDueDelivery, hasDueDelivery, insertWebhook, queueDeliveries, type DeliveryRecord } from '../../src/main/storage/repositories/webhooks.repository'
+import { claimDueDelivery, hasDueDelivery, insertWebhook, queueDeliveries, releaseWebhookLease, type DeliveryRecord } from '../../src/main/storage/repositories/webhooks.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { statementsRun, usePostgresDatabase, useTemporaryDatabase, type Statement } from '../helpers/database'
 
@@ -65,6 +65,7 @@ describe.each([
         )
     }
     await sql(writer)('webhook_deliveries').delete()
+    await sql(writer)('webhooks').update({ attempt_until: null })
     const backlog = Array.from({ length: BACKLOG }, (_, i) => delivery(stalled, i))
     const others = [delivery(last, NOW - 20), delivery(first, NOW - 10), delivery(last, NOW - 5), delivery(first, NOW)]
     for (let i = 0; i < backlog.length; i += 500) await writes.append((rows) => queueDeliveries(rows, backlog.slice(i, i + 500)))
@@ -75,10 +76,18 @@ describe.each([
   it("claims the other webhooks' deliveries, each webhook's oldest first, past the backlog of one in flight", async () => {
     const [last1, first1, last2, first2] = await seed()
     const claim = (inFlight: string[]) => writes.run((tx) => claimDueDelivery(tx, NOW, LEASE, inFlight))
+    const release = (claimed: DeliveryRecord | undefined) => writes.run((tx) => releaseWebhookLease(tx, claimed!))
     expect(await hasDueDelivery(database.db.reader, NOW, [stalled])).toBe(true)
-    expect((await claim([stalled]))?.id).toBe(last1.id)
-    expect((await claim([stalled, last]))?.id).toBe(first1.id)
+    const claimedLast1 = await claim([stalled])
+    expect(claimedLast1?.id).toBe(last1.id)
+    // A claim leases the webhook: its next delivery waits until that attempt ends, whoever asks.
+    const claimedFirst1 = await claim([stalled])
+    expect(claimedFirst1?.id).toBe(first1.id)
+    expect(await hasDueDelivery(database.db.reader, NOW, [stalled])).toBe(false)
+    expect(await claim([stalled])).toBeUndefined()
+    await release(claimedLast1)
     expect((await claim([stalled]))?.id).toBe(last2.id)
+    await release(claimedFirst1)
     expect((await claim([stalled]))?.id).toBe(first2.id)
     expect(await hasDueDelivery(database.db.reader, NOW, [stalled])).toBe(false)
     expect(await claim([stalled])).toBeUndefined()
@@ -93,7 +102,8 @@ describe.each([
     const reader = sql(database.db.reader)
     const looks = await statementsOf(reader, () => hasDueDelivery(database.db.reader, NOW, [stalled]))
     const claims = await statementsOf(writer, () => writes.run((tx) => claimDueDelivery(tx, NOW, LEASE, [stalled])))
-    expect([looks.length, claims.length]).toEqual([1, 1])
+    // The claim: its candidate, then (once its webhook is leased) the delivery itself.
+    expect([looks.length, claims.length]).toEqual([1, 2])
     for (const statement of [...looks, ...claims]) await expectBoundedReads(writer, statement)
   })
 

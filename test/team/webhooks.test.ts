@@ -2,7 +2,8 @@
  * Webhooks on a team vault with two instances in one PostgreSQL database: a
  * webhook created on one instance gets the events of the other at once (the
  * change feed reloads its subscriptions), a deleted one stops getting them, and
- * each event is delivered once though both instances deliver.
+ * each event is delivered once though both instances deliver, one attempt per
+ * webhook at a time.
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -88,5 +89,41 @@ describe('webhooks on two instances of a team vault', { timeout: 60_000 }, () =>
     for (let n = 0; n < 3; n++) await call(b, 'POST', '/tokens', tokenKey, { type: 'token', data: 'x' })
     await settle()
     expect(received.length).toBe(before)
+  })
+
+  it("sends one webhook's deliveries one at a time across both instances, each once", async () => {
+    // A slow receiver: each attempt takes 300 ms, long enough for both instances to claim meanwhile.
+    let open = 0
+    let mostOpen = 0
+    const events: string[] = []
+    const slow = createServer((req, res) => {
+      mostOpen = Math.max(mostOpen, ++open)
+      let body = ''
+      req.on('data', (chunk) => (body += chunk))
+      req.on('end', () =>
+        setTimeout(() => {
+          open--
+          events.push(JSON.parse(body).event.id)
+          res.end()
+        }, 300)
+      )
+    })
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve))
+    try {
+      const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`
+      const webhook = await call(a, 'POST', '/webhooks', adminKey, { name: 'Slow', url, events: ['token.created'] })
+      expect(webhook.status).toBe(201)
+      await settle() // B hears of the webhook
+      const made = 8
+      for (let n = 0; n < made; n++) expect((await call(n % 2 ? a : b, 'POST', '/tokens', tokenKey, { type: 'token', data: 'x' })).status).toBe(201)
+      const deadline = Date.now() + 15_000
+      while (events.length < made && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(events).toHaveLength(made)
+      expect(new Set(events).size).toBe(made)
+      expect(mostOpen).toBe(1)
+      await call(a, 'DELETE', `/webhooks/${webhook.body.id}`, adminKey)
+    } finally {
+      await new Promise((resolve) => slow.close(resolve))
+    }
   })
 })

@@ -6,9 +6,11 @@
  * `maxAttempts`, then the delivery is `failed`; a host that is not allowed
  * makes it `blocked` at once (nothing is sent, retrying would not help).
  *
- * Attempts run side by side, at most one per webhook at a time (so each webhook's
- * deliveries go in order) and at most `MAX_IN_FLIGHT` in all: a receiver that
- * never answers holds only its own webhook's slot, never the others' deliveries.
+ * Attempts run side by side, at most one per webhook at a time across all the
+ * instances sharing the database (a lease on the webhook's row), so each
+ * webhook's deliveries go in order, and at most `MAX_IN_FLIGHT` at once on an
+ * instance: a receiver that never answers holds only its own webhook's slot,
+ * never the others' deliveries.
  * Finished deliveries are deleted after `FINISHED_DELIVERY_RETENTION_MS`.
  */
 import { toIsoString } from '../domain/dates'
@@ -21,6 +23,7 @@ import {
   findWebhook,
   hasDueDelivery,
   recordDeliveryAttempt,
+  releaseWebhookLease,
   type DeliveryAttemptRecord,
   type DeliveryRecord
 } from '../storage/repositories/webhooks.repository'
@@ -218,15 +221,16 @@ export class WebhookDelivery {
     if (result.error) entry.error = result.error
     const final = result.outcome !== 'failed' || !webhook || attempts >= this.settings.maxAttempts
     const status = result.outcome === 'failed' ? (final ? 'failed' : 'pending') : result.outcome
-    await writes.run((trx) =>
-      recordDeliveryAttempt(trx, delivery.id, {
+    await writes.run(async (trx) => {
+      await recordDeliveryAttempt(trx, delivery.id, {
         status,
         attempts,
         attempt_log: [...delivery.attempt_log, entry],
         next_attempt_at: final ? finished : finished + webhookRetryDelayMs(attempts, this.settings.retryBaseMs),
         completed_at: final ? finished : null
       })
-    )
+      await releaseWebhookLease(trx, delivery)
+    })
     const log = { deliveryId: delivery.id, webhookId: delivery.webhook_id, attempts, outcome: result.outcome, code: result.error }
     if (result.outcome === 'delivered') logger.info(log, 'webhook event delivered')
     else logger.warn(log, status === 'pending' ? 'webhook delivery failed; will retry' : `webhook delivery ${status}`)

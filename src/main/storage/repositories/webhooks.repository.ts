@@ -55,7 +55,7 @@ type DeliveryRow = Omit<DeliveryRecord, 'event' | 'attempt_log'> & { event: stri
 
 const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value))
 
-function webhookFromRow(row: WebhookRow): WebhookRecord {
+function webhookFromRow({ attempt_until: _lease, ...row }: WebhookRow & { attempt_until?: unknown }): WebhookRecord {
   return { ...row, events: JSON.parse(row.events), created_at: Number(row.created_at), modified_at: nullableNumber(row.modified_at) }
 }
 
@@ -159,7 +159,13 @@ function dueDeliveries(db: Db, now: number, exceptWebhooks: readonly string[]) {
     .limit(1)
   const eachOldestDue = knex.withRecursive(PENDING_WEBHOOKS, ['webhook_id'], pendingWebhooks(db)).select(oldestDue.as('id')).from({ p: PENDING_WEBHOOKS })
   if (exceptWebhooks.length > 0) eachOldestDue.whereNotIn('p.webhook_id', exceptWebhooks)
-  return whereAmongKeys(knex, knex(DELIVERIES).select('id'), 'id', eachOldestDue).orderBy('next_attempt_at')
+  const leasedWebhook = knex(WEBHOOKS)
+    .select(knex.raw('1'))
+    .whereRaw(`${WEBHOOKS}.tenant_id = ${DELIVERIES}.tenant_id and ${WEBHOOKS}.id = ${DELIVERIES}.webhook_id`)
+    .andWhere('attempt_until', '>', now)
+  return whereAmongKeys(knex, knex(DELIVERIES).select('id', 'tenant_id', 'webhook_id'), 'id', eachOldestDue)
+    .whereNotExists(leasedWebhook)
+    .orderBy('next_attempt_at')
 }
 
 /** Whether any delivery of a webhook but `exceptWebhooks` is due at `now`: a read, so an idle poll takes no write turn. */
@@ -167,21 +173,62 @@ export async function hasDueDelivery(db: Db, now: number, exceptWebhooks: readon
   return (await dueDeliveries(db, now, exceptWebhooks).first()) !== undefined
 }
 
+/** Webhooks whose leases a claim may find taken meanwhile (another instance's claim) before it gives up until the next pass. */
+const CLAIM_TRIES = 4
+
 /**
- * Takes the oldest delivery due at `now` of a webhook but `exceptWebhooks` (those with an attempt
- * in flight) for one attempt by pushing its `next_attempt_at` to `leaseUntil` (a crash mid-attempt
- * lets it be retried then); instances sharing the database skip one another's claims.
+ * Takes the oldest delivery due at `now` of a webhook with no attempt in flight (this worker's
+ * `exceptWebhooks`, and any other worker's lease) for one attempt: leases its webhook and pushes
+ * the delivery's `next_attempt_at` to `leaseUntil`, both until `leaseUntil` (a crash mid-attempt
+ * lets them be taken again then). Instances sharing the database skip one another's claims and
+ * leases, so a webhook has one attempt in flight across them all; `releaseWebhookLease` ends it.
  */
 export async function claimDueDelivery(tx: Tx, now: number, leaseUntil: number, exceptWebhooks: readonly string[] = []): Promise<DeliveryRecord | undefined> {
+  const skipped = [...exceptWebhooks]
+  for (let tries = 0; tries < CLAIM_TRIES; tries++) {
+    const candidate: Pick<DeliveryRow, 'id' | 'tenant_id' | 'webhook_id'> | undefined = await dueDeliveries(tx, now, skipped).first()
+    if (!candidate) return undefined
+    if (await leaseWebhook(tx, candidate, now, leaseUntil)) {
+      const claimed = await claimDelivery(tx, candidate.id, now, leaseUntil)
+      if (claimed) return claimed
+      await releaseWebhookLease(tx, { tenant_id: candidate.tenant_id, webhook_id: candidate.webhook_id, next_attempt_at: leaseUntil })
+    }
+    skipped.push(candidate.webhook_id)
+  }
+  return undefined
+}
+
+/**
+ * Leases the delivery's webhook until `leaseUntil` unless another worker holds it (or is taking
+ * it: its row is locked). A delivery whose webhook is gone (deleted while its event was queued)
+ * needs no lease: its attempt records it failed.
+ */
+async function leaseWebhook(tx: Tx, delivery: Pick<DeliveryRow, 'tenant_id' | 'webhook_id'>, now: number, leaseUntil: number): Promise<boolean> {
   const db = sql(tx)
-  const due = dueDeliveries(tx, now, exceptWebhooks).limit(1)
+  const key = { tenant_id: delivery.tenant_id, id: delivery.webhook_id }
+  const free = db(WEBHOOKS)
+    .select('id')
+    .where(key)
+    .andWhere((lease) => lease.whereNull('attempt_until').orWhere('attempt_until', '<=', now))
+  const leased = await db(WEBHOOKS).where(key).whereIn('id', lockingRows(db, free, { skipLocked: true })).update({ attempt_until: leaseUntil })
+  return leased > 0 || (await db(WEBHOOKS).select('id').where(key).first()) === undefined
+}
+
+/** Pushes the delivery's `next_attempt_at` to `leaseUntil` if it is still due and no other worker is claiming it. */
+async function claimDelivery(tx: Tx, id: string, now: number, leaseUntil: number): Promise<DeliveryRecord | undefined> {
+  const db = sql(tx)
   const [row] = await db(DELIVERIES)
-    .where('id', lockingRows(db, due, { skipLocked: true }))
+    .where('id', lockingRows(db, db(DELIVERIES).select('id').where({ id }), { skipLocked: true }))
     .andWhere('status', 'pending')
     .andWhere('next_attempt_at', '<=', now)
     .update({ next_attempt_at: leaseUntil })
     .returning('*')
   return row && deliveryFromRow(row as DeliveryRow)
+}
+
+/** Ends the lease a claim of `delivery` took on its webhook (its claimed `next_attempt_at`), unless another worker has taken it since. */
+export async function releaseWebhookLease(tx: Tx, delivery: Pick<DeliveryRecord, 'tenant_id' | 'webhook_id' | 'next_attempt_at'>): Promise<void> {
+  await sql(tx)(WEBHOOKS).where({ tenant_id: delivery.tenant_id, id: delivery.webhook_id, attempt_until: delivery.next_attempt_at }).update({ attempt_until: null })
 }
 
 const FINISHED: readonly DeliveryStatus[] = ['delivered', 'failed', 'blocked']
