@@ -18,8 +18,9 @@
  * server core too, and counts in each service's CPU time that of the
  * PostgreSQL backends connected to its database, which do part of its work.
  *
- * On SQLite, durable Koa (bench/durable-koa.ts) is measured with bare Koa: the same
- * routes, each request also committing the rows an audited request must.
+ * Durable Koa (bench/durable-koa.ts) is measured with bare Koa: the same routes, each
+ * request also committing the rows an audited request must, on the run's engine (on
+ * PostgreSQL, its backend's CPU counted with it).
  *
  * `--compare <dir>` also starts the service of a second checkout (its own
  * `bin/tessera.cjs`, its own vault) and measures it alternately with this one (A/B).
@@ -224,8 +225,9 @@ async function startService(label: string, checkout: string, dir: string, databa
 }
 
 /** Bare Koa (bench/bare-koa.ts), or durable Koa (bench/durable-koa.ts): the ceilings' app (bench/koa-ceiling.ts), the second also committing what an audited request must. */
-async function startKoa(label: 'bare Koa' | 'durable Koa', script: string): Promise<Target> {
-  const server = await startServer(label, ROOT, ['bin/run-ts.cjs', script])
+async function startKoa(label: 'bare Koa' | 'durable Koa', script: string, databaseUrl?: string): Promise<Target> {
+  const server = await startServer(label, ROOT, ['bin/run-ts.cjs', script, ...(databaseUrl ? [databaseUrl] : [])])
+  if (databaseUrl) server.backends = backendsOf(databaseUrl)
   return {
     label,
     server,
@@ -290,8 +292,7 @@ async function main(): Promise<void> {
     const bare = await startKoa('bare Koa', 'bench/bare-koa.ts')
     servers.push(bare.server)
     const targets = [bare]
-    // Durable Koa writes SQLite: a ceiling for the file vault's figures.
-    const durable = SINGLE && !ON_POSTGRES ? await startKoa('durable Koa', 'bench/durable-koa.ts') : undefined
+    const durable = SINGLE ? await startKoa('durable Koa', 'bench/durable-koa.ts', await database('cpu_durable')) : undefined
     if (durable) {
       servers.push(durable.server)
       targets.push(durable)

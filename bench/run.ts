@@ -11,9 +11,9 @@
  * BENCH_CONNECTIONS (default 32: enough concurrent requests for group commit
  * to batch), BENCH_PIN=0 (no pinning).
  *
- * On SQLite each round also measures durable Koa (bench/durable-koa.ts): bare Koa that
- * commits what an audited create or read must before answering. It has no target; it
- * shows how much of the distance to bare Koa is the durable write alone.
+ * Each round also measures durable Koa (bench/durable-koa.ts): bare Koa that commits,
+ * on the run's engine, what an audited create or read must before answering. It has no
+ * target; it shows how much of the distance to bare Koa is the durable write alone.
  *
  * After the rounds, once: the p99 latency of GET /health and GET /tokens/{id} while
  * hostile expression bodies arrive continuously (bench/hostile-expressions.ts), next to
@@ -91,8 +91,8 @@ interface Round {
   barePost: HttpFigure
   bareGet: HttpFigure
   /** Durable Koa's (SQLite runs only). */
-  durablePost?: HttpFigure
-  durableGet?: HttpFigure
+  durablePost: HttpFigure
+  durableGet: HttpFigure
   rawPlainPerSecond: number
   rawCardsPerSecond: number
 }
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-bench-'))
   const dataDir = join(dir, 'vault')
   const children: ChildProcess[] = []
-  const databases = postgres ? [await benchDatabase('vault'), await benchDatabase('raw')] : []
+  const databases = postgres ? [await benchDatabase('vault'), await benchDatabase('raw'), await benchDatabase('durable')] : []
   const vault = databases.length ? ['--database-url', databases[0].url] : []
   let raw: RawInsertChild | undefined
   try {
@@ -150,8 +150,8 @@ async function main(): Promise<void> {
     children.push(service.child)
     const bare = await startServer(['bin/run-ts.cjs', 'bench/bare-koa.ts'])
     children.push(bare.child)
-    const durable = engine === 'sqlite' ? await startServer(['bin/run-ts.cjs', 'bench/durable-koa.ts']) : undefined
-    if (durable) children.push(durable.child)
+    const durable = await startServer(['bin/run-ts.cjs', 'bench/durable-koa.ts', ...(databases.length ? [databases[2].url] : [])])
+    children.push(durable.child)
     raw = await RawInsertChild.start(databases.length ? databases[1].url : join(dir, 'raw.db'))
 
     const app = await api<{ key: string }>(service.url, init.application.key, 'POST', '/applications', {
@@ -171,16 +171,16 @@ async function main(): Promise<void> {
       tokenizeCards: () => load({ url: service.url + '/tokenize', headers, requests: [tokenizeCards], connections: 4 }),
       get: () => load({ url: service.url, headers, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) })
     }
-    // The Koa ceilings (bench/koa-ceiling.ts): bare, and durable where it runs.
+    // The Koa ceilings (bench/koa-ceiling.ts): bare, and durable.
     const koaCeiling = (url: string) => ({
       post: (seconds = SECONDS) => load({ url: url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: createBody }, seconds),
       get: () => load({ url: url + '/tokens/bench' })
     })
     const bare_ = koaCeiling(bare.url)
-    const durable_ = durable && koaCeiling(durable.url)
+    const durable_ = koaCeiling(durable.url)
     await service_.create(2) // warm-up: JIT, caches, WAL
     await bare_.post(2)
-    await durable_?.post(2)
+    await durable_.post(2)
     const serviceTokens = async () =>
       (await api<{ pagination: { total_items: number } }>(service.url, app.key, 'GET', '/tokens?size=1')).pagination.total_items
     const rawAtServiceSize = async (kind: 'plain' | 'card') => {
@@ -193,10 +193,10 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round}/${ROUNDS}\n`)
       rounds.push({
         barePost: await bare_.post(),
-        durablePost: await durable_?.post(),
+        durablePost: await durable_.post(),
         create: await service_.create(),
         bareGet: await bare_.get(),
-        durableGet: await durable_?.get(),
+        durableGet: await durable_.get(),
         get: await service_.get(),
         tokenize: await service_.tokenize(),
         rawPlainPerSecond: await rawAtServiceSize('plain'),
@@ -321,19 +321,19 @@ function report(rounds: Round[], pinning: string, engine: 'sqlite' | 'postgres')
   console.log(TABLE_HEADER)
   for (const figure of figures) console.log(figureRow(rounds, figure).join(' | '))
   if (errors > 0) console.log(`\nWARNING: ${errors} failed or non-2xx responses during the run`)
-  if (rounds.every((r) => r.durablePost && r.durableGet)) reportDurable(rounds, figures)
+  reportDurable(rounds, figures)
 }
 
 /** (a) and (c) again, against durable Koa: what is left of the distance once the durable write is paid for. */
 function reportDurable(rounds: Round[], figures: Figure[]): void {
   const [create, , get] = figures
   const againstDurable: Figure[] = [
-    { ...create, ceilingLabel: 'durable Koa POST', ceiling: (r) => r.durablePost!.requestsPerSecond, target: '—' },
-    { ...get, ceilingLabel: 'durable Koa GET', ceiling: (r) => r.durableGet!.requestsPerSecond, target: '—' }
+    { ...create, ceilingLabel: 'durable Koa POST', ceiling: (r) => r.durablePost.requestsPerSecond, target: '—' },
+    { ...get, ceilingLabel: 'durable Koa GET', ceiling: (r) => r.durableGet.requestsPerSecond, target: '—' }
   ]
   const share = (durable: (r: Round) => number, bare: (r: Round) => number) => percent(median(rounds.map((r) => durable(r) / bare(r))))
   console.log('\nAgainst durable Koa: bare Koa that commits, with group commit, what an audited request must before answering')
-  console.log(`(a create: its token row and audit row; a read: its audit row). Durable Koa served ${share((r) => r.durablePost!.requestsPerSecond, (r) => r.barePost.requestsPerSecond)} of bare Koa's POSTs and ${share((r) => r.durableGet!.requestsPerSecond, (r) => r.bareGet.requestsPerSecond)} of its GETs.\n`)
+  console.log(`(a create: its token row and audit row; a read: its audit row). Durable Koa served ${share((r) => r.durablePost.requestsPerSecond, (r) => r.barePost.requestsPerSecond)} of bare Koa's POSTs and ${share((r) => r.durableGet.requestsPerSecond, (r) => r.bareGet.requestsPerSecond)} of its GETs.\n`)
   console.log(TABLE_HEADER)
   for (const figure of againstDurable) console.log(figureRow(rounds, figure).join(' | '))
 }
