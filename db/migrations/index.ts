@@ -26,6 +26,7 @@ import * as postgresAuditChainTurn from './20261224000000_postgres_audit_chain_t
 import * as postgresEntityIndexOnLogs from './20261225000000_postgres_entity_index_on_logs'
 import * as webhookDeliveryQueues from './20261226000000_webhook_delivery_queues'
 import * as webhookAttemptLeases from './20261227000000_webhook_attempt_leases'
+import * as tokenContainers from './20261228000000_token_containers'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -58,5 +59,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261224000000_postgres_audit_chain_turn': postgresAuditChainTurn,
   '20261225000000_postgres_entity_index_on_logs': postgresEntityIndexOnLogs,
   '20261226000000_webhook_delivery_queues': webhookDeliveryQueues,
-  '20261227000000_webhook_attempt_leases': webhookAttemptLeases
+  '20261227000000_webhook_attempt_leases': webhookAttemptLeases,
+  '20261228000000_token_containers': tokenContainers
 }

@@ -11,6 +11,7 @@ import { findByFingerprint, findToken, listTokens } from '../../src/main/storage
 import { loadTenantKeys, tenantKeys } from '../../src/main/storage/tenant-keys'
 import { traceBytes } from '../../src/main/storage/trace-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../db/migrations/20261219000000_default_fingerprint_expression'
+import { DEFAULT_CONTAINERS } from '../../db/migrations/20261228000000_token_containers'
 import { getTokenType } from '../../src/main/domain/token-types'
 import { validateExpression } from '../../src/main/domain/expressions'
 import { TOKEN_TYPE_NAMES } from '../../src/shared/token-rules'
@@ -408,5 +409,34 @@ describe('migrations', () => {
     while (Number(await db.migrate.currentVersion()) >= 20261222000000) await db.migrate.down()
     expect(await db('logs').columnInfo()).not.toHaveProperty('trace')
     expect(await db('logs').count({ n: '*' })).toEqual([{ n: traces.length + 1 }])
+  })
+
+  it('indexes the containers of the existing tokens not in their type\'s default ones, and rolls back', async () => {
+    // The defaults are the types' own: a token keeping its type's default containers gets no row.
+    expect(DEFAULT_CONTAINERS).toEqual(Object.fromEntries(TOKEN_TYPE_NAMES.map((name) => [name, getTokenType(name)!.defaultContainers])))
+    await db.migrate.up()
+    while (Number(await db.migrate.currentVersion()) < 20261227000000) await db.migrate.up()
+    await db('tenants').insert({ id: 't', name: 'Tenant', created_at: 0, tenant_key: 1 })
+    const token = (id: string, type: string, containers: string[]) => ({
+      tenant_key: 1, id, type, key_version: 1, sealed_data: Buffer.alloc(40), fingerprint: Buffer.alloc(32), fingerprint_expression: '', containers: JSON.stringify(containers), metadata: '{}', created_at: 7
+    })
+    await db('tokens').insert([
+      token('a', 'card', ['/pci/high/']),
+      token('b', 'card', ['/general/high/']),
+      token('c', 'token', ['/general/high/', '/rare/']),
+      token('d', 'bank', ['/bank/high/']),
+      token('e', 'token', ['/pci/high/', '/pci/high/'])
+    ])
+
+    await db.migrate.latest()
+    expect(await db('token_containers').orderBy(['token_id', 'container']).select('token_id', 'container', 'created_at')).toEqual([
+      { token_id: 'b', container: '/general/high/', created_at: 7 },
+      { token_id: 'c', container: '/general/high/', created_at: 7 },
+      { token_id: 'c', container: '/rare/', created_at: 7 },
+      { token_id: 'e', container: '/pci/high/', created_at: 7 }
+    ])
+
+    while (Number(await db.migrate.currentVersion()) >= 20261228000000) await db.migrate.down()
+    expect(await db.schema.hasTable('token_containers')).toBe(false)
   })
 })

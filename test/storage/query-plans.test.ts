@@ -26,6 +26,8 @@ const COUNTER_TABLES = new Set(['token_counts', 'log_counts', 'log_entity_index'
 const METADATA_INDEX = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?)'
 /** The metadata walk of a v2 list: the first page from the value's newest entry, a page after a cursor inside the value's range. */
 const METADATA_WALK = 'm USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=?'
+/** The tokens with containers of their own under a rule's container: one range of `token_containers`. */
+const CONTAINER_RANGE = 'token_containers USING PRIMARY KEY (tenant_key=? AND container>? AND container<?)'
 const SEARCH_INDEX = 's USING COVERING INDEX token_search_indexes_tenant_key_index_hash_created_at_token_id_index (tenant_key=? AND index_hash=?'
 const ENTITY_INDEX = 'log_entities USING PRIMARY KEY (tenant_key=? AND entity_type=? AND entity_id=?'
 /** The entries past the entity index's folded mark: a seq range the sweep keeps short. */
@@ -64,6 +66,10 @@ const readsCountersOnly = ({ steps }: Plan) =>
       step.includes('token_metadata EXISTS USING PRIMARY KEY (tenant_key=? AND key=? AND value_folded=? AND created_at=? AND token_id=?)')
   )
 
+/** A token list's probe of how many entries one range of a metadata or container index holds, up to the count limit: how it chooses the index it walks. */
+const probesOneRange = ({ sql, steps }: Plan) =>
+  /limit \?\) as `matching`$/.test(sql) && steps.filter((step) => /^(SEARCH|SCAN) /.test(step) && step !== 'SCAN matching').length === 1 && steps.some((step) => /^SEARCH (token_containers|m) USING PRIMARY KEY/.test(step))
+
 let tables: Set<string>
 const isTable = (name: string) => tables.has(name)
 
@@ -95,7 +101,7 @@ describe('query plans of the lists', () => {
     if (process.env.SHOW_PLANS) for (const plan of plans) console.log(plan.sql, "\n   ", plan.steps.join("\n    "))
     for (const plan of plans) {
       expect({ sql: plan.sql, unbounded: unboundedSteps(plan, options) }).toEqual({ sql: plan.sql, unbounded: [] })
-      if (options.uses && !readsCountersOnly(plan)) expect({ sql: plan.sql, steps: plan.steps }).toEqual({ sql: plan.sql, steps: expect.arrayContaining([expect.stringContaining(options.uses)]) })
+      if (options.uses && !readsCountersOnly(plan) && !probesOneRange(plan)) expect({ sql: plan.sql, steps: plan.steps }).toEqual({ sql: plan.sql, steps: expect.arrayContaining([expect.stringContaining(options.uses)]) })
     }
   }
 
@@ -107,6 +113,8 @@ describe('query plans of the lists', () => {
     const types = ['token', 'card', 'bank']
     for (const tenant of [tenantId, otherTenantId]) {
       const tokens = Array.from({ length: 300 }, (_, i) => ({ token: storedToken(tenant, i, types[i % 3]), searchIndexes: [searchIndex(tenant, i)] }))
+      // A few tokens in a container of their own, which some rules allow alone.
+      for (let i = 300; i < 303; i++) tokens.push({ token: { ...storedToken(tenant, i, 'token'), containers: ['/rare/'] }, searchIndexes: [] })
       const entries = Array.from({ length: 600 }, (_, i) => logEntry(tenant, i, types[i % 3]))
       await writes.append((rows) => {
         appendTokens(rows, tokens, () => new Error('duplicate id'))
@@ -169,9 +177,14 @@ describe('query plans of the lists', () => {
     it('by metadata, one key', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ metadata: { colour: 'blue' } })), { uses: METADATA_INDEX }))
     it('by metadata, two keys', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ metadata: { colour: 'blue', size: '3' } })), { uses: METADATA_INDEX }))
     it('by metadata and type', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ metadata: { colour: 'red' }, types: ['bank'] })), { uses: METADATA_INDEX }))
-    it('with access-rule containers', () => expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/', '/bank/high/']) }))))
-    it('with access-rule containers and metadata', () =>
-      expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/']), metadata: { colour: 'red' } })), { uses: METADATA_INDEX }))
+    it('with access-rule containers most tokens are in: the page by the time index, each token checked; the count through its candidates', () =>
+      expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/', '/bank/high/']) })), { sortsBoundedSet: true }))
+    it('with an access-rule container few tokens are in: its candidates, each looked up, sorted', () =>
+      expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/rare/']) })), { sortsBoundedSet: true, uses: CONTAINER_RANGE }))
+    it('with access-rule containers and metadata fewer tokens hold: the metadata index', () =>
+      expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/pci/']), metadata: { colour: 'blue' } })), { uses: METADATA_INDEX }))
+    it('with an access-rule container fewer tokens are in than hold the metadata: its candidates', () =>
+      expectProportionalToPage(listAndCountTokens(tokenFilter({ visibleBy: ruleBound(['/rare/']), metadata: { colour: 'red' } })), { sortsBoundedSet: true, uses: CONTAINER_RANGE }))
     // A page in the second half of a list counted exactly is read from the oldest end, by the same indexes.
     // (300 tokens a tenant, a third of each type.)
     const deepPage = (filter: TokenFilter, offset: number) => () => findTokenPage(temporary.db.reader, filter, 20, offset)

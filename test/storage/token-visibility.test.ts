@@ -1,8 +1,10 @@
 /**
  * The access rules are defined once and compiled twice: to the in-memory check
  * that GET /tokens/{id} uses, and to the predicate the tokens repository turns
- * into SQL for lists. Random tokens and rules, through both, against a real
- * SQLite database: a list must show exactly the tokens a single read allows.
+ * into SQL for lists. Random tokens (of each type, in its default containers or
+ * their own) and rules, through both, against a real SQLite database: a list must
+ * show exactly the tokens a single read allows, whether it walks the tokens or
+ * reads the candidates the rules' containers give.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import fc from 'fast-check'
@@ -11,7 +13,7 @@ import type { AccessRule, Condition } from '../../src/shared/types'
 import { transformFor, visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
-import { appendTokens, countTokens, listTokens } from '../../src/main/storage/repositories/tokens.repository'
+import { appendTokens, countTokens, findTokenPage, listTokens } from '../../src/main/storage/repositories/tokens.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
@@ -23,7 +25,11 @@ const segment = fc.string({ unit: fc.constantFrom('a', 'b', 'A', '_', '-'), minL
 /** A container path as tokens and rules hold them: `/`, `/a/`, `/a/_b/`. */
 const container = fc.array(segment, { maxLength: 3 }).map((segments) => `/${segments.map((name) => `${name}/`).join('')}`)
 
-const tokenShape = fc.record({ id: text(5), containers: fc.uniqueArray(container, { minLength: 1, maxLength: 3 }) })
+/** Each type's default containers, which most tokens keep (they are found through the type, not the containers' index). */
+const DEFAULTS: Record<string, string[]> = { token: ['/general/high/'], card: ['/pci/high/'], bank: ['/bank/high/'] }
+const tokenShape = fc
+  .record({ id: text(5), type: fc.constantFrom('token', 'card', 'bank'), own: fc.option(fc.uniqueArray(container, { minLength: 1, maxLength: 3 }), { nil: undefined }) })
+  .map(({ id, type, own }) => ({ id, type, containers: own ?? DEFAULTS[type] }))
 const tokens = fc.uniqueArray(tokenShape, { maxLength: 12, selector: (token) => token.id })
 
 /** Code points, so a cut never splits a surrogate pair. */
@@ -51,7 +57,7 @@ const transform = fc.constantFrom('redact' as const, 'mask' as const, 'reveal' a
 /** Rules over `shapes`: their values are often prefixes (or near misses) of the tokens' ids and containers. */
 function rulesFor(shapes: { id: string; containers: string[] }[]): fc.Arbitrary<AccessRule[]> {
   const ids = nearPrefix(shapes.map((shape) => shape.id))
-  const containers = shapes.flatMap((shape) => shape.containers)
+  const containers = [...shapes.flatMap((shape) => shape.containers), '/pci/', '/general/', '/bank/high/']
   const condition: fc.Arbitrary<Condition> = fc.oneof(
     fc.record({ attribute: fc.constant('id' as const), operator: fc.constantFrom('starts_with' as const, 'equals' as const), value: fc.oneof(ids, text(4)) }),
     fc.record({
@@ -70,11 +76,11 @@ function rulesFor(shapes: { id: string; containers: string[] }[]): fc.Arbitrary<
 
 const scenario = tokens.chain((shapes) => fc.tuple(fc.constant(shapes), rulesFor(shapes), fc.boolean()))
 
-function storedToken(tenantId: string, { id, containers }: { id: string; containers: string[] }): StoredToken {
+function storedToken(tenantId: string, { id, type, containers }: { id: string; type: string; containers: string[] }): StoredToken {
   return {
     tenant_id: tenantId,
     id,
-    type: 'token',
+    type,
     key_version: 1,
     sealed_data: Buffer.alloc(40),
     fingerprint: randomBytes(32).toString('hex'),
@@ -110,6 +116,10 @@ describe('token visibility: the in-memory access check and the SQL list filter',
         const readable = shapes.filter((shape) => transformFor(actor, 'token:read', shape) !== undefined).map((shape) => shape.id)
         const filter = { tenantId, now: 2, ids: [], types: [], metadata: {}, visibleBy: visibleTokens(actor, 'token:read') }
         const listed = (await listTokens(temporary.db.reader, filter, 100, 0)).map((token) => token.id)
+        // A page of one: found by walking the tokens in list order or through the rules' candidates, whichever reads fewer.
+        const { rows: firstPage, total } = await findTokenPage(temporary.db.reader, filter, 1, 0)
+        expect(firstPage.map((token) => token.id)).toEqual(listed.slice(0, 1))
+        expect(total).toBe(readable.length)
         expect(listed.sort()).toEqual(readable.sort())
         expect(await countTokens(temporary.db.reader, filter)).toBe(readable.length)
       }),

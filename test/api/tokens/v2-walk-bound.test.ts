@@ -5,18 +5,13 @@
  * for the conditions the database checks itself (access rules, a container term): a request walks a bounded
  * window of the index, however few of its tokens the caller may see.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
-import type { Knex } from 'knex'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { DATABASE_FILE } from '../../../src/main/bootstrap/vault'
 import { sql } from '../../../src/main/storage/connections'
 import { engineOf } from '../../../src/main/storage/dialect'
 import { SEEK_ROWS_PER_REQUEST } from '../../../src/main/storage/repositories/tokens.repository'
-import { statementsRun, type Statement } from '../../helpers/database'
-import { onPostgres } from '../../helpers/postgres'
 import { create, revealer, rule, service, useTokensService, type App, type Body } from './fixture'
+import { analyze, measurable, sqlWork } from './sql-work'
 
 useTokensService()
 
@@ -66,62 +61,6 @@ async function tagged(tag: string): Promise<string> {
   service.clock.advance(1000)
   return (await create({ type: 'token', data: 'value', metadata: { tag } })).id
 }
-
-/** A `PlanNode` of PostgreSQL's EXPLAIN (ANALYZE, FORMAT JSON), the fields read here. */
-interface PlanNode {
-  'Node Type': string
-  'Actual Rows': number
-  'Actual Loops': number
-  'Rows Removed by Filter'?: number
-  Plans?: PlanNode[]
-}
-
-/**
- * The entries a statement walked in the index (or table) it walks, as PostgreSQL counts them: each scan run
- * once, its rows kept and those its filter removed. (Scans run once per row of another, such as each token
- * looked up by id, are that walk's entries again.)
- */
-function entriesWalked(node: PlanNode): number {
-  const walks = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Index Scan'].includes(node['Node Type']) && node['Actual Loops'] === 1
-  const own = walks ? node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) : 0
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + entriesWalked(child), 0)
-}
-
-/** A value as an SQLite literal, for the command-line shell. */
-const sqliteLiteral = (value: Knex.RawBinding) =>
-  Buffer.isBuffer(value) ? `x'${value.toString('hex')}'` : typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value)
-
-/** The virtual machine steps SQLite takes to run `statement` on the vault's file, as its shell's `.stats` counts them: its work, which grows with the entries it walks. */
-function sqliteSteps(statement: Statement): number {
-  const parameters = statement.bindings.map((value, i) => `insert into temp.sqlite_parameters values ('?${i + 1}', ${sqliteLiteral(value)});`)
-  // The shell binds each anonymous `?` to the parameter named by its position.
-  const script = ['.parameter init', ...parameters, '.stats on', `${statement.sql};`].join('\n')
-  const output = execFileSync('sqlite3', ['-readonly', join(service.dataDir, DATABASE_FILE)], { input: script, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] })
-  return Number(/Virtual Machine Steps:\s+(\d+)/.exec(output)?.[1] ?? NaN)
-}
-
-/** The work of the statements `work` runs on the read pool: PostgreSQL's entries walked, or SQLite's virtual machine steps. */
-async function sqlWork(work: () => Promise<unknown>): Promise<number> {
-  const reader = sql(service.host.vault.db.reader)
-  let total = 0
-  for (const statement of await statementsRun(reader, work)) {
-    if (engineOf(reader) === 'sqlite') total += sqliteSteps(statement)
-    else total += entriesWalked((await reader.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql.replace(/\$\d+/g, '?')}`, statement.bindings)).rows[0]['QUERY PLAN'][0].Plan)
-  }
-  return total
-}
-
-/** PostgreSQL's statistics of the tables, as its autovacuum keeps them in a vault in use: it plans by them. */
-async function analyze(): Promise<void> {
-  const reader = sql(service.host.vault.db.reader)
-  if (engineOf(reader) === 'postgres') await reader.raw('ANALYZE')
-}
-
-/**
- * SQLite's work is read through its command-line shell (Debian's `sqlite3`, which `.ci/run` installs):
- * without it, outside CI, the SQLite run of this test is skipped.
- */
-const measurable = onPostgres || Boolean(process.env.CI) || spawnSync('sqlite3', ['-version']).status === 0
 
 // Runs first: the next test tokenizes 1,000 tokens a millisecond, which a walk would sort whole.
 describe.skipIf(!measurable)('v2 lists and searches whose conditions the database checks match few tokens', () => {

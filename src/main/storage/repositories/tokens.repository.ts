@@ -13,7 +13,8 @@ import { flushRows, rowsOf, type RowBuffer } from '../write-queue'
 import { tenantKeys, type TenantKeys } from '../tenant-keys'
 import { uuidBytes, uuidText } from '../uuid-bytes'
 import { DEFAULT_FINGERPRINT_EXPRESSIONS, EMPTY_EXPRESSION } from '../../../../db/migrations/20261219000000_default_fingerprint_expression'
-import { deleteReturning, insertionOrder, jsonArrayElements, lockNames, lockingRows, unindexed } from '../dialect'
+import { DEFAULT_CONTAINERS } from '../../../../db/migrations/20261228000000_token_containers'
+import { deleteReturning, insertionOrder, jsonArrayElements, lockNames, lockingRows, unindexed, whereAmongKeys } from '../dialect'
 
 
 /**
@@ -179,6 +180,29 @@ function metadataRows(keys: TenantKeys, token: Pick<StoredToken, 'tenant_id' | '
   return Object.entries(token.metadata).map(([key, value]) => ({ tenant_key: tenantKey, token_id: token.id, key, value_folded: foldMetadataValue(value), created_at: token.created_at }))
 }
 
+const CONTAINER_COLUMNS = ['tenant_key', 'container', 'created_at', 'token_id'] as const
+
+/** Whether a token keeps its type's default containers, as most do: those get no `token_containers` rows. */
+function hasDefaultContainers(type: string, containers: readonly string[]): boolean {
+  const defaults = DEFAULT_CONTAINERS[type]
+  return defaults !== undefined && containers.length === defaults.length && containers.every((container, index) => container === defaults[index])
+}
+
+/** The `token_containers` rows of a token: one per container, none when it keeps its type's default containers. */
+function containerRows(keys: TenantKeys, token: Pick<StoredToken, 'tenant_id' | 'id' | 'type' | 'containers' | 'created_at'>) {
+  if (hasDefaultContainers(token.type, token.containers)) return []
+  const tenantKey = keys.keyOf(token.tenant_id)
+  return [...new Set(token.containers)].map((container) => ({ tenant_key: tenantKey, container, created_at: token.created_at, token_id: token.id }))
+}
+
+/** Deletes a token's `token_containers` rows, each by its whole primary key. */
+async function deleteContainerRows(db: Db, tenantKey: number, token: Pick<StoredToken, 'id' | 'type' | 'containers' | 'created_at'>): Promise<void> {
+  if (hasDefaultContainers(token.type, token.containers)) return
+  for (const container of new Set(token.containers)) {
+    await sql(db)('token_containers').where({ tenant_key: tenantKey, container, created_at: token.created_at, token_id: token.id }).delete()
+  }
+}
+
 const TOKEN_COUNT_COLUMNS = ['tenant_key', 'type', 'count'] as const
 const TOKEN_COUNTER: AddOnConflict = { key: ['tenant_key', 'type'], column: 'count' }
 
@@ -202,6 +226,7 @@ export function appendTokens(rows: RowBuffer, tokens: readonly NewToken[], onDup
   rows.insert('tokens', TOKEN_COLUMNS, tokens.map((token) => newTokenColumns(keys, token.token)), { onConflict: onDuplicate })
   rows.insert('token_search_indexes', SEARCH_INDEX_COLUMNS, tokens.flatMap((token) => searchIndexRows(keys, token.searchIndexes, token.token.created_at)))
   rows.insert('token_metadata', METADATA_COLUMNS, tokens.flatMap((token) => metadataRows(keys, token.token)))
+  rows.insert('token_containers', CONTAINER_COLUMNS, tokens.flatMap((token) => containerRows(keys, token.token)))
   for (const { token } of tokens) countTokenChange(rows, token.tenant_id, token.type, 1)
 }
 
@@ -301,30 +326,43 @@ async function typeOf(db: Db, tenantKey: number, id: string): Promise<string | u
   return (await sql(db)('tokens').select('type').where({ tenant_key: tenantKey, id }).first())?.type
 }
 
-/** What finds a token's `token_metadata` rows: its stored metadata and creation time (the row locked, so that no other instance changes them meanwhile). */
-async function metadataKeyOf(db: Db, tenantKey: number, id: string): Promise<{ metadata: Record<string, string>; created_at: number } | undefined> {
-  const row = await lockingRows(sql(db), sql(db)('tokens').select('metadata', 'created_at').where({ tenant_key: tenantKey, id }).first())
-  return row && { metadata: JSON.parse(row.metadata), created_at: Number(row.created_at) }
+/** What a token's index rows (`token_metadata`, `token_containers`) are keyed by, as stored (the row locked, so that no other instance changes it meanwhile). */
+type IndexedColumns = Pick<StoredToken, 'type' | 'metadata' | 'containers' | 'created_at'>
+
+async function indexedColumnsOf(db: Db, tenantKey: number, id: string): Promise<IndexedColumns | undefined> {
+  const row = await lockingRows(sql(db), sql(db)('tokens').select('type', 'metadata', 'containers', 'created_at').where({ tenant_key: tenantKey, id }).first())
+  return row && indexedColumns(row)
 }
 
+const indexedColumns = (row: { type: string; metadata: string; containers: string; created_at: number | string }): IndexedColumns => ({
+  type: row.type,
+  metadata: JSON.parse(row.metadata),
+  containers: JSON.parse(row.containers),
+  created_at: Number(row.created_at)
+})
+
 /** Deletes a token's `token_metadata` rows, each by its whole primary key (the table is ordered for filters, not by token). */
-async function deleteMetadataRows(db: Db, tenantKey: number, id: string, { metadata, created_at }: { metadata: Record<string, string>; created_at: number }): Promise<void> {
+async function deleteMetadataRows(db: Db, tenantKey: number, id: string, { metadata, created_at }: Pick<StoredToken, 'metadata' | 'created_at'>): Promise<void> {
   for (const [key, value] of Object.entries(metadata)) {
     await sql(db)('token_metadata').where({ tenant_key: tenantKey, key, value_folded: foldMetadataValue(value), created_at, token_id: id }).delete()
   }
 }
 
-/** Changes a token's columns; new metadata replaces its `token_metadata` rows. */
+/** Changes a token's columns; new metadata replaces its `token_metadata` rows, new containers its `token_containers` rows. */
 export async function updateToken(db: Db, tenantId: string, id: string, changes: Partial<StoredToken>): Promise<number> {
   const keys = tenantKeys(db)
   const tenantKey = keys.keyOf(tenantId)
-  const before = changes.metadata === undefined ? undefined : await metadataKeyOf(db, tenantKey, id)
+  const before = changes.metadata === undefined && changes.containers === undefined ? undefined : await indexedColumnsOf(db, tenantKey, id)
   const type = changes.type ?? (changes.fingerprint_expression === undefined ? undefined : await typeOf(db, tenantKey, id))
   if (changes.fingerprint_expression !== undefined && type === undefined) return 0
   const updated = await sql(db)('tokens').where({ tenant_key: tenantKey, id }).update(toColumns(keys, changes, type))
   if (updated && before && changes.metadata !== undefined) {
     await deleteMetadataRows(db, tenantKey, id, before)
     await insertRows(sql(db), 'token_metadata', METADATA_COLUMNS, metadataRows(keys, { tenant_id: tenantId, id, metadata: changes.metadata, created_at: before.created_at }))
+  }
+  if (updated && before && changes.containers !== undefined) {
+    await deleteContainerRows(db, tenantKey, { id, ...before })
+    await insertRows(sql(db), 'token_containers', CONTAINER_COLUMNS, containerRows(keys, { tenant_id: tenantId, id, type: before.type, containers: changes.containers, created_at: before.created_at }))
   }
   return updated
 }
@@ -346,9 +384,11 @@ export async function deleteToken(
   const tenantKey = tenantKeys(db).keyOf(row.tenant_id)
   const query = sql(db)('tokens').where({ tenant_key: tenantKey, id: row.id })
   if (reason === 'expired') query.andWhere('expires_at', '<=', deletedAt)
-  const [removed] = await deleteReturning<{ metadata: string; created_at: number | string }>(sql(db), query, ['metadata', 'created_at'])
+  const [removed] = await deleteReturning<{ type: string; metadata: string; containers: string; created_at: number | string }>(sql(db), query, ['type', 'metadata', 'containers', 'created_at'])
   if (!removed) return false
-  await deleteMetadataRows(db, tenantKey, row.id, { metadata: JSON.parse(removed.metadata), created_at: Number(removed.created_at) })
+  const indexed = indexedColumns(removed)
+  await deleteMetadataRows(db, tenantKey, row.id, indexed)
+  await deleteContainerRows(db, tenantKey, { id: row.id, ...indexed })
   countTokenChange(rowsOf(db), row.tenant_id, row.type, -1)
   await sql(db)('token_tombstones').insert({
     tenant_id: row.tenant_id,
@@ -417,12 +457,23 @@ function applyClauses(db: Knex, query: Knex.QueryBuilder, clauses: readonly (rea
 
 type MetadataEntry = [key: string, value: string]
 
+/** How a list finds its tokens: the metadata filters, the rarest first, and the tokens access rules may allow, if they are few. */
+interface ListPlan {
+  metadata: readonly MetadataEntry[]
+  /** The ids of every token the caller's access rules may allow (and some they do not), when there are few of them: the count reads these. */
+  candidates?: Knex.QueryBuilder
+  /** Whether the page reads the candidates too: when a walk of the tenant's tokens in list order would pass over more tokens to fill it. */
+  pageFromCandidates?: boolean
+}
+
 /**
- * The filter as one query, newest first. With metadata filters it walks the index of
- * `token_metadata` for the first entry of `metadata` (in `created_at` order) and checks
- * the others in its primary key; otherwise the tokens' own index by type (one type) or by time.
+ * The filter as one query, newest first. With candidates, each is looked up by its key and
+ * those are sorted; otherwise, with metadata filters, it walks the index of `token_metadata`
+ * for the first entry of `metadata` (in `created_at` order) and checks the others in its
+ * primary key; otherwise the tokens' own index by type (one type) or by time.
  */
-function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): { query: Knex.QueryBuilder; order: string } {
+function filtered(db: Db, filter: TokenFilter, { metadata, candidates }: Pick<ListPlan, 'metadata' | 'candidates'>): { query: Knex.QueryBuilder; order: string } {
+  if (candidates) return amongCandidates(db, filter, metadata, candidates)
   const [first, ...others] = metadata
   const query = first ? withMetadata(db, filter.tenantId, first) : sql(db)('tokens').where('tokens.tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   query.andWhere(notExpiredAt(filter.now))
@@ -437,6 +488,77 @@ function filtered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[
 }
 
 const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
+
+/** The filter over the candidates alone: every other condition is checked on each, none walks an index of its own (the unary +). */
+function amongCandidates(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], candidates: Knex.QueryBuilder): { query: Knex.QueryBuilder; order: string } {
+  const knex = sql(db)
+  const query = whereAmongKeys(knex, knex('tokens').where('tokens.tenant_key', tenantKeys(db).keyOf(filter.tenantId)), 'tokens.id', candidates)
+  query.andWhere(notExpiredAt(filter.now))
+  if (filter.types.length) query.whereRaw(`${unindexed(knex, 'tokens.type')} in (${placeholders(filter.types)})`, filter.types)
+  for (const entry of metadata) query.whereExists(metadataEntry(db, entry, 'tokens'))
+  if (filter.visibleBy) applyClauses(knex, query, filter.visibleBy)
+  return { query, order: unindexed(knex, 'tokens.created_at') }
+}
+
+/**
+ * A list's candidates when its caller's access rules allow few tokens: for each rule (clause), the
+ * tokens holding a container its first container condition matches — those with containers of
+ * their own through `token_containers`, and every token of a type whose default containers it
+ * matches through the tokens' type index. Undefined when a clause has no container condition
+ * (it may allow any token), or when the candidates would be more than the count limit: then
+ * the allowed tokens are common enough for a walk by time to find a page soon.
+ */
+async function containerCandidates(db: Db, filter: TokenFilter): Promise<{ ids: Knex.QueryBuilder; count: number } | undefined> {
+  const clauses = filter.visibleBy
+  if (!clauses?.length || filter.ids.length > 0) return undefined
+  const drivers = clauses.map((clause) => clause.find((condition) => condition.attribute === 'container'))
+  if (drivers.some((driver) => driver === undefined)) return undefined
+  const knex = sql(db)
+  const tenantKey = tenantKeys(db).keyOf(filter.tenantId)
+  const ofOwn = (drivers as Condition[]).map((driver) => tokensWithOwnContainer(knex, tenantKey, driver))
+  const types = Object.keys(DEFAULT_CONTAINERS).filter((type) => drivers.some((driver) => DEFAULT_CONTAINERS[type].some((container) => containerMatches(driver!, container))))
+  const ofTypes = types.length > 0 ? knex('tokens').select('id').where('tenant_key', tenantKey).whereIn('type', types) : undefined
+  let count = 0
+  for (const query of ofOwn) count += await cappedCount(knex, query.clone())
+  if (ofTypes && count <= COUNTED_ITEMS_LIMIT) count += await tokensOfTypes(knex, tenantKey, types)
+  if (count > COUNTED_ITEMS_LIMIT) return undefined
+  const [first, ...rest] = ofTypes ? [...ofOwn, ofTypes] : ofOwn
+  // Wrapped: a query builder a promise resolves with would be run, being a thenable.
+  return { ids: rest.length > 0 ? first.unionAll(rest) : first, count }
+}
+
+const containerMatches = ({ operator, value }: Condition, container: string) => (operator === 'equals' ? container === value : container.startsWith(value))
+
+/**
+ * The ids of the tokens with containers of their own of which one matches `condition`: one range
+ * of `token_containers`. Containers are ASCII below DEL (`/pci/high/`), so those starting with a
+ * prefix lie between it and the prefix followed by DEL.
+ */
+function tokensWithOwnContainer(knex: Knex, tenantKey: number, { operator, value }: Condition): Knex.QueryBuilder {
+  const query = knex('token_containers').select('token_id').where('tenant_key', tenantKey)
+  return operator === 'equals' ? query.andWhere('container', value) : query.andWhere('container', '>=', value).andWhere('container', '<', `${value}\x7f`)
+}
+
+/** The tenant's tokens (of these types), from its counters (tokens past their expiry included). */
+async function tokensOfTypes(knex: Knex, tenantKey: number, types?: readonly string[]): Promise<number> {
+  const query = knex('token_counts').sum({ count: 'count' }).where('tenant_key', tenantKey)
+  const [{ count }] = await (types ? query.whereIn('type', types) : query)
+  return Number(count ?? 0)
+}
+
+/**
+ * How to list (or count) the filter's tokens, for a page ending `reach` tokens into the list. A walk
+ * in list order passes over about `reach × tokens / candidates` tokens to fill the page when the
+ * allowed ones are spread evenly; reading the candidates costs one lookup each, and counting them too.
+ */
+async function planList(db: Db, filter: TokenFilter, reach: number): Promise<ListPlan> {
+  const [metadata, candidates] = await Promise.all([metadataBySelectivity(db, filter), containerCandidates(db, filter)])
+  if (!candidates) return { metadata }
+  // A metadata value fewer tokens hold than the candidates drives the list instead.
+  if (metadata.length > 0 && (await cappedCount(sql(db), metadataMatches(db, filter.tenantId, metadata[0]))) < candidates.count) return { metadata }
+  const tokens = await tokensOfTypes(sql(db), tenantKeys(db).keyOf(filter.tenantId))
+  return { metadata, candidates: candidates.ids, pageFromCandidates: candidates.count * candidates.count <= reach * tokens }
+}
 
 /** The `token_metadata` rows (as `m`) of a tenant's tokens holding exactly `key` with `value`, both folded. */
 function metadataMatches(db: Db, tenantId: string, [key, value]: MetadataEntry): Knex.QueryBuilder {
@@ -475,13 +597,13 @@ const countedByMetadata = (filter: TokenFilter) =>
   filter.ids.length === 0 && filter.types.length === 0 && Object.keys(filter.metadata).length > 0 && filter.visibleBy === undefined
 
 export async function countTokens(db: Db, filter: TokenFilter): Promise<number> {
-  return countOrdered(db, filter, await metadataBySelectivity(db, filter))
+  return countPlanned(db, filter, await planList(db, filter, 0))
 }
 
-function countOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[]): Promise<number> {
+function countPlanned(db: Db, filter: TokenFilter, plan: ListPlan): Promise<number> {
   if (countedByCounters(filter)) return countFromCounters(db, filter)
-  if (countedByMetadata(filter)) return countFromMetadata(db, filter, metadata)
-  return cappedCount(sql(db), filtered(db, filter, metadata).query)
+  if (countedByMetadata(filter)) return countFromMetadata(db, filter, plan.metadata)
+  return cappedCount(sql(db), filtered(db, filter, plan).query)
 }
 
 /** The tenant's tokens (of some types) less those past their expiry that the sweep has not removed yet. */
@@ -519,11 +641,11 @@ function dueTokens(db: Db, filter: TokenFilter): Knex.QueryBuilder {
 
 /** Newest first; insertion order breaks ties between tokens of the same millisecond. */
 export async function listTokens(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<StoredToken[]> {
-  return listOrdered(db, filter, await metadataBySelectivity(db, filter), limit, offset)
+  return listPlanned(db, filter, await planList(db, filter, offset + limit), limit, offset)
 }
 
-async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], limit: number, offset: number, direction: 'desc' | 'asc' = 'desc'): Promise<StoredToken[]> {
-  const { query, order } = filtered(db, filter, metadata)
+async function listPlanned(db: Db, filter: TokenFilter, plan: ListPlan, limit: number, offset: number, direction: 'desc' | 'asc' = 'desc'): Promise<StoredToken[]> {
+  const { query, order } = filtered(db, filter, plan.pageFromCandidates ? plan : { metadata: plan.metadata })
   return toRows(
     db,
     await query
@@ -540,7 +662,7 @@ async function listOrdered(db: Db, filter: TokenFilter, metadata: readonly Metad
  */
 async function listFromOldest(db: Db, filter: TokenFilter, total: number, limit: number, offset: number): Promise<StoredToken[]> {
   if (offset >= total) return []
-  const rows = await listOrdered(db, filter, [], Math.min(limit, total - offset), Math.max(0, total - offset - limit), 'asc')
+  const rows = await listPlanned(db, filter, { metadata: [] }, Math.min(limit, total - offset), Math.max(0, total - offset - limit), 'asc')
   return rows.reverse()
 }
 
@@ -548,11 +670,11 @@ async function listFromOldest(db: Db, filter: TokenFilter, total: number, limit:
 export async function findTokenPage(db: Db, filter: TokenFilter, limit: number, offset: number): Promise<{ total: number; rows: StoredToken[] }> {
   if (countedByCounters(filter) && offset > 0) {
     const total = await countFromCounters(db, filter)
-    const rows = offset > total / 2 ? await listFromOldest(db, filter, total, limit, offset) : await listOrdered(db, filter, [], limit, offset)
+    const rows = offset > total / 2 ? await listFromOldest(db, filter, total, limit, offset) : await listPlanned(db, filter, { metadata: [] }, limit, offset)
     return { total, rows }
   }
-  const metadata = await metadataBySelectivity(db, filter)
-  const [total, rows] = await Promise.all([countOrdered(db, filter, metadata), listOrdered(db, filter, metadata, limit, offset)])
+  const plan = await planList(db, filter, offset + limit)
+  const [total, rows] = await Promise.all([countPlanned(db, filter, plan), listPlanned(db, filter, plan, limit, offset)])
   return { total, rows }
 }
 
