@@ -5,6 +5,8 @@
  * and edits made directly in PostgreSQL are caught by `tessera logs verify`
  * and named, as on a vault file.
  */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import knex, { type Knex } from 'knex'
@@ -59,7 +61,10 @@ describe.skipIf(onPostgres)('the audit trail of a team vault', { timeout: 120_00
     await sleep(20)
     const before = new Date().toISOString()
     await sleep(20)
-    const file = join(dirs[0], 'archive.jsonl')
+    // Outside the data directory, which holds the vault's keys: an archive there is refused.
+    const archiveDir = await mkdtemp(join(tmpdir(), 'tessera-team-archive-'))
+    cleanup.push(() => rm(archiveDir, { recursive: true, force: true }))
+    const file = join(archiveDir, 'archive.jsonl')
     let writing = true
     const writes: Promise<number>[] = []
     const writers = (async () => {
