@@ -208,6 +208,10 @@ describe('query plans of the lists', () => {
     it('by type', () => expectProportionalToPage(pages(seek({ type: 'card' })), { uses: 'tokens_tenant_key_type_created_at_index (tenant_key=? AND type=?' }))
     it('by type after a cursor', () => expectProportionalToPage(after(seek({ type: 'card' })), { uses: 'tokens_tenant_key_type_created_at_index (tenant_key=? AND type=? AND created_at<?)' }))
     it('by container (each token checked, newest first)', () => expectProportionalToPage(pages(seek({ containers: ['/pci/'] }))))
+    it('by an access-rule container few tokens are in: its candidates, each looked up, sorted', () =>
+      expectProportionalToPage(pages(seek({ visibleBy: ruleBound(['/rare/']) })), { sortsBoundedSet: true, uses: CONTAINER_RANGE }))
+    it('by access-rule containers most tokens are in: the time index, each token checked', () =>
+      expectProportionalToPage(pages(seek({ visibleBy: ruleBound(['/pci/', '/general/']) })), { uses: 'tokens_tenant_key_created_at_index (tenant_key=?' }))
     it('by metadata, exact (the folded index, the value checked on the token)', () =>
       expectProportionalToPage(pages(seek({ metadata: { colour: 'Red' } })), { uses: METADATA_WALK }))
     it('by metadata after a cursor', () => expectProportionalToPage(after(seek({ metadata: { colour: 'Red' } })), { uses: `${METADATA_WALK} AND created_at<?)` }))

@@ -13,7 +13,7 @@ import type { AccessRule, Condition } from '../../src/shared/types'
 import { transformFor, visibleTokens } from '../../src/main/domain/access'
 import type { Actor } from '../../src/main/domain/actor'
 import type { StoredToken } from '../../src/main/domain/token'
-import { appendTokens, countTokens, findTokenPage, listTokens } from '../../src/main/storage/repositories/tokens.repository'
+import { appendTokens, countTokens, findTokenPage, listTokens, seekTokens, type TokenPosition } from '../../src/main/storage/repositories/tokens.repository'
 import { insertTenant } from '../../src/main/storage/repositories/tenants.repository'
 import { WriteQueue } from '../../src/main/storage/write-queue'
 import { useTemporaryDatabase } from '../helpers/database'
@@ -120,7 +120,15 @@ describe('token visibility: the in-memory access check and the SQL list filter',
         const { rows: firstPage, total } = await findTokenPage(temporary.db.reader, filter, 1, 0)
         expect(firstPage.map((token) => token.id)).toEqual(listed.slice(0, 1))
         expect(total).toBe(readable.length)
+        // The v2 list (its own order: time, then id), page by page: through the candidates when they are few, or windows of the tokens.
+        const sought: string[] = []
+        for (let after: TokenPosition | undefined, pages = 0; pages < 20; pages++) {
+          const page = await seekTokens(temporary.db.reader, { tenantId, now: 2, containers: [], metadata: {}, visibleBy: filter.visibleBy }, 2, after)
+          sought.push(...page.rows.map((token) => token.id))
+          if (!(after = page.next)) break
+        }
         expect(listed.sort()).toEqual(readable.sort())
+        expect(sought.sort()).toEqual(listed)
         expect(await countTokens(temporary.db.reader, filter)).toBe(readable.length)
       }),
       { numRuns: 600 }

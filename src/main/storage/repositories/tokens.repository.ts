@@ -508,7 +508,7 @@ function amongCandidates(db: Db, filter: TokenFilter, metadata: readonly Metadat
  * (it may allow any token), or when the candidates would be more than the count limit: then
  * the allowed tokens are common enough for a walk by time to find a page soon.
  */
-async function containerCandidates(db: Db, filter: TokenFilter): Promise<{ ids: Knex.QueryBuilder; count: number } | undefined> {
+async function containerCandidates(db: Db, filter: Pick<TokenFilter, 'tenantId' | 'ids' | 'visibleBy'>): Promise<{ ids: Knex.QueryBuilder; count: number } | undefined> {
   const clauses = filter.visibleBy
   if (!clauses?.length || filter.ids.length > 0) return undefined
   const drivers = clauses.map((clause) => clause.find((condition) => condition.attribute === 'container'))
@@ -556,8 +556,12 @@ async function planList(db: Db, filter: TokenFilter, reach: number): Promise<Lis
   if (!candidates) return { metadata }
   // A metadata value fewer tokens hold than the candidates drives the list instead.
   if (metadata.length > 0 && (await cappedCount(sql(db), metadataMatches(db, filter.tenantId, metadata[0]))) < candidates.count) return { metadata }
-  const tokens = await tokensOfTypes(sql(db), tenantKeys(db).keyOf(filter.tenantId))
-  return { metadata, candidates: candidates.ids, pageFromCandidates: candidates.count * candidates.count <= reach * tokens }
+  return { metadata, candidates: candidates.ids, pageFromCandidates: await readsFewer(db, filter.tenantId, candidates.count, reach) }
+}
+
+/** Whether reading `candidates` tokens costs less than walking the tenant's tokens in list order to a page ending `reach` tokens in. */
+async function readsFewer(db: Db, tenantId: string, candidates: number, reach: number): Promise<boolean> {
+  return candidates * candidates <= reach * (await tokensOfTypes(sql(db), tenantKeys(db).keyOf(tenantId)))
 }
 
 /** The `token_metadata` rows (as `m`) of a tenant's tokens holding exactly `key` with `value`, both folded. */
@@ -708,12 +712,28 @@ interface SeekWalk {
   id: string
 }
 
+/** How a seek finds its tokens: the metadata entries, the rarest first, and the few tokens its access rules allow, when it walks them. */
+interface SeekPlan {
+  metadata: readonly MetadataEntry[]
+  /** The ids of every token the caller's access rules may allow, when there are few (`containerCandidates`) and nothing narrower drives the walk. */
+  candidates?: Knex.QueryBuilder
+}
+
+async function planSeek(db: Db, seek: TokenSeek, reach: number): Promise<SeekPlan> {
+  if (seek.indexHash !== undefined) return { metadata: Object.entries(seek.metadata) }
+  const metadata = await metadataBySelectivity(db, seek)
+  if (metadata.length > 0 || seek.fingerprint !== undefined) return { metadata }
+  const candidates = await containerCandidates(db, { tenantId: seek.tenantId, ids: [], visibleBy: seek.visibleBy })
+  return candidates && (await readsFewer(db, seek.tenantId, candidates.count, reach)) ? { metadata, candidates: candidates.ids } : { metadata }
+}
+
 /**
  * The index a seek walks, newest first: a search index value's entries, the metadata entry matching
  * fewest tokens (its folded value; the exact value is checked on the token), a fingerprint's few tokens
- * (sorted: deduplication keeps them few), or the tenant's tokens by type or by time.
+ * (sorted: deduplication keeps them few), the few tokens the access rules allow (sorted), or the
+ * tenant's tokens by type or by time.
  */
-function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): SeekWalk {
+function seekWalk(db: Db, seek: TokenSeek, { metadata: [first], candidates }: SeekPlan): SeekWalk {
   const tenantKey = tenantKeys(db).keyOf(seek.tenantId)
   if (seek.indexHash !== undefined) {
     const query = sql(db)({ s: 'token_search_indexes' }).where({ 's.tenant_key': tenantKey, 's.index_hash': hashBytes(seek.indexHash) })
@@ -722,6 +742,11 @@ function seekWalk(db: Db, seek: TokenSeek, [first]: readonly MetadataEntry[]): S
   if (first) return { query: metadataMatches(db, seek.tenantId, first), createdAt: 'm.created_at', id: 'm.token_id' }
   if (seek.fingerprint !== undefined) {
     const query = sql(db)('tokens').where('tokens.fingerprint', fingerprintBytes(seek.fingerprint)).andWhereRaw(`${unindexed(sql(db), 'tokens.tenant_key')} = ?`, [tenantKey])
+    return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
+  }
+  if (candidates) {
+    const query = whereAmongKeys(sql(db), sql(db)('tokens').where('tokens.tenant_key', tenantKey), 'tokens.id', candidates)
+    if (seek.type !== undefined) query.andWhereRaw(`${unindexed(sql(db), 'tokens.type')} = ?`, [seek.type])
     return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
   }
   const query = sql(db)('tokens').where('tokens.tenant_key', tenantKey)
@@ -736,8 +761,8 @@ interface WalkRange {
 }
 
 /** The walk's entries in `range`, newest first, at most `entries` of them, without the seek's checks. */
-function walkEntries(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], range: WalkRange, entries: number): Knex.QueryBuilder {
-  const walk = seekWalk(db, seek, metadata)
+function walkEntries(db: Db, seek: TokenSeek, plan: SeekPlan, range: WalkRange, entries: number): Knex.QueryBuilder {
+  const walk = seekWalk(db, seek, plan)
   const { after, until } = range
   if (after) walk.query.andWhereRaw(`${walk.createdAt} <= ? and (${walk.createdAt} < ? or ${walk.id} < ?)`, [after.createdAt, after.createdAt, after.id])
   if (until) walk.query.andWhereRaw(`${walk.createdAt} >= ? and (${walk.createdAt} > ? or ${walk.id} >= ?)`, [until.createdAt, until.createdAt, until.id])
@@ -772,8 +797,9 @@ const holdsExactly = (row: StoredToken, metadata: Record<string, string>) => Obj
  * alone: a check few tokens pass (a caller allowed only a rare container) cannot make the engine walk the
  * tenant's whole index in one query. The window is read lazily: a batch that fills up early stops there.
  */
-async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], range: WalkRange, limit: number): Promise<StoredToken[]> {
-  const window = walkEntries(db, seek, metadata, range, SEEK_ROWS_PER_REQUEST).as('w')
+async function seekBatch(db: Db, seek: TokenSeek, plan: SeekPlan, range: WalkRange, limit: number): Promise<StoredToken[]> {
+  const { metadata } = plan
+  const window = walkEntries(db, seek, plan, range, SEEK_ROWS_PER_REQUEST).as('w')
   const query = sql(db)
     .select('tokens.*')
     .from(window)
@@ -784,8 +810,8 @@ async function seekBatch(db: Db, seek: TokenSeek, metadata: readonly MetadataEnt
 }
 
 /** The last of the `SEEK_ROWS_PER_REQUEST` walk entries after `after`, if the walk holds that many: where a request's window ends. */
-async function windowEnd(db: Db, seek: TokenSeek, metadata: readonly MetadataEntry[], after?: TokenPosition): Promise<TokenPosition | undefined> {
-  const [entry] = await walkEntries(db, seek, metadata, { after }, 1).offset(SEEK_ROWS_PER_REQUEST - 1)
+async function windowEnd(db: Db, seek: TokenSeek, plan: SeekPlan, after?: TokenPosition): Promise<TokenPosition | undefined> {
+  const [entry] = await walkEntries(db, seek, plan, { after }, 1).offset(SEEK_ROWS_PER_REQUEST - 1)
   return entry && { createdAt: Number(entry.created_at), id: String(entry.token_id) }
 }
 
@@ -820,18 +846,18 @@ const positionOf = (row: StoredToken): TokenPosition => ({ createdAt: row.create
  * last entry, and the caller's next request reads on from there.
  */
 export async function seekTokens(db: Db, seek: TokenSeek, limit: number, after?: TokenPosition): Promise<SeekPage> {
-  const metadata = seek.indexHash === undefined ? await metadataBySelectivity(db, seek) : Object.entries(seek.metadata)
+  const plan = await planSeek(db, seek, limit + 1)
   const kept: StoredToken[] = []
   let until: TokenPosition | undefined
   for (let position = after, first = true; ; first = false) {
     const wanted = first ? limit + 1 : Math.max(limit + 1, SEEK_BATCH_ROWS)
-    const batch = await seekBatch(db, seek, metadata, { after: position, until }, wanted)
+    const batch = await seekBatch(db, seek, plan, { after: position, until }, wanted)
     for (const row of batch) {
       // Two search indexes of one token may render the same value: its entries come out side by side.
       if (kept.at(-1)?.id !== row.id && holdsExactly(row, seek.metadata)) kept.push(row)
     }
     if (kept.length > limit) return { rows: kept.slice(0, limit), next: positionOf(kept[limit - 1]) }
-    if (first) until = await windowEnd(db, seek, metadata, after)
+    if (first) until = await windowEnd(db, seek, plan, after)
     const last = batch.at(-1)
     if (batch.length < wanted || !last) return { rows: kept, next: until }
     position = positionOf(last)
