@@ -7,11 +7,17 @@
  */
 import type { Locator, Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
+import { axeViolations } from './support/axe'
 import { chromiumAvailable, errorsOf, navigate } from './support/browser'
+import { transitionsDone } from './support/in-page'
 import { useDesktopApp } from './support/desktop-app'
 
 const RIGHT_TO_LEFT_OVERRIDE = '\u202e'
 const SPOOFED_APPLICATION = `Reporting ${RIGHT_TO_LEFT_OVERRIDE}boj`
+/** Two search indexes, the second holding a comma: joined with ", " they would read as three. */
+const SEARCH_INDEXES = ['{{ data | slice: 0, 4 }}', '{{ data | slice: 0, 2 }}, {{ data | slice: 2, 2 }}']
+const CONTAINERS = ['/general/high/', '/billing/eu/']
+const SPOOFED_REASON = `Chargeback ${RIGHT_TO_LEFT_OVERRIDE}review`
 
 /* The browser globals the page functions below use: the tests' TypeScript has no DOM library. */
 interface Box {
@@ -74,6 +80,8 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
       await services.tokens.create(harness.desktop.actor(), { id: 'cust-1001', type: 'token', data: 'x', metadata: { amount: `${RIGHT_TO_LEFT_OVERRIDE}00.0001` } })
       await services.tokens.create(harness.desktop.actor(), { id: 'cust-2001', type: 'token', data: 'y', metadata: { customer: 'carol, verified=true', amount: '1000.00' } })
       await services.tokens.create(harness.desktop.actor(), { id: 'cust-1001 verified', type: 'token', data: 'z' })
+      await services.tokens.create(harness.desktop.actor(), { id: 'cust-3001', type: 'token', data: 'abcdef', containers: CONTAINERS, search_indexes: SEARCH_INDEXES })
+      await services.tokens.reveal(harness.desktop.actor(), 'cust-1001', SPOOFED_REASON)
     }
   })
 
@@ -123,6 +131,35 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
     expect(errorsOf(app.page)).toEqual([])
   })
 
+  it('shows each container and each search index on its own, one holding a comma included, and the drawer passes axe in both themes', async () => {
+    const row = app.page.getByTestId('token-row').filter({ has: app.page.locator('code', { hasText: /^cust-3001$/ }) })
+    await row.click()
+    const detail = app.page.getByTestId('token-detail')
+    await expect.poll(() => detail.getByTestId('search-index-entry').allTextContents()).toEqual(SEARCH_INDEXES)
+    expect(await detail.locator('ul > li[data-test="search-index-entry"]').count()).toBe(2)
+    expect(await detail.getByTestId('container-entry').allTextContents()).toEqual(CONTAINERS)
+    expect(await bidiOfElementsHolding(detail, SEARCH_INDEXES[1]!)).toEqual(['isolate'])
+    expect(await bidiOfElementsHolding(detail, '/billing/eu/')).toEqual(['isolate'])
+    for (const theme of ['light', 'dark'] as const) {
+      await app.page.emulateMedia({ colorScheme: theme })
+      await app.page.waitForFunction((name) => (globalThis as unknown as { document: { documentElement: { dataset: { theme?: string } } } }).document.documentElement.dataset.theme === name, theme)
+      await app.page.waitForFunction(transitionsDone)
+      expect(await axeViolations(app.page)).toEqual([])
+    }
+    await app.page.emulateMedia({ colorScheme: 'light' })
+    await app.page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'detached' })
+
+    // A token with no search index shows the dash, no empty list.
+    await app.page.getByTestId('token-row').filter({ hasText: 'cust-2001' }).click()
+    await expect.poll(() => detail.getByTestId('metadata-entry').count()).toBe(2)
+    expect(await detail.getByTestId('search-index-entry').count()).toBe(0)
+    expect((await detail.locator('.n-descriptions-table-row', { hasText: 'Search indexes' }).locator('.n-descriptions-table-content').textContent())?.trim()).toBe('—')
+    await app.page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'detached' })
+    expect(errorsOf(app.page)).toEqual([])
+  })
+
   it('finds a token by its exact id, spaces included, one id a line; Enter searches', async () => {
     const rowIds = () => app.page.getByTestId('token-row').evaluateAll((rows) => rows.map((row) => row.querySelector('code')?.textContent))
     const filter = app.page.getByTestId('filter-id').locator('textarea')
@@ -132,5 +169,18 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
     await filter.fill('cust-2001\ncust-1001')
     await app.page.getByTestId('apply-filters').click()
     await expect.poll(async () => (await rowIds()).sort()).toEqual(['cust-1001', 'cust-2001'])
+  })
+
+  it('isolates the audit entry’s message, which holds the reveal reason, in the entry drawer', async () => {
+    const message = `Token revealed: ${SPOOFED_REASON}`
+    await navigate(app.page, 'Audit logs')
+    await app.page.getByTestId('log-row').filter({ hasText: 'Token revealed' }).first().click()
+    const detail = app.page.getByTestId('log-entry-detail')
+    await expect.poll(() => detail.textContent()).toContain(message)
+    expect(await bidiOfElementsHolding(detail, message)).toEqual(['isolate'])
+    expect(await bidiOfElementsHolding(detail, 'cust-1001')).toEqual(['isolate'])
+    await app.page.keyboard.press('Escape')
+    await detail.waitFor({ state: 'hidden' })
+    expect(errorsOf(app.page)).toEqual([])
   })
 })
