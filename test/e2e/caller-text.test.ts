@@ -171,10 +171,13 @@ describe.skipIf(!chromiumAvailable)('Caller text among the app’s own text', ()
     await expect.poll(async () => (await rowIds()).sort()).toEqual(['cust-1001', 'cust-2001'])
   })
 
-  it('isolates the audit entry’s message, which holds the reveal reason, in the entry drawer', async () => {
+  it('isolates the audit entry’s message, which holds the reveal reason, in the table and in the entry drawer', async () => {
     const message = `Token revealed: ${SPOOFED_REASON}`
     await navigate(app.page, 'Audit logs')
-    await app.page.getByTestId('log-row').filter({ hasText: 'Token revealed' }).first().click()
+    const row = app.page.getByTestId('log-row').filter({ hasText: 'Token revealed' }).first()
+    await expect.poll(() => row.textContent()).toContain(message)
+    expect(await bidiOfElementsHolding(row, message)).toEqual(['isolate'])
+    await row.click()
     const detail = app.page.getByTestId('log-entry-detail')
     await expect.poll(() => detail.textContent()).toContain(message)
     expect(await bidiOfElementsHolding(detail, message)).toEqual(['isolate'])
