@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SCHEMA_LEVEL, migrationSource } from '../../src/main/storage/migrations'
 import { run, serve, terminate } from '../helpers/cli'
 import { createTestDatabase } from '../helpers/postgres'
 
@@ -103,6 +104,35 @@ describe('a team vault on PostgreSQL, through the CLI', { timeout: 90_000 }, () 
     const result = await run(['serve', '--data-dir', dir, '--database-url', empty.url])
     expect(result.code).toBe(3)
     expect(result.stderr).toContain('No vault in that database')
+  })
+
+  it('will not migrate a database that instances of an older version still use, and migrates it once they are gone', async () => {
+    const dir = await dataDir()
+    const database = await freshDatabase()
+    // The database as the previous version left it: every migration but the newest.
+    const previous = knex({ client: 'pg', connection: database.url, migrations: { migrationSource } })
+    await previous.migrate.up()
+    while ((await previous.migrate.list())[1].length > 1) await previous.migrate.up()
+    await previous.destroy()
+    const older = `tessera schema ${String(Number(SCHEMA_LEVEL) - 1)}`
+    // An instance of that version, still connected (as it names itself), and one of this version, starting too.
+    const olderInstance = knex({ client: 'pg', connection: { connectionString: database.url, application_name: older }, pool: { min: 1, max: 1 } })
+    const sameVersion = knex({ client: 'pg', connection: { connectionString: database.url, application_name: `tessera schema ${SCHEMA_LEVEL}` }, pool: { min: 1, max: 1 } })
+    await Promise.all([olderInstance.raw('select 1'), sameVersion.raw('select 1')])
+    const newest = () => knex({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 } })
+
+    const refused = await run(['init', '--data-dir', dir, '--database-url', database.url])
+    expect(refused.code).toBe(5)
+    expect(refused.stderr).toContain('Instances of an older Tessera version are connected to the team database (1)')
+    expect(refused.stderr).toContain('stop every instance of the older version')
+    const check = newest()
+    expect((await check.migrate.list({ migrationSource } as never))[1]).toHaveLength(1)
+    await check.destroy()
+
+    await olderInstance.destroy()
+    const init = await run(['init', '--data-dir', dir, '--database-url', database.url])
+    await sameVersion.destroy()
+    expect(init.code, init.stderr).toBe(0)
   })
 
   async function freshDatabase(): Promise<{ url: string }> {

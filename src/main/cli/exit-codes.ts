@@ -8,7 +8,7 @@ export const EXIT_CODES = {
   USAGE: { code: 2, meaning: 'bad command, option or environment variable' },
   NOT_INITIALISED: { code: 3, meaning: 'no vault in the data directory (or the team vault\'s database), or it cannot be unlocked (master key missing or wrong)' },
   ALREADY_INITIALISED: { code: 4, meaning: 'a vault already exists in the data directory or the team vault\'s database (`init`)' },
-  IN_USE: { code: 5, meaning: 'the vault is in use by another running Tessera process' },
+  IN_USE: { code: 5, meaning: 'the vault is in use by another running Tessera process, or instances of an older version still use the team database this one would migrate' },
   ADDRESS_IN_USE: { code: 6, meaning: 'the host and port to listen on are taken' },
   PERMISSION_DENIED: { code: 7, meaning: 'permission denied (a privileged port, a file or directory Tessera may not read or write, a process owned by another user)' },
   DATA_DIR: { code: 8, meaning: 'the data directory is missing, not a directory, or not private (owned by another user, or writable by others)' },

@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
-import { isPostgresUrl, lockUntilCommit, MIGRATION_LOCK, postgresConnection } from './dialect'
+import { isPostgresUrl, lockUntilCommit, MIGRATION_LOCK, postgresConnection, SCHEMA_APPLICATION_NAME } from './dialect'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
 import { migrationSource } from './migrations'
 import { loadTenantKeys } from './tenant-keys'
@@ -95,6 +95,32 @@ async function assemble(writer: Knex, steps: { prepare(): Promise<void>; openRea
   }
 }
 
+/** Instances of an older Tessera version are connected to the team database that this one would migrate. */
+export class OlderInstancesConnectedError extends Error {
+  readonly code = 'OLDER_INSTANCES_CONNECTED'
+  constructor(readonly count: number) {
+    super(`${count} connection${count === 1 ? '' : 's'} of an older Tessera version ${count === 1 ? 'is' : 'are'} open on the team database, which this version would migrate.`)
+    this.name = 'OlderInstancesConnectedError'
+  }
+}
+
+/**
+ * Refuses to migrate a team database while instances of an older version use it: they would go
+ * on writing as that version did (without the rows of an index a migration adds). Instances
+ * name their schema in `application_name`; those of this level (starting together) do not count.
+ */
+async function refuseUnderOlderInstances(writer: Knex): Promise<void> {
+  const [, pending] = (await writer.migrate.list()) as [unknown[], unknown[]]
+  if (pending.length === 0) return
+  const { rows } = await writer.raw(
+    `SELECT count(*) AS count FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name LIKE 'tessera schema %' AND application_name < ? AND pid <> pg_backend_pid()`,
+    [SCHEMA_APPLICATION_NAME]
+  )
+  const count = Number(rows[0].count)
+  if (count > 0) throw new OlderInstancesConnectedError(count)
+}
+
 function connectPostgres(url: string, poolSize: number): Knex {
   return knex({ client: 'pg', connection: postgresConnection(url), log: SILENT_LOG, pool: { min: 1, max: poolSize }, migrations: { migrationSource } })
 }
@@ -113,6 +139,7 @@ async function migrateAlone(url: string, writer: Knex): Promise<void> {
   try {
     await lock.transaction(async (trx) => {
       await lockUntilCommit(trx, MIGRATION_LOCK)
+      await refuseUnderOlderInstances(writer)
       await writer.migrate.latest()
     })
   } finally {

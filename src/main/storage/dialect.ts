@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex'
 import { types as pgTypes } from 'pg'
+import { SCHEMA_LEVEL } from './migrations'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -24,9 +25,14 @@ const NUMERIC = 1700
  * millisecond times, counts) and sums of them (numeric) come back as numbers, as
  * SQLite gives them: every value the schema stores in one stays far below 2^53.
  */
+/** The `application_name` of a Tessera connection to PostgreSQL: `tessera schema <level>`, which compares as the levels do. */
+export const SCHEMA_APPLICATION_NAME = `tessera schema ${SCHEMA_LEVEL}`
+
 export function postgresConnection(url: string): Knex.PgConnectionConfig {
   return {
     connectionString: url,
+    // Names the schema this instance writes for, so that an upgrade can tell older instances still connected (database.ts).
+    application_name: SCHEMA_APPLICATION_NAME,
     types: {
       getTypeParser: (oid: number, format?: string) => (oid === INT8 || oid === NUMERIC ? (value: string) => Number(value) : pgTypes.getTypeParser(oid, format as 'text'))
     }
