@@ -60,11 +60,8 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
     case '3D000':
       return cannot('the database does not exist', 'create it (`createdb NAME`), or check the database name in --database-url (or TESSERA_DATABASE_URL).')
     case 'OLDER_INSTANCES_CONNECTED':
-      return new CliError(
-        'IN_USE',
-        `Instances of an older Tessera version are connected to the team database (${Number((error as { count?: number }).count)}), which this version would migrate under them.`,
-        'stop every instance of the older version (and its `tessera` commands) first, then start this one: it migrates the database as it starts.'
-      )
+      // Tessera's own message (a count), not a database's.
+      return new CliError('IN_USE', error.message, 'stop every instance of the older version (and its `tessera` commands) first, then start this one: it migrates the database as it starts.')
     case '28P01':
     case '28000':
       return cannot('the server refused the login (wrong user or password, or the user may not connect)')

@@ -96,10 +96,11 @@ async function assemble(writer: Knex, steps: { prepare(): Promise<void>; openRea
 }
 
 /** Instances of an older Tessera version are connected to the team database that this one would migrate. */
-export class OlderInstancesConnectedError extends Error {
+class OlderInstancesConnectedError extends Error {
+  /** What the CLI reports it by (cli/failures.ts). */
   readonly code = 'OLDER_INSTANCES_CONNECTED'
-  constructor(readonly count: number) {
-    super(`${count} connection${count === 1 ? '' : 's'} of an older Tessera version ${count === 1 ? 'is' : 'are'} open on the team database, which this version would migrate.`)
+  constructor(count: number) {
+    super(`Instances of an older Tessera version are connected to the team database (${count}), which this version would migrate under them.`)
     this.name = 'OlderInstancesConnectedError'
   }
 }

@@ -489,10 +489,14 @@ function filtered(db: Db, filter: TokenFilter, { metadata, candidates }: Pick<Li
 
 const placeholders = (values: readonly unknown[]) => values.map(() => '?').join(', ')
 
+/** The tenant's tokens among `candidates` (ids), each looked up by its key. */
+const tokensAmong = (db: Db, tenantId: string, candidates: Knex.QueryBuilder) =>
+  whereAmongKeys(sql(db), sql(db)('tokens').where('tokens.tenant_key', tenantKeys(db).keyOf(tenantId)), 'tokens.id', candidates)
+
 /** The filter over the candidates alone: every other condition is checked on each, none walks an index of its own (the unary +). */
 function amongCandidates(db: Db, filter: TokenFilter, metadata: readonly MetadataEntry[], candidates: Knex.QueryBuilder): { query: Knex.QueryBuilder; order: string } {
   const knex = sql(db)
-  const query = whereAmongKeys(knex, knex('tokens').where('tokens.tenant_key', tenantKeys(db).keyOf(filter.tenantId)), 'tokens.id', candidates)
+  const query = tokensAmong(db, filter.tenantId, candidates)
   query.andWhere(notExpiredAt(filter.now))
   if (filter.types.length) query.whereRaw(`${unindexed(knex, 'tokens.type')} in (${placeholders(filter.types)})`, filter.types)
   for (const entry of metadata) query.whereExists(metadataEntry(db, entry, 'tokens'))
@@ -612,14 +616,10 @@ function countPlanned(db: Db, filter: TokenFilter, plan: ListPlan): Promise<numb
 
 /** The tenant's tokens (of some types) less those past their expiry that the sweep has not removed yet. */
 async function countFromCounters(db: Db, filter: TokenFilter): Promise<number> {
-  const stored = sql(db)('token_counts').sum({ count: 'count' }).where('tenant_key', tenantKeys(db).keyOf(filter.tenantId))
   const expired = dueTokens(db, filter)
-  if (filter.types.length) {
-    stored.whereIn('type', filter.types)
-    expired.whereRaw(`${unindexed(sql(db), 'type')} in (${placeholders(filter.types)})`, filter.types)
-  }
-  const [[total], [due]] = await Promise.all([stored, expired])
-  return Number(total.count ?? 0) - Number(due.count)
+  if (filter.types.length) expired.whereRaw(`${unindexed(sql(db), 'type')} in (${placeholders(filter.types)})`, filter.types)
+  const [total, [due]] = await Promise.all([tokensOfTypes(sql(db), tenantKeys(db).keyOf(filter.tenantId), filter.types.length ? filter.types : undefined), expired])
+  return total - Number(due.count)
 }
 
 /**
@@ -745,7 +745,7 @@ function seekWalk(db: Db, seek: TokenSeek, { metadata: [first], candidates }: Se
     return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
   }
   if (candidates) {
-    const query = whereAmongKeys(sql(db), sql(db)('tokens').where('tokens.tenant_key', tenantKey), 'tokens.id', candidates)
+    const query = tokensAmong(db, seek.tenantId, candidates)
     if (seek.type !== undefined) query.andWhereRaw(`${unindexed(sql(db), 'tokens.type')} = ?`, [seek.type])
     return { query, createdAt: unindexed(sql(db), 'tokens.created_at'), id: 'tokens.id' }
   }
