@@ -2,8 +2,8 @@
  * The desktop start-up (src/main/index.ts, Electron mocked) holds its data
  * folder to the CLI's rule before it opens anything there: a folder other
  * users may write, or that belongs to another user, is refused with an error
- * box saying why and how to fix it, and the app quits having created nothing
- * in it; a private folder starts as before.
+ * box saying why and how to fix it, and the app exits with code 8 (as the CLI
+ * does) having created nothing in it; a private folder starts as before.
  */
 import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -15,6 +15,8 @@ const state = vi.hoisted(() => ({
   windows: [] as unknown[],
   errorBoxes: [] as { title: string; content: string }[],
   quits: 0,
+  /** Codes of app.exit calls: an exit skips the graceful quit. */
+  exits: [] as number[],
   /** Each start-up's app (a module reset may make a new one), to quit them all at the end. */
   apps: [] as { quit: () => void }[]
 }))
@@ -36,6 +38,7 @@ vi.mock('electron', async () => {
       const event = { preventDefault: () => undefined }
       this.emit('before-quit', event)
     }
+    exit = (code = 0) => void state.exits.push(code)
   }
   const mainFrame = { processId: 1, routingId: 1, parent: null, url: 'app://tessera/index.html' }
   class BrowserWindow extends EventEmitter {
@@ -66,9 +69,10 @@ vi.mock('electron', async () => {
 async function startDesktop(dataDir: string): Promise<void> {
   vi.stubEnv('TESSERA_DATA_DIR', dataDir)
   vi.resetModules()
-  const before = state.quits + state.windows.length
+  const ended = () => state.quits + state.exits.length + state.windows.length
+  const before = ended()
   await import('../../src/main/index')
-  await vi.waitFor(() => expect(state.quits + state.windows.length).toBeGreaterThan(before), { timeout: 10_000 })
+  await vi.waitFor(() => expect(ended()).toBeGreaterThan(before), { timeout: 10_000 })
   // Whatever start-up would still do after quitting has had its chance to show.
   await sleep(300)
 }
@@ -85,6 +89,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     state.windows = []
     state.errorBoxes = []
     state.quits = 0
+    state.exits = []
   })
   afterAll(async () => {
     // Closes the vaults of the start-ups that opened a window.
@@ -94,7 +99,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     await rm(root, { recursive: true, force: true })
   })
 
-  it('refuses a folder other users may write: it says why and how to fix it, quits, and creates nothing there', async () => {
+  it('refuses a folder other users may write: it says why and how to fix it, exits with code 8 as the CLI does, and creates nothing there', async () => {
     const open = join(root, 'world-writable')
     await mkdir(open)
     await chmod(open, 0o777)
@@ -105,7 +110,8 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     expect(box.title).toBe('Tessera cannot use its data folder')
     expect(box.content).toContain(`The data directory ${open} is writable by other users (mode 0777).`)
     expect(box.content).toContain(`To fix it, make it private to its owner: chmod 700 ${open}`)
-    expect(state.quits).toBe(1)
+    expect(state.exits).toEqual([8])
+    expect(state.quits).toBe(0)
     expect(state.windows).toHaveLength(0)
     expect(await readdir(open)).toEqual([])
   })
@@ -118,7 +124,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     await startDesktop(theirs)
     expect(state.errorBoxes).toHaveLength(1)
     expect(state.errorBoxes[0].content).toContain(`The data directory ${theirs} belongs to another user (uid 65534).`)
-    expect(state.quits).toBe(1)
+    expect(state.exits).toEqual([8])
     expect(state.windows).toHaveLength(0)
     expect(await readdir(theirs)).toEqual([])
   })
@@ -130,6 +136,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     expect(state.errorBoxes).toEqual([])
     expect(state.windows).toHaveLength(1)
     expect(state.quits).toBe(0)
+    expect(state.exits).toEqual([])
 
     const missing = join(root, 'new', 'vault')
     await startDesktop(missing)

@@ -3,7 +3,8 @@
  * settings, vault) is opened there: create it if missing (0700), then hold it
  * to the rule the CLI applies (infra/private-directory). A folder that breaks
  * it is refused with an error box naming the folder, the reason and the fix,
- * and the app quits without having opened or written anything in it.
+ * and the app exits with a failure code without having opened or written
+ * anything in it.
  */
 import { mkdir, stat } from 'node:fs/promises'
 import { app, dialog } from 'electron'
@@ -11,6 +12,9 @@ import type { Logger } from '../infra/logger'
 import { privateDirectoryProblem, type DirectoryProblem } from '../infra/private-directory'
 
 export const DATA_DIR_ERROR_TITLE = 'Tessera cannot use its data folder'
+
+/** The exit code of a refused data folder: the one `tessera` gives for it, so scripts that start either read it alike. */
+export const DATA_DIR_REFUSED_EXIT_CODE = 8
 
 const notADirectory = (dir: string): DirectoryProblem => ({
   message: `The data directory ${dir} is not a directory.`,
@@ -35,7 +39,8 @@ async function dataDirProblem(dir: string): Promise<DirectoryProblem | undefined
 
 /**
  * Prepares the data folder `dir`; true when the app may open it. Otherwise
- * shows why in an error box (after `app` is ready), quits, and returns false.
+ * shows why in an error box (after `app` is ready), exits with
+ * DATA_DIR_REFUSED_EXIT_CODE, and returns false.
  */
 export async function openDataDir(dir: string, logger: Logger): Promise<boolean> {
   const problem = await dataDirProblem(dir)
@@ -48,6 +53,7 @@ export async function openDataDir(dir: string, logger: Logger): Promise<boolean>
       'another user could otherwise plant or replace files there. Nothing was opened or written in it.\n\n' +
       `To fix it, ${problem.hint}`
   )
-  app.quit()
+  // Nothing is open yet, so there is nothing for a graceful quit to close; quitting would exit with 0.
+  app.exit(DATA_DIR_REFUSED_EXIT_CODE)
   return false
 }
