@@ -11,6 +11,9 @@
  * BENCH_CONNECTIONS (default 32: enough concurrent requests for group commit
  * to batch), BENCH_PIN=0 (no pinning).
  *
+ * Before the first round every workload runs untimed on every server (a
+ * warm-up), so that each round measures optimised code and warm caches.
+ *
  * Each round also measures durable Koa (bench/durable-koa.ts): bare Koa that commits,
  * on the run's engine, what an audited create or read must before answering. It has no
  * target; it shows how much of the distance to bare Koa is the durable write alone.
@@ -58,6 +61,9 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 /** Transactions of 1,000 rows per raw ceiling measurement. */
 const RAW_TRANSACTIONS = 10
+/** The untimed warm-up of each workload before the first round: seconds of load, and the raw ceiling's transactions. */
+const WARM_UP_SECONDS = 2
+const WARM_UP_TRANSACTIONS = 3
 /** Connections sending hostile bodies back to back, and connections measuring latency (per endpoint). */
 const HOSTILE_CONNECTIONS = 4
 /** Callers each tokenizing TOKENIZE_VALUES plain values back to back, for the latency of their neighbours. */
@@ -167,20 +173,22 @@ async function main(): Promise<void> {
     const tokenizeCards = distinctBodies(TOKENIZE_CARDS, cardRequest, cards.length)
     const service_ = {
       create: (seconds = SECONDS) => load({ url: service.url + '/tokens', method: 'POST', headers, body: createBody }, seconds),
-      tokenize: () => load({ url: service.url + '/tokenize', headers, requests: [tokenizePlain], connections: 4 }),
-      tokenizeCards: () => load({ url: service.url + '/tokenize', headers, requests: [tokenizeCards], connections: 4 }),
-      get: () => load({ url: service.url, headers, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) })
+      tokenize: (seconds = SECONDS) => load({ url: service.url + '/tokenize', headers, requests: [tokenizePlain], connections: 4 }, seconds),
+      tokenizeCards: (seconds = SECONDS) => load({ url: service.url + '/tokenize', headers, requests: [tokenizeCards], connections: 4 }, seconds),
+      get: (seconds = SECONDS) => load({ url: service.url, headers, requests: cards.map((card) => ({ method: 'GET', path: `/tokens/${card.id}` })) }, seconds)
     }
     // The Koa ceilings (bench/koa-ceiling.ts): bare, and durable.
     const koaCeiling = (url: string) => ({
       post: (seconds = SECONDS) => load({ url: url + '/tokens', method: 'POST', headers: { 'content-type': 'application/json' }, body: createBody }, seconds),
-      get: () => load({ url: url + '/tokens/bench' })
+      get: (seconds = SECONDS) => load({ url: url + '/tokens/bench' }, seconds)
     })
     const bare_ = koaCeiling(bare.url)
     const durable_ = koaCeiling(durable.url)
-    await service_.create(2) // warm-up: JIT, caches, WAL
-    await bare_.post(2)
-    await durable_.post(2)
+    // Warm-up, untimed: every workload on every server, so that the first round measures
+    // optimised code and warm caches as the later rounds do, not the JIT's first pass.
+    const warmUps = [service_.create, service_.get, service_.tokenize, service_.tokenizeCards, bare_.post, bare_.get, durable_.post, durable_.get]
+    for (const warmUp of warmUps) await warmUp(WARM_UP_SECONDS)
+    for (const kind of ['plain', 'card'] as const) await raw!.measure(WARM_UP_TRANSACTIONS, kind)
     const serviceTokens = async () =>
       (await api<{ pagination: { total_items: number } }>(service.url, app.key, 'GET', '/tokens?size=1')).pagination.total_items
     const rawAtServiceSize = async (kind: 'plain' | 'card') => {
