@@ -26,14 +26,15 @@ async function main(): Promise<void> {
     if (window.isMinimized()) window.restore()
     window.focus()
   }
-  if (!claimSingleInstance(focusWindow)) return
-
   const logger = createLogger()
   registerAppScheme()
-  await app.whenReady()
   const dataDir = desktopDataDir()
-  // Nothing is opened in a data folder that is not private to this user (the CLI's rule): it says why and quits.
-  if (!(await openDataDir(dataDir, logger))) return
+  // Nothing is written in a data folder that is not private to this user (the CLI's rule), not even the
+  // single-instance lock Electron keeps there: it says why and exits.
+  if (!openDataDir(dataDir, logger)) return
+  if (!claimSingleInstance(focusWindow)) return
+
+  await app.whenReady()
   const settings = new SettingsStore(dataDir)
   await settings.load()
   const secretClipboard = new SecretClipboard(clipboard)

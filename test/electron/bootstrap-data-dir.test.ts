@@ -17,6 +17,8 @@ const state = vi.hoisted(() => ({
   quits: 0,
   /** Codes of app.exit calls: an exit skips the graceful quit. */
   exits: [] as number[],
+  /** Single-instance locks taken: Electron keeps the lock in the data folder. */
+  locks: 0,
   /** Each start-up's app (a module reset may make a new one), to quit them all at the end. */
   apps: [] as { quit: () => void }[]
 }))
@@ -29,7 +31,10 @@ vi.mock('electron', async () => {
       super()
       state.apps.push(this)
     }
-    requestSingleInstanceLock = () => true
+    requestSingleInstanceLock = () => {
+      state.locks++
+      return true
+    }
     whenReady = async () => undefined
     getVersion = () => '9.9.9'
     getPath = () => '/nonexistent'
@@ -90,6 +95,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     state.errorBoxes = []
     state.quits = 0
     state.exits = []
+    state.locks = 0
   })
   afterAll(async () => {
     // Closes the vaults of the start-ups that opened a window.
@@ -99,7 +105,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     await rm(root, { recursive: true, force: true })
   })
 
-  it('refuses a folder other users may write: it says why and how to fix it, exits with code 8 as the CLI does, and creates nothing there', async () => {
+  it('refuses a folder other users may write: it says why and how to fix it, exits with code 8 as the CLI does, and creates nothing there, not even the single-instance lock', async () => {
     const open = join(root, 'world-writable')
     await mkdir(open)
     await chmod(open, 0o777)
@@ -112,6 +118,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     expect(box.content).toContain(`To fix it, make it private to its owner: chmod 700 ${open}`)
     expect(state.exits).toEqual([8])
     expect(state.quits).toBe(0)
+    expect(state.locks).toBe(0)
     expect(state.windows).toHaveLength(0)
     expect(await readdir(open)).toEqual([])
   })
@@ -137,6 +144,7 @@ describe.skipIf(process.platform === 'win32')('the desktop data folder at start-
     expect(state.windows).toHaveLength(1)
     expect(state.quits).toBe(0)
     expect(state.exits).toEqual([])
+    expect(state.locks).toBe(1)
 
     const missing = join(root, 'new', 'vault')
     await startDesktop(missing)

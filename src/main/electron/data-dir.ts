@@ -1,12 +1,13 @@
 /**
- * The desktop's first step in its data folder, before anything (key store,
- * settings, vault) is opened there: create it if missing (0700), then hold it
+ * The desktop's first step in its data folder, before anything (its
+ * single-instance lock, Chromium's profile, key store, settings, vault) is
+ * written or opened there: create it if missing (0700), then hold it
  * to the rule the CLI applies (infra/private-directory). A folder that breaks
  * it is refused with an error box naming the folder, the reason and the fix,
  * and the app exits with a failure code without having opened or written
  * anything in it.
  */
-import { mkdir, stat } from 'node:fs/promises'
+import { mkdirSync, statSync } from 'node:fs'
 import { app, dialog } from 'electron'
 import type { Logger } from '../infra/logger'
 import { privateDirectoryProblem, type DirectoryProblem } from '../infra/private-directory'
@@ -21,10 +22,10 @@ const notADirectory = (dir: string): DirectoryProblem => ({
   hint: 'point TESSERA_DATA_DIR at a directory, or unset it to use the OS app-data folder.'
 })
 
-async function dataDirProblem(dir: string): Promise<DirectoryProblem | undefined> {
+function dataDirProblem(dir: string): DirectoryProblem | undefined {
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 })
-    const stats = await stat(dir)
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const stats = statSync(dir)
     if (!stats.isDirectory()) return notADirectory(dir)
     return privateDirectoryProblem(dir, stats)
   } catch (error) {
@@ -39,11 +40,12 @@ async function dataDirProblem(dir: string): Promise<DirectoryProblem | undefined
 
 /**
  * Prepares the data folder `dir`; true when the app may open it. Otherwise
- * shows why in an error box (after `app` is ready), exits with
- * DATA_DIR_REFUSED_EXIT_CODE, and returns false.
+ * shows why in an error box, exits with DATA_DIR_REFUSED_EXIT_CODE, and
+ * returns false. Synchronous, so that it can run before `app` is ready
+ * (the error box may be shown then) without letting the ready event pass.
  */
-export async function openDataDir(dir: string, logger: Logger): Promise<boolean> {
-  const problem = await dataDirProblem(dir)
+export function openDataDir(dir: string, logger: Logger): boolean {
+  const problem = dataDirProblem(dir)
   if (!problem) return true
   logger.error({ dataDir: dir, problem: problem.message }, 'data directory refused')
   dialog.showErrorBox(
