@@ -5,6 +5,8 @@
  * index, checking every token's containers.
  */
 import { describe, expect, it } from 'vitest'
+import { sql } from '../../../src/main/storage/connections'
+import { statementsRun } from '../../helpers/database'
 import { create, revealer, rule, service, useTokensService, type Body } from './fixture'
 import { analyze, measurable, sqlWork } from './sql-work'
 
@@ -65,5 +67,24 @@ describe.skipIf(!measurable)('v1 lists by a caller allowed only a rare container
     const listed = await service.request('GET', '/tokens?size=10', { key: rareOnly.key })
     expect((listed.body.data as Body[]).map((token) => token.id)).toEqual([moved, newest])
     expect((listed.body.pagination as Body).total_items).toBe(2)
+  })
+})
+
+describe('a v1 list by a caller allowed only a rare container, filtered by metadata', () => {
+  it('finds the tokens holding every filtered value and runs no statement twice', async () => {
+    const rareOnly = await service.createApplication({ name: 'Rare with metadata', type: 'private', rules: [rule(1, '/rare/', 'reveal', ['token:read'])] })
+    const metadata = { team: 'blue', region: 'west' }
+    const both = await create({ type: 'token', data: 'both', containers: ['/rare/'], metadata })
+    await create({ type: 'token', data: 'one of them', containers: ['/rare/'], metadata: { team: 'blue' } })
+    await create({ type: 'token', data: 'not allowed', containers: ['/general/'], metadata })
+
+    const statements = await statementsRun(sql(service.host.vault.db.reader), async () => {
+      const response = await service.request('GET', '/tokens?metadata.team=blue&metadata.region=west', { key: rareOnly.key })
+      expect(response.status).toBe(200)
+      expect((response.body.data as Body[]).map((token) => token.id)).toEqual([both.id])
+      expect((response.body.pagination as Body).total_items).toBe(1)
+    })
+    const texts = statements.map((statement) => JSON.stringify(statement))
+    expect(texts.filter((text, index) => texts.indexOf(text) !== index)).toEqual([])
   })
 })

@@ -556,10 +556,10 @@ async function tokensOfTypes(knex: Knex, tenantKey: number, types?: readonly str
  * allowed ones are spread evenly; reading the candidates costs one lookup each, and counting them too.
  */
 async function planList(db: Db, filter: TokenFilter, reach: number): Promise<ListPlan> {
-  const [metadata, candidates] = await Promise.all([metadataBySelectivity(db, filter), containerCandidates(db, filter)])
+  const [{ entries: metadata, rarest }, candidates] = await Promise.all([metadataBySelectivity(db, filter), containerCandidates(db, filter)])
   if (!candidates) return { metadata }
   // A metadata value fewer tokens hold than the candidates drives the list instead.
-  if (metadata.length > 0 && (await cappedCount(sql(db), metadataMatches(db, filter.tenantId, metadata[0]))) < candidates.count) return { metadata }
+  if (metadata.length > 0 && (rarest ?? (await cappedCount(sql(db), metadataMatches(db, filter.tenantId, metadata[0])))) < candidates.count) return { metadata }
   return { metadata, candidates: candidates.ids, pageFromCandidates: await readsFewer(db, filter.tenantId, candidates.count, reach) }
 }
 
@@ -589,12 +589,14 @@ function metadataEntry(db: Db, [key, value]: MetadataEntry, table: 'm' | 'tokens
 /**
  * The metadata filters, the one matching fewest tokens first (counted in its index, up to the
  * count limit): it drives the walk, so a rare value ANDed with a common one reads few rows.
+ * With two filters or more, also that first one's count, which ordering them took.
  */
-async function metadataBySelectivity(db: Db, filter: Pick<TokenFilter, 'tenantId' | 'metadata'>): Promise<MetadataEntry[]> {
+async function metadataBySelectivity(db: Db, filter: Pick<TokenFilter, 'tenantId' | 'metadata'>): Promise<{ entries: MetadataEntry[]; rarest?: number }> {
   const entries = Object.entries(filter.metadata)
-  if (entries.length < 2) return entries
+  if (entries.length < 2) return { entries }
   const counts = await Promise.all(entries.map((entry) => cappedCount(sql(db), metadataMatches(db, filter.tenantId, entry))))
-  return entries.map((entry, index) => ({ entry, count: counts[index] })).sort((a, b) => a.count - b.count).map(({ entry }) => entry)
+  const counted = entries.map((entry, index) => ({ entry, count: counts[index] })).sort((a, b) => a.count - b.count)
+  return { entries: counted.map(({ entry }) => entry), rarest: counted[0].count }
 }
 
 /** Whether the count can come from the tenant's counters: no filter but type. */
@@ -721,7 +723,7 @@ interface SeekPlan {
 
 async function planSeek(db: Db, seek: TokenSeek, reach: number): Promise<SeekPlan> {
   if (seek.indexHash !== undefined) return { metadata: Object.entries(seek.metadata) }
-  const metadata = await metadataBySelectivity(db, seek)
+  const { entries: metadata } = await metadataBySelectivity(db, seek)
   if (metadata.length > 0 || seek.fingerprint !== undefined) return { metadata }
   const candidates = await containerCandidates(db, { tenantId: seek.tenantId, ids: [], visibleBy: seek.visibleBy })
   return candidates && (await readsFewer(db, seek.tenantId, candidates.count, reach)) ? { metadata, candidates: candidates.ids } : { metadata }
