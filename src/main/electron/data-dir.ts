@@ -1,7 +1,7 @@
 /**
- * The desktop's first step in its data folder, before anything (its
- * single-instance lock, Chromium's profile, key store, settings, vault) is
- * written or opened there: create it if missing (0700), then hold it
+ * The desktop's first step in its data folder, before the app writes or opens
+ * anything there (the single-instance lock Electron keeps there, the key
+ * store, settings, the vault): create it if missing (0700), then hold it
  * to the rule the CLI applies (infra/private-directory). A folder that breaks
  * it is refused with an error box naming the folder, the reason and the fix,
  * and the app exits with a failure code without having opened or written
