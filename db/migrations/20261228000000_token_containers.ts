@@ -1,6 +1,9 @@
 import type { Knex } from 'knex'
 import { bigintType, isPostgres, withoutRowid } from './dialect'
 
+/** Each token type's default containers (domain/token-types.ts; a test holds the two equal). */
+export const DEFAULT_CONTAINERS: Readonly<Record<string, readonly string[]>> = { token: ['/general/high/'], card: ['/pci/high/'], bank: ['/bank/high/'] }
+
 /**
  * `token_containers`: one row per container of each token whose containers are
  * not its type's default, in the order a list reads them: `(tenant_key,
@@ -11,9 +14,6 @@ import { bigintType, isPostgres, withoutRowid } from './dialect'
  * containers, most of them, get no row. On PostgreSQL the container is
  * compared byte by byte (`COLLATE "C"`), so a prefix is one range of the key.
  */
-/** Each token type's default containers (domain/token-types.ts; a test holds the two equal). */
-export const DEFAULT_CONTAINERS: Readonly<Record<string, readonly string[]>> = { token: ['/general/high/'], card: ['/pci/high/'], bank: ['/bank/high/'] }
-
 export async function up(knex: Knex): Promise<void> {
   const postgres = isPostgres(knex)
   await knex.raw(`CREATE TABLE token_containers (

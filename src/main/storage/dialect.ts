@@ -20,14 +20,14 @@ export function engineOf(db: Knex): Engine {
 const INT8 = 20
 const NUMERIC = 1700
 
+/** The `application_name` of a Tessera connection to PostgreSQL: `tessera schema <level>`, which compares as the levels do. */
+export const SCHEMA_APPLICATION_NAME = `tessera schema ${SCHEMA_LEVEL}`
+
 /**
  * Connection settings for a PostgreSQL URL. 64-bit integers (sequence numbers,
  * millisecond times, counts) and sums of them (numeric) come back as numbers, as
  * SQLite gives them: every value the schema stores in one stays far below 2^53.
  */
-/** The `application_name` of a Tessera connection to PostgreSQL: `tessera schema <level>`, which compares as the levels do. */
-export const SCHEMA_APPLICATION_NAME = `tessera schema ${SCHEMA_LEVEL}`
-
 export function postgresConnection(url: string): Knex.PgConnectionConfig {
   return {
     connectionString: url,

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { sql } from '../../../src/main/storage/connections'
 import { statementsRun } from '../../helpers/database'
 import { create, revealer, rule, service, useTokensService, type Body } from './fixture'
-import { analyze, measurable, sqlWork } from './sql-work'
+import { beforeAndAfter, measurable, sqlWork } from './sql-work'
 
 useTokensService()
 
@@ -43,21 +43,17 @@ describe.skipIf(!measurable)('v1 lists by a caller allowed only a rare container
       let mostWork = 0
       const ids: string[] = []
       for (const n of [1, 2, 3]) {
-        let response: Awaited<ReturnType<typeof page>> | undefined
-        mostWork = Math.max(mostWork, await sqlWork(async () => (response = await page(n))))
-        expect(response!.status).toBe(200)
-        expect((response!.body.pagination as Body).total_items).toBe(3)
-        ids.push(...(response!.body.data as Body[]).map((token) => token.id as string))
+        const { result: response, work } = await sqlWork(() => page(n))
+        mostWork = Math.max(mostWork, work)
+        expect(response.status).toBe(200)
+        expect((response.body.pagination as Body).total_items).toBe(3)
+        ids.push(...(response.body.data as Body[]).map((token) => token.id as string))
       }
       expect(ids).toEqual([newest, middle, oldest])
       return mostWork
     }
 
-    await analyze()
-    const before = await pagesAndWork()
-    await invisible(3000)
-    await analyze()
-    const after = await pagesAndWork()
+    const { before, after } = await beforeAndAfter(pagesAndWork, () => invisible(3000))
     expect(after).toBeLessThan(1.25 * before)
     // A token moved into the container by an update is listed; one moved out is not.
     const moved = await rare(['/general/high/'])

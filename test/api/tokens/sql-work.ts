@@ -46,21 +46,34 @@ function sqliteSteps(statement: Statement): number {
   return Number(/Virtual Machine Steps:\s+(\d+)/.exec(output)?.[1] ?? NaN)
 }
 
-/** The work of the statements `work` runs on the read pool: PostgreSQL's entries walked, or SQLite's virtual machine steps. */
-export async function sqlWork(work: () => Promise<unknown>): Promise<number> {
+/**
+ * What `work` resolves with, and the work of the statements it runs on the read pool:
+ * PostgreSQL's entries walked, or SQLite's virtual machine steps.
+ */
+export async function sqlWork<T>(work: () => Promise<T>): Promise<{ result: T; work: number }> {
   const reader = sql(service.host.vault.db.reader)
+  let result: T | undefined
   let total = 0
-  for (const statement of await statementsRun(reader, work)) {
+  for (const statement of await statementsRun(reader, async () => (result = await work()))) {
     if (engineOf(reader) === 'sqlite') total += sqliteSteps(statement)
     else total += entriesWalked((await reader.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql.replace(/\$\d+/g, '?')}`, statement.bindings)).rows[0]['QUERY PLAN'][0].Plan)
   }
-  return total
+  return { result: result as T, work: total }
 }
 
 /** PostgreSQL's statistics of the tables, as its autovacuum keeps them in a vault in use: it plans by them. */
-export async function analyze(): Promise<void> {
+async function analyze(): Promise<void> {
   const reader = sql(service.host.vault.db.reader)
   if (engineOf(reader) === 'postgres') await reader.raw('ANALYZE')
+}
+
+/** What `measure` finds before and after `grow` adds to the vault, each time on fresh statistics. */
+export async function beforeAndAfter<T>(measure: () => Promise<T>, grow: () => Promise<void>): Promise<{ before: T; after: T }> {
+  await analyze()
+  const before = await measure()
+  await grow()
+  await analyze()
+  return { before, after: await measure() }
 }
 
 /**

@@ -11,7 +11,7 @@ import { sql } from '../../../src/main/storage/connections'
 import { engineOf } from '../../../src/main/storage/dialect'
 import { SEEK_ROWS_PER_REQUEST } from '../../../src/main/storage/repositories/tokens.repository'
 import { create, revealer, rule, service, useTokensService, type App, type Body } from './fixture'
-import { analyze, measurable, sqlWork } from './sql-work'
+import { beforeAndAfter, measurable, sqlWork } from './sql-work'
 
 useTokensService()
 
@@ -98,9 +98,9 @@ describe.skipIf(!measurable)('v2 lists and searches whose conditions the databas
       for (const { request, pageSizes } of requests) {
         const work: number[] = []
         const pages = await pagesOf(async (start) => {
-          let response: Awaited<ReturnType<typeof request>> | undefined
-          work.push(await sqlWork(async () => (response = await request(start))))
-          return response!
+          const measured = await sqlWork(() => request(start))
+          work.push(measured.work)
+          return measured.result
         })
         expect(pages.flatMap((entry) => entry.ids)).toEqual([newest, middle, oldest])
         if (pageSizes) expect(pages.map((entry) => entry.ids.length)).toEqual(pageSizes)
@@ -110,12 +110,8 @@ describe.skipIf(!measurable)('v2 lists and searches whose conditions the databas
       return results
     }
 
-    await analyze()
-    const before = await pagedWork()
     // More than twice the tokens, none of them visible: a request's work stays the same.
-    await invisible(5000)
-    await analyze()
-    const after = await pagedWork()
+    const { before, after } = await beforeAndAfter(pagedWork, () => invisible(5000))
     if (engineOf(sql(service.host.vault.db.reader)) === 'sqlite') {
       for (const [i, mostWork] of after.entries()) expect(mostWork).toBeLessThan(1.25 * before[i])
     } else {
