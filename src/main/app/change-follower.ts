@@ -24,6 +24,8 @@ export interface FollowedServices {
   logger: Logger
   /** The webhook subscriptions, reloaded when another instance changes a webhook. */
   webhookEvents?: WebhookEvents
+  /** An instance of a newer version asks this one to step aside: it is about to migrate the database (schema `level`). */
+  onNewerVersion?: (level: string) => void
 }
 
 export class ChangeFollower implements ChangeHandlers {
@@ -78,6 +80,10 @@ export class ChangeFollower implements ChangeHandlers {
     this.bypassCaches(false)
     void this.reloadKeys()
     this.reloadWebhooks()
+  }
+
+  onNewerVersion(level: string): void {
+    this.services.onNewerVersion?.(level)
   }
 
   onDisconnected(error: Error | undefined): void {

@@ -37,6 +37,10 @@ export interface ServiceHostOptions extends Omit<ServerOptions, 'logger'> {
   sessionMaxTtlMs?: number
   /** How often the background jobs look for due work (ms); 0 leaves the timer off (tests call `runDueJobs()`). */
   jobTickMs?: number
+  /** Upgrading a team vault: how long to wait for instances of an older version to step aside (see OpenOptions). */
+  olderInstancesWaitMs?: OpenOptions['olderInstancesWaitMs']
+  /** A team vault: an instance of a newer version asks this one to step aside (see OpenOptions). */
+  onNewerVersion?: OpenOptions['onNewerVersion']
 }
 
 export interface ServiceHost {

@@ -74,9 +74,9 @@ export interface InitResult {
 }
 
 /** Whether the data directory (or the team vault's database) already holds a vault. */
-export async function vaultExists(options: { dataDir: string; databaseUrl?: string }): Promise<boolean> {
+export async function vaultExists(options: { dataDir: string; databaseUrl?: string; olderInstancesWaitMs?: number }): Promise<boolean> {
   if (!isTeamVault(options) && !existsSync(databaseLocation(options))) return false
-  const db = await openDatabase(databaseLocation(options), { readers: 1 })
+  const db = await openDatabase(databaseLocation(options), { readers: 1, olderInstancesWaitMs: options.olderInstancesWaitMs })
   try {
     return (await findVault(db.reader)) !== undefined
   } finally {
@@ -166,6 +166,10 @@ export interface OpenOptions {
   auditRetentionDays?: number | (() => number)
   /** Webhook delivery: the allow-list (`--webhook-allowed-hosts`), retries and time-outs. */
   webhooks?: WebhookDeliveryConfig
+  /** A team vault to migrate that instances of an older version use: how long to wait for them to step aside; 0 or none refuses at once. */
+  olderInstancesWaitMs?: number
+  /** A team vault: an instance of a newer version asks this one to step aside for its migration (schema `level`). */
+  onNewerVersion?: (level: string) => void
 }
 
 /** Mail settings, or a function building them with the vault's sealed settings (the desktop's SMTP password). */
@@ -199,7 +203,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
   const file = databaseLocation(options)
   if (!isTeamVault(options) && !existsSync(file)) throw new CannotUnlockError(`no vault in ${options.dataDir}.`, `create one with \`tessera init --data-dir ${options.dataDir}\`.`)
   const lock = isTeamVault(options) ? sharedVault : await acquireVaultLock(options.dataDir, options.kind ?? 'serve')
-  const db = await openDatabase(file).catch(async (error) => {
+  const db = await openDatabase(file, { olderInstancesWaitMs: options.olderInstancesWaitMs }).catch(async (error) => {
     await lock.release()
     throw error
   })
@@ -228,7 +232,7 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
       webhooks: options.webhooks
     })
     await services.webhookEvents.reload()
-    const following = options.databaseUrl === undefined ? undefined : followChanges(options.databaseUrl, services, options.logger)
+    const following = options.databaseUrl === undefined ? undefined : followChanges(options.databaseUrl, services, options)
     stopFollowing = following?.stop
     await settleMasterRotation(services.context.writes, keyring, clock.now())
     return {
@@ -260,8 +264,8 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
 }
 
 /** A team vault's instance hears the changes the others make (app/change-follower.ts). */
-function followChanges(databaseUrl: string, services: Services, logger: Logger): { stop(): Promise<void> } {
-  const follower = new ChangeFollower({ ...services, keyring: services.context.keyring, reader: services.context.reader, logger })
+function followChanges(databaseUrl: string, services: Services, { logger, onNewerVersion }: OpenOptions): { stop(): Promise<void> } {
+  const follower = new ChangeFollower({ ...services, keyring: services.context.keyring, reader: services.context.reader, logger, onNewerVersion })
   const listener = listenForChanges(databaseUrl, follower)
   follower.start()
   return {

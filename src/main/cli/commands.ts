@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
 import { isoDateToEpochMs } from '../../shared/contracts/common'
 import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
-import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, webhookAllowedHostsSchema, type EnvName, type Environment } from './environment'
+import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, upgradeWaitSchema, webhookAllowedHostsSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
 
 export interface OptionSpec {
@@ -130,7 +130,9 @@ export const COMMANDS: CommandSpec[] = [
       'Prints "Tessera listening on http://HOST:PORT" (https with TLS) once ready. SIGTERM or SIGINT stops accepting\n' +
       'connections, lets requests in flight finish, closes the vault and exits 0. Started through npm (npx, npm run),\n' +
       'it also stops when that npm process goes away. A --host that is not loopback needs TLS (--tls-cert, --tls-key)\n' +
-      'or a trusted reverse proxy (--trust-proxy), and --allowed-hosts; without them serve refuses to start (exit 13).',
+      'or a trusted reverse proxy (--trust-proxy), and --allowed-hosts; without them serve refuses to start (exit 13).\n' +
+      'On a team vault, serve migrates the database as it starts, once instances of an older version have stepped aside;\n' +
+      'an instance asked to step aside by a newer version stops as on SIGTERM and exits 16.',
     options: [
       dataDir, databaseUrl,
       { name: 'host', value: 'HOST', description: 'address to listen on', env: 'TESSERA_HOST', default: '127.0.0.1', schema: hostSchema },
@@ -151,6 +153,14 @@ export const COMMANDS: CommandSpec[] = [
         description: 'where webhook deliveries may go besides loopback: host names, IP addresses or CIDR ranges, comma-separated',
         env: 'TESSERA_WEBHOOK_ALLOWED_HOSTS',
         schema: webhookAllowedHostsSchema
+      },
+      {
+        name: 'upgrade-wait',
+        value: 'SECONDS',
+        description: 'team vault: how long to wait for instances of an older version to step aside before migrating the database',
+        env: 'TESSERA_UPGRADE_WAIT',
+        default: '60',
+        schema: upgradeWaitSchema
       }
     ],
     env: ['TESSERA_MASTER_KEY', 'TESSERA_WEBHOOK_RETRY_BASE_MS', 'TESSERA_CORS_ORIGINS', 'TESSERA_BODY_LIMIT', 'TESSERA_LOG_LEVEL', 'TESSERA_SESSION_MAX_TTL', 'TESSERA_CVC_RETENTION', 'TESSERA_AUDIT_RETENTION_DAYS', ...SMTP_AND_LINKS],

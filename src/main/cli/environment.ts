@@ -114,6 +114,13 @@ export const databaseUrlSchema = z
   .string()
   .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol) && new URL(value).pathname.length > 1, 'must be a PostgreSQL URL naming a database, such as postgres://tessera@db.example:5432/tessera')
 
+/** `--upgrade-wait` and `TESSERA_UPGRADE_WAIT`: seconds, as milliseconds. */
+export const upgradeWaitSchema = z
+  .string()
+  .regex(/^\d{1,4}$/, 'must be a whole number of seconds from 0 to 3600')
+  .transform((seconds) => Number(seconds) * 1000)
+  .refine((ms) => ms <= 3_600_000, 'must be a whole number of seconds from 0 to 3600')
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 const variables = {
@@ -136,6 +143,7 @@ const variables = {
     .string()
     .regex(/^[1-9]\d{0,9}$/, 'must be a whole number of bytes from 1 to 9999999999')
     .transform(Number),
+  TESSERA_UPGRADE_WAIT: upgradeWaitSchema,
   TESSERA_LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
   TESSERA_SMTP_HOST: hostSchema,
   TESSERA_SMTP_PORT: portSchema(1),
@@ -201,6 +209,11 @@ export const ENVIRONMENT_HELP: Record<EnvName, { values: string; meaning: string
   },
   TESSERA_CORS_ORIGINS: { values: 'origins, comma-separated', meaning: 'browser origins allowed by CORS', default: 'none (CORS off)' },
   TESSERA_BODY_LIMIT: { values: 'bytes, at least 1', meaning: 'largest accepted request body', default: '5242880 (5 MB)' },
+  TESSERA_UPGRADE_WAIT: {
+    values: 'seconds, 0 to 3600',
+    meaning: 'team vault: how long `serve` waits for instances of an older version to step aside before it migrates the database (then it refuses, exit 5)',
+    default: '60'
+  },
   TESSERA_LOG_LEVEL: { values: LOG_LEVELS.join(', '), meaning: 'log level (logs go to stderr as JSON lines)', default: 'info' },
   TESSERA_SMTP_HOST: { values: 'an IP address or host name', meaning: 'SMTP server; without it mail waits in the outbox', default: 'none' },
   TESSERA_SMTP_PORT: { values: '1-65535', meaning: 'SMTP port', default: '465 with TESSERA_SMTP_SECURE, else 587' },

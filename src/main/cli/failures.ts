@@ -61,7 +61,14 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
       return cannot('the database does not exist', 'create it (`createdb NAME`), or check the database name in --database-url (or TESSERA_DATABASE_URL).')
     case 'OLDER_INSTANCES_CONNECTED':
       // Tessera's own message (a count), not a database's.
-      return new CliError('IN_USE', error.message, 'stop every instance of the older version (and its `tessera` commands) first, then start this one: it migrates the database as it starts.')
+      return new CliError(
+        'IN_USE',
+        error.message,
+        'stop what still runs the older version (its `tessera` commands, and instances of versions that do not step aside when asked), then start this one again: `serve` asks older instances to step aside and migrates the database as it starts.'
+      )
+    case 'NEWER_SCHEMA':
+      // Tessera's own message (two schema levels).
+      return new CliError('NEWER_VERSION', error.message, 'install that version of Tessera (or a later one) here and run it instead; a database is never migrated back.')
     case '28P01':
     case '28000':
       return cannot('the server refused the login (wrong user or password, or the user may not connect)')

@@ -9,7 +9,7 @@ import { startServiceHost, type ServiceHost } from '../bootstrap/service-host'
 import type { CommandInput } from './commands'
 import { requireDataDir } from './data-dir'
 import { mailConfig } from './environment'
-import { CliError } from './exit-codes'
+import { CliError, exitCode } from './exit-codes'
 import { npmAncestor, startedThroughNpm, watchProcess } from './parent-watch'
 import { readTlsFiles } from './tls-files'
 import { placeOf, requireMasterKey, requireVault } from './vault-access'
@@ -53,27 +53,39 @@ function exposureFailure({ gaps }: ExposureRefusedError, input: CommandInput): C
   )
 }
 
+/** Stops serving: lets requests in flight finish, closes the vault, then exits with `code`; false if already stopping. */
+type Shutdown = (reason: string, code?: number) => boolean
+
 /**
  * Shuts down gracefully on SIGTERM, SIGINT and, under npm, when npm exits;
  * then exits 0. Signals while shutting down are ignored (`kill -9` forces it).
  */
-function stopOnRequest(host: ServiceHost, logger: Logger): void {
+function stopOnRequest(host: ServiceHost, logger: Logger): Shutdown {
   let stopping = false
-  const shutdown = (reason: string) => {
-    if (stopping) return
+  const shutdown: Shutdown = (reason, code = 0) => {
+    if (stopping) return false
     stopping = true
     logger.info({ reason }, 'shutting down')
     host.stop().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (error: Error) => {
         process.stderr.write(`tessera serve: the vault did not close cleanly (${error.name}).\n`)
         process.exit(1)
       }
     )
+    return true
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
   if (startedThroughNpm(process.env)) watchProcess(npmAncestor(), () => shutdown('npm exited'))
+  return shutdown
+}
+
+/** A newer version is about to migrate the team vault's database: this instance stops serving, as on SIGTERM, and exits 16. */
+function stepAside(shutdown: Shutdown, level: string): void {
+  // The upgrading instance asks again until this one has gone: say it once.
+  if (!shutdown(`a newer version (schema ${level}) is upgrading the database`, exitCode('NEWER_VERSION'))) return
+  process.stderr.write(`tessera serve: a newer version of Tessera (schema ${level}) is upgrading the team database, so this instance stops serving. Start it again on the new version.\n`)
 }
 
 export async function serve(input: CommandInput): Promise<void> {
@@ -82,9 +94,11 @@ export async function serve(input: CommandInput): Promise<void> {
   const place = placeOf(options)
   const dataDir = place.dataDir
   await requireDataDir(dataDir, 'write')
-  await requireVault(place)
+  await requireVault(place, options['upgrade-wait'] as number)
   const masterKey = await requireMasterKey(dataDir)
   const logger = createLogger({ level: env.TESSERA_LOG_LEVEL ?? 'info' })
+  // Until the handlers are set, a request to step aside goes unheeded: the upgrading instance repeats it.
+  const handlers: { shutdown?: Shutdown } = {}
   const host = await startServiceHost({
     ...place,
     masterKey,
@@ -100,12 +114,14 @@ export async function serve(input: CommandInput): Promise<void> {
     sessionMaxTtlMs: env.TESSERA_SESSION_MAX_TTL,
     cvcRetentionMs: env.TESSERA_CVC_RETENTION,
     auditRetentionDays: env.TESSERA_AUDIT_RETENTION_DAYS ?? 0,
-    webhooks: { allowedHosts: options['webhook-allowed-hosts'] as string[] | undefined, retryBaseMs: env.TESSERA_WEBHOOK_RETRY_BASE_MS }
+    webhooks: { allowedHosts: options['webhook-allowed-hosts'] as string[] | undefined, retryBaseMs: env.TESSERA_WEBHOOK_RETRY_BASE_MS },
+    olderInstancesWaitMs: options['upgrade-wait'] as number,
+    onNewerVersion: (level) => handlers.shutdown && stepAside(handlers.shutdown, level)
   }).catch((error) => {
     if (error instanceof ListenError) throw listenFailure(error, input)
     throw error instanceof ExposureRefusedError ? exposureFailure(error, input) : error
   })
   // Handlers first: whoever reads the line may signal at once.
-  stopOnRequest(host, logger)
+  handlers.shutdown = stopOnRequest(host, logger)
   process.stdout.write(`Tessera listening on ${host.url}\n`)
 }

@@ -40,6 +40,8 @@ export interface DesktopVaultOptions {
 
 function describeStartFailure(error: unknown, port: number): string {
   if (error instanceof CannotUnlockError || error instanceof VaultInUseError) return error.message
+  // Tessera's own message naming both schemas (storage/database.ts): a vault file a newer version migrated.
+  if ((error as { code?: unknown }).code === 'NEWER_SCHEMA') return `${(error as Error).message} Open it with that version of Tessera or a later one.`
   if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return `Port ${port} is already in use; choose another port.`
   if ((error as NodeJS.ErrnoException).code === 'EACCES') return `Port ${port} cannot be used; choose another port.`
   return 'The vault could not be opened.'

@@ -6,12 +6,19 @@
  * listens on a dedicated connection to evict what changed. The payload names
  * only kinds and ids: never a secret, never token data. On SQLite (one process
  * owns the file) nothing is sent.
+ *
+ * The same connection hears upgrades: an instance of a newer version, about to
+ * migrate the database, asks the instances of older versions to step aside.
  */
+import type { Knex } from 'knex'
 import { Client } from 'pg'
 import { sql, type Db } from './connections'
 import { engineOf } from './dialect'
+import { SCHEMA_LEVEL } from './migrations'
 
 export const CHANGE_CHANNEL = 'tessera_changes'
+/** Where a newer version names the schema level it is about to migrate to. */
+export const UPGRADE_CHANNEL = 'tessera_upgrades'
 
 /** What changed: API keys of applications or sessions, token rows of a tenant, the vault's keys, or webhook subscriptions. */
 export type ChangeKind = 'application' | 'session' | 'token' | 'keys' | 'webhook'
@@ -36,6 +43,16 @@ export async function notifyChange(db: Db, change: Change): Promise<void> {
   await sql(db).raw('SELECT pg_notify(?, ?)', [CHANGE_CHANNEL, payload])
 }
 
+/** Asks every instance of an older version to step aside: this one is about to migrate the database to its schema level. */
+export async function askOlderInstancesToStepAside(db: Knex): Promise<void> {
+  await db.raw('SELECT pg_notify(?, ?)', [UPGRADE_CHANNEL, SCHEMA_LEVEL])
+}
+
+/** The schema level an upgrade announces, when it is newer than this version's; anything else is ignored. */
+function newerLevel(payload: string | undefined): string | undefined {
+  return payload !== undefined && /^\d{14}$/.test(payload) && payload > SCHEMA_LEVEL ? payload : undefined
+}
+
 const KINDS: readonly string[] = ['application', 'session', 'token', 'keys', 'webhook'] satisfies ChangeKind[]
 
 /** A payload as a Change; anything else (another version's format) as "every kind changed". */
@@ -58,6 +75,8 @@ export interface ChangeHandlers {
   onConnected(): void
   /** The connection is lost: notifications may be missed until onConnected. */
   onDisconnected(error: Error | undefined): void
+  /** An instance of a newer version (its schema `level`) asks this one to step aside for its migrations. */
+  onNewerVersion?(level: string): void
 }
 
 export interface ChangeListener {
@@ -97,12 +116,14 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
     client = next
     next.on('notification', (message) => {
       if (message.channel === CHANGE_CHANNEL) for (const change of parseChange(message.payload)) handlers.onChange(change)
+      const level = message.channel === UPGRADE_CHANNEL ? newerLevel(message.payload) : undefined
+      if (level) handlers.onNewerVersion?.(level)
     })
     next.on('error', (error) => lost(error))
     next.on('end', () => client === next && lost())
     try {
       await next.connect()
-      await next.query(`LISTEN ${CHANGE_CHANNEL}`)
+      await next.query(`LISTEN ${CHANGE_CHANNEL}; LISTEN ${UPGRADE_CHANNEL}`)
     } catch (error) {
       if (client === next) lost(error as Error)
       return

@@ -8,7 +8,8 @@ import { closeSync, openSync } from 'node:fs'
 import knex, { type Knex } from 'knex'
 import { isPostgresUrl, lockUntilCommit, MIGRATION_LOCK, postgresConnection, SCHEMA_APPLICATION_NAME } from './dialect'
 import { readerOf, writerOf, type Reader, type Writer } from './connections'
-import { migrationSource } from './migrations'
+import { isKnownMigration, levelOf, migrationSource, SCHEMA_LEVEL } from './migrations'
+import { askOlderInstancesToStepAside } from './change-feed'
 import { loadTenantKeys } from './tenant-keys'
 
 /** Pragmas applied to every connection. */
@@ -50,13 +51,47 @@ function connect(filename: string, poolSize: number): Knex {
         connection.exec(CONNECTION_PRAGMAS.join(';'), (error) => done(error, connection))
       }
     },
-    migrations: { migrationSource }
+    migrations: MIGRATIONS
   })
 }
 
-/** Opens the database (a file, created if needed, or a PostgreSQL URL) and brings its schema up to date. */
-export async function openDatabase(location: string, options: { readers?: number } = {}): Promise<Database> {
-  return isPostgresUrl(location) ? openPostgres(location, options.readers ?? 2) : openSqlite(location, options.readers ?? 2)
+/** knex's own check of the list of applied migrations is replaced by `pendingMigrations`, which says what it means. */
+const MIGRATIONS = { migrationSource, disableMigrationsListValidation: true }
+
+export interface OpenDatabaseOptions {
+  readers?: number
+  /**
+   * A team database that instances of an older version still use: how long to ask them to step
+   * aside (change-feed.ts) and wait for them to go before migrating it. 0, the default, refuses at once.
+   */
+  olderInstancesWaitMs?: number
+}
+
+/**
+ * Opens the database (a file, created if needed, or a PostgreSQL URL) and brings its schema up to date.
+ * @throws NewerSchemaError, OlderInstancesConnectedError
+ */
+export async function openDatabase(location: string, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const readers = options.readers ?? 2
+  return isPostgresUrl(location) ? openPostgres(location, readers, options.olderInstancesWaitMs ?? 0) : openSqlite(location, readers)
+}
+
+/** The database was migrated by a newer version of Tessera, whose schema this one does not know. */
+class NewerSchemaError extends Error {
+  /** What the CLI reports it by (cli/failures.ts). */
+  readonly code = 'NEWER_SCHEMA'
+  constructor(readonly level: string) {
+    super(`The database was migrated by a newer version of Tessera (schema ${level}); this version writes schema ${SCHEMA_LEVEL}.`)
+    this.name = 'NewerSchemaError'
+  }
+}
+
+/** The migrations this version has to apply. @throws NewerSchemaError when the database holds one it does not know. */
+async function pendingMigrations(writer: Knex): Promise<unknown[]> {
+  const [applied, pending] = (await writer.migrate.list()) as [Array<{ name: string }>, unknown[]]
+  const newest = applied.map(({ name }) => name).filter((name) => !isKnownMigration(name)).sort().at(-1)
+  if (newest) throw new NewerSchemaError(levelOf(newest))
+  return pending
 }
 
 async function openSqlite(filename: string, readers: number): Promise<Database> {
@@ -66,6 +101,7 @@ async function openSqlite(filename: string, readers: number): Promise<Database> 
   return assemble(writer, {
     async prepare() {
       await writer.raw('PRAGMA journal_mode = WAL')
+      await pendingMigrations(writer)
       await writer.migrate.latest()
     },
     openReader: () => connect(filename, readers),
@@ -99,48 +135,63 @@ async function assemble(writer: Knex, steps: { prepare(): Promise<void>; openRea
 class OlderInstancesConnectedError extends Error {
   /** What the CLI reports it by (cli/failures.ts). */
   readonly code = 'OLDER_INSTANCES_CONNECTED'
-  constructor(count: number) {
-    super(`Instances of an older Tessera version are connected to the team database (${count}), which this version would migrate under them.`)
+  constructor(count: number, waitedMs: number) {
+    const waited = waitedMs > 0 ? ` after ${Math.round(waitedMs / 1000)} s of asking them to step aside` : ''
+    super(`Instances of an older Tessera version are still connected to the team database (${count})${waited}; this version would migrate it under them.`)
     this.name = 'OlderInstancesConnectedError'
   }
 }
 
-/**
- * Refuses to migrate a team database while instances of an older version use it: they would go
- * on writing as that version did (without the rows of an index a migration adds). Instances
- * name their schema in `application_name`; those of this level (starting together) do not count.
- */
-async function refuseUnderOlderInstances(writer: Knex): Promise<void> {
-  const [, pending] = (await writer.migrate.list()) as [unknown[], unknown[]]
-  if (pending.length === 0) return
+/** How often an upgrade asks older instances to step aside and counts those still connected. */
+const STEP_ASIDE_POLL_MS = 250
+
+/** Connections of instances (and commands) of an older version: each names its schema in `application_name`. */
+async function olderConnections(writer: Knex): Promise<number> {
   const { rows } = await writer.raw(
     `SELECT count(*) AS count FROM pg_stat_activity
       WHERE datname = current_database() AND application_name LIKE 'tessera schema %' AND application_name < ? AND pid <> pg_backend_pid()`,
     [SCHEMA_APPLICATION_NAME]
   )
-  const count = Number(rows[0].count)
-  if (count > 0) throw new OlderInstancesConnectedError(count)
+  return Number(rows[0].count)
+}
+
+/**
+ * Migrating a team database under instances of an older version would leave them writing as that
+ * version did (without the rows of an index a migration adds): they are asked to step aside, and
+ * the migration waits up to `waitMs` for their connections to close. Instances of this level,
+ * starting together, do not count.
+ * @throws OlderInstancesConnectedError
+ */
+async function awaitOlderInstances(writer: Knex, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    const count = await olderConnections(writer)
+    if (count === 0) return
+    if (Date.now() >= deadline) throw new OlderInstancesConnectedError(count, waitMs)
+    await askOlderInstancesToStepAside(writer)
+    await new Promise((resolve) => setTimeout(resolve, Math.min(STEP_ASIDE_POLL_MS, deadline - Date.now())))
+  }
 }
 
 function connectPostgres(url: string, poolSize: number): Knex {
-  return knex({ client: 'pg', connection: postgresConnection(url), log: SILENT_LOG, pool: { min: 1, max: poolSize }, migrations: { migrationSource } })
+  return knex({ client: 'pg', connection: postgresConnection(url), log: SILENT_LOG, pool: { min: 1, max: poolSize }, migrations: MIGRATIONS })
 }
 
-async function openPostgres(url: string, readers: number): Promise<Database> {
+async function openPostgres(url: string, readers: number, olderInstancesWaitMs: number): Promise<Database> {
   const writer = connectPostgres(url, 1)
-  return assemble(writer, { prepare: () => migrateAlone(url, writer), openReader: () => connectPostgres(url, readers) })
+  return assemble(writer, { prepare: () => migrateAlone(url, writer, olderInstancesWaitMs), openReader: () => connectPostgres(url, readers) })
 }
 
 /**
  * Instances starting together would run the migrations together, and knex
  * refuses the second run outright: each waits for an advisory lock instead.
  */
-async function migrateAlone(url: string, writer: Knex): Promise<void> {
+async function migrateAlone(url: string, writer: Knex, olderInstancesWaitMs: number): Promise<void> {
   const lock = connectPostgres(url, 1)
   try {
     await lock.transaction(async (trx) => {
       await lockUntilCommit(trx, MIGRATION_LOCK)
-      await refuseUnderOlderInstances(writer)
+      if ((await pendingMigrations(writer)).length > 0) await awaitOlderInstances(writer, olderInstancesWaitMs)
       await writer.migrate.latest()
     })
   } finally {
