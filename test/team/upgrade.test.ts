@@ -14,8 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
+import { MIGRATION_LOCK } from '../../src/main/storage/dialect'
 import { SCHEMA_LEVEL } from '../../src/main/storage/migrations'
-import { listening, run, terminate, track, type Finished, type Running, type Served } from '../helpers/cli'
+import { listening, run, start, terminate, track, type Finished, type Running, type Served } from '../helpers/cli'
 import { createTestDatabase, onPostgres } from '../helpers/postgres'
 import { startTeamVault, type TeamVault } from '../helpers/team'
 import { NEXT_LEVEL, NEXT_MIGRATION, NEXT_TABLE } from './next-version/migration'
@@ -43,6 +44,26 @@ async function migrated(databaseUrl: string): Promise<boolean> {
   } finally {
     await db.destroy()
   }
+}
+
+/** Whether a connection of schema `level` holds, or awaits, the turn at the migrations (an advisory lock). */
+async function migrationTurn(databaseUrl: string, level: string, state: 'held' | 'awaited'): Promise<boolean> {
+  const db = knex({ client: 'pg', connection: databaseUrl, pool: { min: 0, max: 1 } })
+  try {
+    const { rows } = await db.raw(
+      `SELECT count(*) AS count FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+        WHERE a.datname = current_database() AND a.application_name = ? AND l.locktype = 'advisory' AND l.objid = ? AND l.granted = ?`,
+      [`tessera schema ${level}`, MIGRATION_LOCK, state === 'held']
+    )
+    return Number(rows[0].count) > 0
+  } finally {
+    await db.destroy()
+  }
+}
+
+/** Polls `check` until it holds (the test's own timeout bounds it). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await sleep(100)
 }
 
 async function post(server: Served, key: string, path: string, body: unknown): Promise<{ status: number; body: Record<string, any> }> {
@@ -170,24 +191,35 @@ describe.skipIf(onPostgres)('an upgrade under older instances that do not step a
   const cleanup: (() => Promise<unknown>)[] = []
   let databaseUrl: string
   let dir: string
-  /** A connection as an instance of this version names its own, which hears no request to step aside. */
+  /** An older instance that does not step aside. */
   let olderInstance: Knex
 
-  beforeAll(async () => {
+  /** A team vault of this version in a fresh database, and a data directory for one more instance. */
+  async function initialisedVault(): Promise<{ databaseUrl: string; dir: string }> {
     const database = await createTestDatabase()
-    databaseUrl = database.url
     const initDir = await mkdtemp(join(tmpdir(), 'tessera-upgrade-'))
     cleanup.push(database.drop, () => rm(initDir, { recursive: true, force: true }))
-    const init = await run(['init', '--data-dir', initDir, '--database-url', databaseUrl])
+    const init = await run(['init', '--data-dir', initDir, '--database-url', database.url])
     expect(init.code, init.stderr).toBe(0)
-    dir = await instanceDir({ dirs: [initDir] })
+    const dir = await instanceDir({ dirs: [initDir] })
     cleanup.push(() => rm(dir, { recursive: true, force: true }))
-    olderInstance = knex({ client: 'pg', connection: { connectionString: databaseUrl, application_name: `tessera schema ${SCHEMA_LEVEL}` }, pool: { min: 1, max: 1 } })
-    await olderInstance.raw('select 1')
+    return { databaseUrl: database.url, dir }
+  }
+
+  /** A connection as an instance of this version names its own: to the next version, an older instance that hears no request to step aside. */
+  async function olderConnection(databaseUrl: string): Promise<Knex> {
+    const connection = knex({ client: 'pg', connection: { connectionString: databaseUrl, application_name: `tessera schema ${SCHEMA_LEVEL}` }, pool: { min: 1, max: 1 } })
+    cleanup.push(() => connection.destroy())
+    await connection.raw('select 1')
+    return connection
+  }
+
+  beforeAll(async () => {
+    ;({ databaseUrl, dir } = await initialisedVault())
+    olderInstance = await olderConnection(databaseUrl)
   }, UPGRADE_TEST_MS)
 
   afterAll(async () => {
-    await olderInstance.destroy()
     for (const step of cleanup.reverse()) await step()
   })
 
@@ -214,6 +246,27 @@ describe.skipIf(onPostgres)('an upgrade under older instances that do not step a
       await olderInstance.destroy()
       await listening(starting)
       expect(await migrated(databaseUrl)).toBe(true)
+    },
+    UPGRADE_TEST_MS
+  )
+  it(
+    'is not held off by an instance of the older version starting meanwhile, which then refuses the migrated database',
+    async () => {
+      const vault = await initialisedVault()
+      const stillOlder = await olderConnection(vault.databaseUrl)
+      const upgrading = startNextVersion(['serve', '--data-dir', vault.dir, '--port', '0', '--upgrade-wait', '20'], vault.databaseUrl)
+      cleanup.push(() => terminate(upgrading))
+      await until(() => migrationTurn(vault.databaseUrl, NEXT_LEVEL, 'held'))
+      // An instance of this (older) version starts meanwhile: it waits for its turn at the migrations.
+      const older = start(['serve', '--data-dir', vault.dir, '--port', '0'], { TESSERA_DATABASE_URL: vault.databaseUrl })
+      await until(() => migrationTurn(vault.databaseUrl, SCHEMA_LEVEL, 'awaited'))
+      await stillOlder.destroy()
+
+      await listening(upgrading)
+      expect(await migrated(vault.databaseUrl)).toBe(true)
+      const refused = await older.finished
+      expect(refused.code).toBe(16)
+      expect(refused.stderr).toContain(`The database was migrated by a newer version of Tessera (schema ${NEXT_LEVEL})`)
     },
     UPGRADE_TEST_MS
   )

@@ -145,12 +145,17 @@ class OlderInstancesConnectedError extends Error {
 /** How often an upgrade asks older instances to step aside and counts those still connected. */
 const STEP_ASIDE_POLL_MS = 250
 
-/** Connections of instances (and commands) of an older version: each names its schema in `application_name`. */
+/**
+ * Connections of instances (and commands) of an older version: each names its schema in `application_name`.
+ * One waiting for its turn at the migrations (the lock this one holds) does not count: an older instance
+ * starting meanwhile has written nothing yet, and once it has the turn it finds the newer schema and refuses.
+ */
 async function olderConnections(writer: Knex): Promise<number> {
   const { rows } = await writer.raw(
     `SELECT count(*) AS count FROM pg_stat_activity
-      WHERE datname = current_database() AND application_name LIKE 'tessera schema %' AND application_name < ? AND pid <> pg_backend_pid()`,
-    [SCHEMA_APPLICATION_NAME]
+      WHERE datname = current_database() AND application_name LIKE 'tessera schema %' AND application_name < ? AND pid <> pg_backend_pid()
+        AND pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = 0 AND objid = ? AND objsubid = 1)`,
+    [SCHEMA_APPLICATION_NAME, MIGRATION_LOCK]
   )
   return Number(rows[0].count)
 }
