@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
+import { UPGRADE_CHANNEL } from '../../src/main/storage/change-feed'
 import { MIGRATION_LOCK } from '../../src/main/storage/dialect'
 import { SCHEMA_LEVEL } from '../../src/main/storage/migrations'
 import { listening, run, start, terminate, track, type Finished, type Running, type Served } from '../helpers/cli'
@@ -118,7 +119,7 @@ describe.skipIf(onPostgres)('upgrading a team vault while its instances serve', 
     async () => {
       const db = knex({ client: 'pg', connection: team.databaseUrl, pool: { min: 0, max: 1 } })
       try {
-        for (const payload of [SCHEMA_LEVEL, '00000000000000', 'garbage', `${NEXT_LEVEL}0`, '']) await db.raw('SELECT pg_notify(?, ?)', ['tessera_upgrades', payload])
+        for (const payload of [SCHEMA_LEVEL, '00000000000000', 'garbage', `${NEXT_LEVEL}0`, '']) await db.raw('SELECT pg_notify(?, ?)', [UPGRADE_CHANNEL, payload])
       } finally {
         await db.destroy()
       }
