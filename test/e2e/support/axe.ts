@@ -29,11 +29,33 @@ export function describeViolations(violations: Result[]): string[] {
 }
 
 /**
+ * Waits (up to `timeoutMs`) until no transition or finite animation runs: text
+ * fading in or out is measured by axe at its momentary colour, a contrast the
+ * user never reads. Endless animations (a spinner) are not waited for.
+ */
+async function settledAnimations(page: Page, timeoutMs = 3000): Promise<void> {
+  await page.waitForFunction(
+    () => {
+      interface Animation {
+        playState: string
+        effect: { getComputedTiming(): { endTime?: unknown } } | null
+      }
+      const page = globalThis as unknown as { document: { getAnimations(): Animation[] } }
+      return page.document.getAnimations().every((animation) => animation.playState !== 'running' || animation.effect?.getComputedTiming().endTime === Infinity)
+    },
+    undefined,
+    { timeout: timeoutMs }
+  )
+}
+
+/**
  * The WCAG 2.1 A/AA violations in the page (or inside `include`, a CSS
  * selector), described one line each: an empty list when there are none.
+ * Checked once the page's animations have settled.
  */
 export async function axeViolations(page: Page, include?: string): Promise<string[]> {
   await ensureAxe(page)
+  await settledAnimations(page)
   const options: RunOptions = { runOnly: { type: 'tag', values: WCAG_21_AA }, resultTypes: ['violations'] }
   const results = await page.evaluate(
     ([context, runOptions]) => {
