@@ -33,6 +33,7 @@ import { WebhookDelivery, type WebhookDeliveryConfig } from '../app/webhook-deli
 import { WebhookEvents } from '../app/webhook-events'
 import { WebhookSigningKey } from '../app/webhook-signing-key'
 import { WebhooksService } from '../app/webhooks.service'
+import { ServiceHealth } from '../app/service-health'
 
 export interface ServiceDeps {
   db: Database
@@ -110,6 +111,7 @@ export function createServices(deps: ServiceDeps) {
     webhooks: new WebhooksService(context, webhookEvents, webhookSigningKey, deps.tenantId),
     webhookEvents,
     webhookDelivery,
+    health: new ServiceHealth(),
     jobs: new JobsService(context, standardSweeps({ tokens, tokenIntents, idempotency, applications, sessions, invitations, mail, logs, keys, auditArchive, webhooks: webhookDelivery }), {
       close: async () => {
         await mail.close()

@@ -263,11 +263,15 @@ export async function openVault(options: OpenOptions): Promise<Vault> {
   }
 }
 
-/** A team vault's instance hears the changes the others make (app/change-follower.ts). */
+/** How long the database may take to answer a health check before the instance reports itself unavailable. */
+const HEALTH_PING_TIMEOUT_MS = 2000
+
+/** A team vault's instance hears the changes the others make (app/change-follower.ts), on a connection that also tells its health. */
 function followChanges(databaseUrl: string, services: Services, { logger, onNewerVersion }: OpenOptions): { stop(): Promise<void> } {
   const follower = new ChangeFollower({ ...services, keyring: services.context.keyring, reader: services.context.reader, logger, onNewerVersion })
   const listener = listenForChanges(databaseUrl, follower)
   follower.start()
+  services.health.watch(() => listener.ping(HEALTH_PING_TIMEOUT_MS))
   return {
     async stop() {
       await listener.close()

@@ -32,7 +32,8 @@ export const ERRORS = {
   host_not_allowed: { status: 421, message: 'The Host header names a host this service does not serve.' },
   business_rule: { status: 422, message: 'The request breaks a business rule.' },
   internal_error: { status: 500, message: 'An unexpected error occurred.' },
-  vault_locked: { status: 503, message: 'The vault is locked. Unlock it to continue.' }
+  vault_locked: { status: 503, message: 'The vault is locked. Unlock it to continue.' },
+  database_unavailable: { status: 503, message: 'This instance cannot reach the team database.' }
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof ERRORS
@@ -132,6 +133,13 @@ export class BusinessRuleError extends AppError {
 export class VaultLockedError extends AppError {
   constructor(message: string = ERRORS.vault_locked.message) {
     super('vault_locked', message)
+  }
+}
+
+/** 503: an instance of a team vault whose database does not answer. */
+export class DatabaseUnavailableError extends AppError {
+  constructor() {
+    super('database_unavailable')
   }
 }
 

@@ -30,7 +30,8 @@ const ERROR_REASONS = {
   410: 'The invitation has expired.',
   413: 'The body exceeds the size limit (5 MB by default).',
   415: 'The body has another `Content-Type` than the one this operation takes.',
-  422: 'The request breaks a business rule.'
+  422: 'The request breaks a business rule.',
+  503: 'The service cannot serve this request now.'
 } as const
 
 type ErrorStatus = keyof typeof ERROR_REASONS
@@ -625,8 +626,11 @@ const PATHS: ZodOpenApiPathsObject = {
     get: operation('health', {
       tag: 'Service',
       summary: 'Health check',
+      description: 'For load balancers. An instance of a team vault answers 503 while its database does not answer (asked at most once a second, within 2 seconds), so that requests go to the other instances.',
       open: true,
-      responses: { 200: jsonResponse('The service is up.', contract.health) }
+      responses: { 200: jsonResponse('The service is up.', contract.health) },
+      errors: [503],
+      reasons: { 503: 'A team vault’s instance that cannot reach its database (`database_unavailable`).' }
     })
   },
   '/ping': {

@@ -81,6 +81,12 @@ export interface ChangeHandlers {
 
 export interface ChangeListener {
   close(): Promise<void>
+  /**
+   * Whether the listening connection answers a query within `timeoutMs`: the instance's way
+   * to the database, kept open whatever the load. One that does not answer is dropped and
+   * opened again (a connection cut off without a word would otherwise wait on TCP for hours).
+   */
+  ping(timeoutMs: number): Promise<boolean>
 }
 
 /** How the listening connections show in `pg_stat_activity`. */
@@ -98,6 +104,8 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
   let connected = false
   let retryMs = FIRST_RETRY_MS
   let retry: NodeJS.Timeout | undefined
+  /** The latest connection attempt (settled once it has connected or failed). */
+  let connecting: Promise<void> | undefined
 
   const lost = (error?: Error) => {
     if (client) client.removeAllListeners().on('error', () => undefined)
@@ -106,7 +114,7 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
     if (connected) handlers.onDisconnected(error)
     connected = false
     if (closed) return
-    retry = setTimeout(connect, retryMs)
+    retry = setTimeout(() => void (connecting = connect()), retryMs)
     retryMs = Math.min(retryMs * 2, LAST_RETRY_MS)
   }
 
@@ -134,8 +142,23 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
     handlers.onConnected()
   }
 
-  void connect()
+  connecting = connect()
   return {
+    async ping(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
+      try {
+        // Starting, or connecting again: the attempt under way may still make it in time.
+        if (!connected && connecting) await Promise.race([connecting, late])
+        const asked = connected ? client : undefined
+        if (!asked) return false
+        const answered = await Promise.race([asked.query('SELECT 1').then(() => true, () => false), late])
+        if (!answered && client === asked) lost(new Error('the database did not answer in time'))
+        return answered
+      } finally {
+        clearTimeout(timer)
+      }
+    },
     async close() {
       closed = true
       if (retry) clearTimeout(retry)
