@@ -6,7 +6,7 @@
  * HEALTH_CHECK_INTERVAL_MS however often the endpoint is called (it takes no
  * key, so anyone could call it in a loop); callers meanwhile share the answer.
  */
-export const HEALTH_CHECK_INTERVAL_MS = 1000
+const HEALTH_CHECK_INTERVAL_MS = 1000
 
 export class ServiceHealth {
   private probe: (() => Promise<boolean>) | undefined
