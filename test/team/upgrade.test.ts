@@ -152,7 +152,16 @@ describe.skipIf(onPostgres)('upgrading a team vault while its instances serve', 
           if (created?.status === 201) acknowledged.push(created.body.id as string)
         }
       }
-      const writing = Promise.all([a, b, a, b].map(writer))
+      // And bulk tokenize, 500 values a request, on B.
+      const acknowledgedInBulk: string[] = []
+      const bulkWriter = async (server: Served): Promise<void> => {
+        for (let n = 0; server.child.exitCode === null && n < 100; n++) {
+          const values = Array.from({ length: 500 }, (_, i) => `bulk ${n} ${i}`)
+          const created = await post(server, key, '/tokenize', values).catch(() => undefined)
+          if (created?.status === 200) acknowledgedInBulk.push(...(created.body as unknown as string[]))
+        }
+      }
+      const writing = Promise.all([...[a, b, a, b].map(writer), bulkWriter(b)])
 
       const dir = await instanceDir(team)
       dirs.push(dir)
@@ -171,9 +180,15 @@ describe.skipIf(onPostgres)('upgrading a team vault while its instances serve', 
       const read = await get(newer, key, `/tokens/${before.body.id as string}`)
       expect(read.status).toBe(200)
       expect(read.body).toMatchObject({ data: 'written before the upgrade', metadata: { when: 'before' } })
-      // No write the older instances acknowledged while stepping aside is lost.
+      // No write the older instances acknowledged while stepping aside is lost, single or bulk.
       expect(acknowledged.length).toBeGreaterThan(0)
-      for (const id of acknowledged) expect((await get(newer, key, `/tokens/${id}`)).status, id).toBe(200)
+      expect(acknowledgedInBulk.length).toBeGreaterThan(0)
+      const ids = [...acknowledged, ...acknowledgedInBulk]
+      const upgraded = newer
+      for (let start = 0; start < ids.length; start += 50) {
+        const reads = await Promise.all(ids.slice(start, start + 50).map((id) => get(upgraded, key, `/tokens/${id}`)))
+        expect(reads.filter((read) => read.status !== 200)).toEqual([])
+      }
       const after = await post(newer, key, '/tokens', { type: 'token', data: 'written after the upgrade' })
       expect(after.status).toBe(201)
       // One audit chain, written by both versions, verifies.
