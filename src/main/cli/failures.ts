@@ -59,19 +59,25 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
       return cannot('the server did not answer')
     case '3D000':
       return cannot('the database does not exist', 'create it (`createdb NAME`), or check the database name in --database-url (or TESSERA_DATABASE_URL).')
+    case '28P01':
+    case '28000':
+      return cannot('the server refused the login (wrong user or password, or the user may not connect)')
+    default:
+      return undefined
+  }
+}
+
+/** A database whose schema another version of Tessera uses (storage/database.ts); the messages are Tessera's own. */
+function schemaVersionError(error: NodeJS.ErrnoException): CliError | undefined {
+  switch (error.code) {
     case 'OLDER_INSTANCES_CONNECTED':
-      // Tessera's own message (a count), not a database's.
       return new CliError(
         'IN_USE',
         error.message,
         'stop what still runs the older version (its `tessera` commands, and instances of versions that do not step aside when asked), then start this one again: `serve` asks older instances to step aside and migrates the database as it starts.'
       )
     case 'NEWER_SCHEMA':
-      // Tessera's own message (two schema levels).
       return new CliError('NEWER_VERSION', error.message, 'install that version of Tessera (or a later one) here and run it instead; a database is never migrated back.')
-    case '28P01':
-    case '28000':
-      return cannot('the server refused the login (wrong user or password, or the user may not connect)')
     default:
       return undefined
   }
@@ -88,7 +94,7 @@ export function toCliError(error: unknown): CliError {
   if (error instanceof CannotUnlockError) return new CliError('NOT_INITIALISED', error.message, error.hint)
   // The services' expected failures carry messages written to be shown.
   if (error instanceof AppError && error.status < 500) return new CliError('REFUSED', error.message)
-  const known = systemError(error as NodeJS.ErrnoException) ?? databaseError(error as NodeJS.ErrnoException)
+  const known = systemError(error as NodeJS.ErrnoException) ?? databaseError(error as NodeJS.ErrnoException) ?? schemaVersionError(error as NodeJS.ErrnoException)
   if (known) return known
   const { name, code } = error as { name?: unknown; code?: unknown }
   const label = [typeof name === 'string' ? name : 'Error', typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : undefined].filter(Boolean).join(' ')

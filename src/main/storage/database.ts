@@ -55,7 +55,7 @@ function connect(filename: string, poolSize: number): Knex {
   })
 }
 
-/** knex's own check of the list of applied migrations is replaced by `pendingMigrations`, which says what it means. */
+/** knex's own check of the list of applied migrations is replaced by `migrateToLatest`'s, which says what it means. */
 const MIGRATIONS = { migrationSource, disableMigrationsListValidation: true }
 
 export interface OpenDatabaseOptions {
@@ -86,12 +86,18 @@ class NewerSchemaError extends Error {
   }
 }
 
-/** The migrations this version has to apply. @throws NewerSchemaError when the database holds one it does not know. */
-async function pendingMigrations(writer: Knex): Promise<unknown[]> {
+/**
+ * Applies the migrations this version has and the database lacks, after `beforeMigrating` when there
+ * are any; with none, knex is not asked again (its `latest` would read the list and its lock table anew).
+ * @throws NewerSchemaError when the database holds a migration this version does not know
+ */
+async function migrateToLatest(writer: Knex, beforeMigrating?: () => Promise<void>): Promise<void> {
   const [applied, pending] = (await writer.migrate.list()) as [Array<{ name: string }>, unknown[]]
   const newest = applied.map(({ name }) => name).filter((name) => !isKnownMigration(name)).sort().at(-1)
   if (newest) throw new NewerSchemaError(levelOf(newest))
-  return pending
+  if (pending.length === 0) return
+  await beforeMigrating?.()
+  await writer.migrate.latest()
 }
 
 async function openSqlite(filename: string, readers: number): Promise<Database> {
@@ -101,8 +107,7 @@ async function openSqlite(filename: string, readers: number): Promise<Database> 
   return assemble(writer, {
     async prepare() {
       await writer.raw('PRAGMA journal_mode = WAL')
-      await pendingMigrations(writer)
-      await writer.migrate.latest()
+      await migrateToLatest(writer)
     },
     openReader: () => connect(filename, readers),
     // Fold the WAL back into the main file so a closed vault is one file.
@@ -196,8 +201,7 @@ async function migrateAlone(url: string, writer: Knex, olderInstancesWaitMs: num
   try {
     await lock.transaction(async (trx) => {
       await lockUntilCommit(trx, MIGRATION_LOCK)
-      if ((await pendingMigrations(writer)).length > 0) await awaitOlderInstances(writer, olderInstancesWaitMs)
-      await writer.migrate.latest()
+      await migrateToLatest(writer, () => awaitOlderInstances(writer, olderInstancesWaitMs))
     })
   } finally {
     await lock.destroy()
