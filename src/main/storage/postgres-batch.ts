@@ -9,8 +9,9 @@
  * more to parse and plan than to insert).
  *
  * The batch is sent as extended-protocol messages written together and ended
- * by one Sync: `BEGIN`, the guard's statements, a Bind and Execute per table
- * (with its Parse the first time), `COMMIT`. PostgreSQL answers them in order
+ * by one Sync: `BEGIN`, the guard, the inserts (one per table), `COMMIT`, each a
+ * Bind and Execute (with its Parse the first time on the connection: all are
+ * prepared statements). PostgreSQL answers them in order
  * and, after an error, skips everything up to the Sync, so the transaction
  * writes all or nothing; the caller then rolls it back.
  */
@@ -77,7 +78,7 @@ const MAX_PREPARED = 200
  */
 export async function runPostgresBatch(connection: RawPostgres, statements: readonly InsertStatement[], guard?: ScriptGuard): Promise<void> {
   const inserts = await insertSteps(connection, statements)
-  const steps = [{ text: 'BEGIN', values: [] }, ...(guard?.statements ?? []).map((text) => ({ text, values: [] })), ...inserts, { text: 'COMMIT', values: [] }]
+  const steps = [BEGIN, ...(guard ? [preparedStep(guard.text, guard.values)] : []), ...inserts, COMMIT]
   try {
     await pipeline(connection, steps)
   } catch (error) {
@@ -91,7 +92,7 @@ export async function runPostgresBatch(connection: RawPostgres, statements: read
  * connection; its owner rolls back when this rejects.
  */
 export async function commitPostgresInserts(connection: RawPostgres, statements: readonly InsertStatement[]): Promise<void> {
-  await pipeline(connection, [...(await insertSteps(connection, statements)), { text: 'COMMIT', values: [] }])
+  await pipeline(connection, [...(await insertSteps(connection, statements)), COMMIT])
 }
 
 /**
@@ -124,14 +125,19 @@ async function insertStep(connection: RawPostgres, { table, columns, properties 
   const text =
     `INSERT INTO ${table} (${columns.join(',')}) SELECT * FROM unnest(${typed.map((type, index) => `$${index + 1}::${type.name}[]`).join(',')})` +
     (addTo ? addOnConflictSql(table, addTo) : '')
-  return { text, name: statementName(text), values }
+  return preparedStep(text, values)
 }
 
-function statementName(text: string): string | undefined {
+/** A step whose statement is prepared once per connection (while fewer than MAX_PREPARED texts have names). */
+function preparedStep(text: string, values: readonly ArrayParameter[]): Step {
   let name = statementNames.get(text)
-  if (!name && statementNames.size < MAX_PREPARED) statementNames.set(text, (name = `tessera_insert_${statementNames.size + 1}`))
-  return name
+  if (!name && statementNames.size < MAX_PREPARED) statementNames.set(text, (name = `tessera_statement_${statementNames.size + 1}`))
+  return { text, name, values }
 }
+
+// Prepared too: parsing even `BEGIN` afresh costs the backend more than binding it.
+const BEGIN = preparedStep('BEGIN', [])
+const COMMIT = preparedStep('COMMIT', [])
 
 /** The table's columns and their types (the base type: the column's own length limit applies on insert). */
 async function typesOf(connection: RawPostgres, table: string): Promise<Map<string, ColumnType>> {

@@ -94,13 +94,16 @@ export async function runInsertScript(connection: RawSqlite, statements: readonl
 }
 
 /**
- * Statements a PostgreSQL batch (postgres-batch.ts) runs first, inside its
+ * The statement a PostgreSQL batch (postgres-batch.ts) runs first, inside its
  * transaction, to fail with `STALE_STATE` when what the batch was prepared
  * against (the audit chain's head) has moved on; built by the repository that
  * owns the table.
  */
 export interface ScriptGuard {
-  readonly statements: readonly string[]
+  /** One statement with parameters ($1, $2, …): its text is the same for every batch, so it is prepared once per connection. */
+  readonly text: string
+  /** Its parameters: a Buffer goes in binary form (bytea), a string in text form. */
+  readonly values: readonly (Buffer | string)[]
 }
 
 /** The SQLSTATE a ScriptGuard raises (written into the PostgreSQL function that raises it, migration 20261224000000): the batch is prepared again from the committed state. */

@@ -476,7 +476,7 @@ export async function takeAuditChainTurn(run: RunScript): Promise<ChainTurn> {
  */
 export function auditChainTurnGuard(seq: number, mac: Buffer): ScriptGuard {
   if (!Number.isSafeInteger(seq)) throw new TypeError('A chain seq is an integer')
-  return { statements: [`SELECT tessera_audit_chain_turn(${AUDIT_CHAIN_LOCK}, ${seq}, decode('${mac.toString('hex')}', 'hex'))`] }
+  return { text: 'SELECT tessera_audit_chain_turn($1, $2, $3)', values: [String(AUDIT_CHAIN_LOCK), String(seq), mac] }
 }
 
 /** The newest entry's seq and MAC, if any. */
