@@ -1,10 +1,15 @@
 /**
  * A team vault's PostgreSQL server that cannot be reached: one clear line,
- * its own exit code, no stack trace and never the URL's password.
+ * its own exit code, no stack trace and never the URL's password. Servers
+ * that are not PostgreSQL, or whose TLS a URL asks for, are stood in for by
+ * a TCP server answering the driver's first message as each would.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { TLSSocket } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../helpers/cli'
 
@@ -26,6 +31,8 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
     expect(result.stderr).not.toContain(PASSWORD)
   }
 
+  const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
   it('a refused connection (init, keys status, serve)', async () => {
     const url = `postgres://postgres:${PASSWORD}@127.0.0.1:44999/tessera`
     expectClearFailure(await run(['init', '--data-dir', dataDir, '--database-url', url]), 'init', 'the connection to 127\\.0\\.0\\.1:44999 was refused')
@@ -38,5 +45,73 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
     url.password = PASSWORD
     url.pathname = `/tessera_missing_${process.pid}`
     expectClearFailure(await run(['init', '--data-dir', dataDir, '--database-url', url.toString()]), 'init', 'the database does not exist')
+  })
+
+  describe('servers that are not what the URL expects', () => {
+    let certFile: string
+    let tls: { cert: Buffer; key: Buffer }
+    const servers: Server[] = []
+
+    beforeAll(async () => {
+      // A self-signed certificate for localhost only.
+      certFile = join(dataDir, 'server-cert.pem')
+      const keyFile = join(dataDir, 'server-key.pem')
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-keyout', keyFile, '-out', certFile, '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' })
+      tls = { cert: await readFile(certFile), key: await readFile(keyFile) }
+    })
+    afterAll(() => Promise.all(servers.map((server) => new Promise((closed) => server.close(closed)))))
+
+    /** A server on 127.0.0.1 that answers the client's first message (a TLS request, or the start-up message) as `answer` does; its URL. */
+    async function impostor(answer: (socket: Socket) => void, query = ''): Promise<string> {
+      const server = createServer((socket) => socket.once('data', () => answer(socket)))
+      servers.push(server)
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
+      return `postgres://tessera:${PASSWORD}@127.0.0.1:${(server.address() as AddressInfo).port}/tessera${query}`
+    }
+
+    /**
+     * Accepts the TLS request and completes the handshake with the self-signed certificate. In the
+     * same turn: the client's first TLS message, sent once it reads the 'S', must find TLS listening.
+     */
+    const selfSignedTls = (socket: Socket) => {
+      socket.write('S')
+      new TLSSocket(socket, { isServer: true, ...tls }).on('error', () => undefined)
+    }
+
+    it('a server without TLS, when the URL asks for it', async () => {
+      const url = await impostor((socket) => socket.write('N'), '?sslmode=verify-full')
+      expectClearFailure(await run(['init', '--data-dir', dataDir, '--database-url', url]), 'init', escaped('the server does not accept TLS, which the URL asks for (sslmode)'))
+    })
+
+    it('a certificate that is not trusted, or not for the host connected to', async () => {
+      const untrusted = await impostor(selfSignedTls, '?sslmode=verify-full')
+      expectClearFailure(await run(['keys', 'status', '--data-dir', dataDir, '--database-url', untrusted]), 'keys status', escaped("the server's TLS certificate was not accepted (DEPTH_ZERO_SELF_SIGNED_CERT)"))
+      // Trusted through sslrootcert, but connected to by an address it does not name.
+      const otherName = await impostor(selfSignedTls, `?sslmode=verify-full&sslrootcert=${encodeURIComponent(certFile)}`)
+      expectClearFailure(
+        await run(['serve', '--data-dir', dataDir, '--port', '0', '--database-url', otherName]),
+        'serve',
+        escaped("the server's TLS certificate was not accepted (ERR_TLS_CERT_ALTNAME_INVALID)")
+      )
+    })
+
+    it('a server that closes the connection, or answers the TLS request as PostgreSQL does not', async () => {
+      const closing = await impostor((socket) => socket.destroy())
+      expectClearFailure(await run(['keys', 'status', '--data-dir', dataDir, '--database-url', closing]), 'keys status', escaped('the server closed the connection before it was ready (is a PostgreSQL server listening on that port?)'))
+      const web = await impostor((socket) => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n'), '?sslmode=verify-full')
+      expectClearFailure(await run(['keys', 'status', '--data-dir', dataDir, '--database-url', web]), 'keys status', 'the server did not answer the request for TLS as PostgreSQL does')
+    })
+
+    it('refuses a URL naming TLS files that cannot be read, before connecting (exit 2)', async () => {
+      const missing = join(dataDir, 'no-such-ca.pem')
+      const url = `postgres://tessera:${PASSWORD}@127.0.0.1:44999/tessera?sslmode=verify-full&sslrootcert=${encodeURIComponent(missing)}`
+      const fromOption = await run(['keys', 'status', '--data-dir', dataDir, '--database-url', url])
+      expect(fromOption.code, fromOption.stderr).toBe(2)
+      expect(fromOption.stderr).toContain(`tessera keys status: --database-url names TLS files that cannot be read: sslrootcert (${missing}).`)
+      const fromEnvironment = await run(['keys', 'status', '--data-dir', dataDir], { TESSERA_DATABASE_URL: url })
+      expect(fromEnvironment.code, fromEnvironment.stderr).toBe(2)
+      expect(fromEnvironment.stderr).toContain(`TESSERA_DATABASE_URL names TLS files that cannot be read: sslrootcert (${missing}).`)
+      for (const result of [fromOption, fromEnvironment]) expect(result.stderr).not.toContain(PASSWORD)
+    })
   })
 })

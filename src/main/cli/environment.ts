@@ -5,6 +5,7 @@
  * value fails at once with a message naming the variable. An empty variable
  * counts as unset.
  */
+import { accessSync, constants } from 'node:fs'
 import { isIP } from 'node:net'
 import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
@@ -109,10 +110,32 @@ const masterKeySchema = z
     `must be the base64 encoding of ${MASTER_KEY_BYTES} bytes (make one with \`openssl rand -base64 ${MASTER_KEY_BYTES}\`)`
   )
 
-/** A PostgreSQL URL; it may hold a password, so it is never echoed. */
+/** The URL parameters naming TLS files, which the driver reads as it opens its first connection. */
+const TLS_FILE_PARAMETERS = ['sslrootcert', 'sslcert', 'sslkey'] as const
+
+/** The TLS files a database URL names that cannot be read, as `parameter (path)`. */
+function unreadableTlsFiles(url: URL): string[] {
+  return TLS_FILE_PARAMETERS.flatMap((parameter) => {
+    const file = url.searchParams.get(parameter)
+    if (!file) return []
+    try {
+      accessSync(file, constants.R_OK)
+      return []
+    } catch {
+      return [`${parameter} (${file})`]
+    }
+  })
+}
+
+/** A PostgreSQL URL; it may hold a password, so it is never echoed (the paths of its TLS files are). */
 export const databaseUrlSchema = z
   .string()
   .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol) && new URL(value).pathname.length > 1, 'must be a PostgreSQL URL naming a database, such as postgres://tessera@db.example:5432/tessera')
+  .superRefine((value, context) => {
+    if (!URL.canParse(value)) return // refused above
+    const unreadable = unreadableTlsFiles(new URL(value))
+    if (unreadable.length > 0) context.addIssue({ code: 'custom', message: `names TLS files that cannot be read: ${unreadable.join(', ')}` })
+  })
 
 /** `--upgrade-wait` and `TESSERA_UPGRADE_WAIT`: seconds, as milliseconds. */
 export const upgradeWaitSchema = z

@@ -45,9 +45,43 @@ function systemError(error: NodeJS.ErrnoException): CliError | undefined {
 
 const DATABASE_HINT = 'check --database-url (or TESSERA_DATABASE_URL): its host, port, user, password and database name, and that the PostgreSQL server runs.'
 
+const TLS_OFF_HINT =
+  'turn TLS on in the PostgreSQL server (`ssl = on` in postgresql.conf, with its certificate and key), or drop sslmode from --database-url (or TESSERA_DATABASE_URL) where the connection stays on the machine or a private network.'
+
+const CERTIFICATE_HINT =
+  "name the certificate of the authority that signed the server's certificate with sslrootcert=FILE in --database-url (or TESSERA_DATABASE_URL), and connect by a host name the certificate is for."
+
+/** Node's codes for a server certificate that TLS verification refused (OpenSSL's names, and Node's host name check). */
+const REFUSED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'INVALID_CA',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID'
+])
+
+/** node-postgres's own errors that carry no code, by their fixed messages (no value of ours is in them). */
+const DRIVER_FAILURES: Record<string, [why: string, hint?: string]> = {
+  'The server does not support SSL connections': ['the server does not accept TLS, which the URL asks for (sslmode)', TLS_OFF_HINT],
+  'There was an error establishing an SSL connection': ['the server did not answer the request for TLS as PostgreSQL does'],
+  'Connection terminated unexpectedly': ['the server closed the connection before it was ready (is a PostgreSQL server listening on that port?)']
+}
+
 /** A team vault's PostgreSQL server that cannot be reached or refuses us; messages never quote the URL (it may hold a password). */
 function databaseError(error: NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string }): CliError | undefined {
   const cannot = (why: string, hint = DATABASE_HINT) => new CliError('DATABASE_UNREACHABLE', `Cannot reach the team database: ${why}.`, hint)
+  if (typeof error.code === 'string' && REFUSED_CERTIFICATE.has(error.code)) return cannot(`the server's TLS certificate was not accepted (${error.code})`, CERTIFICATE_HINT)
+  const driverFailure = error.code === undefined && Object.hasOwn(DRIVER_FAILURES, error.message) ? DRIVER_FAILURES[error.message] : undefined
+  if (driverFailure) return cannot(...driverFailure)
   switch (error.code) {
     case 'ECONNREFUSED':
       return cannot(`the connection${error.address ? ` to ${error.address}:${error.port}` : ''} was refused`)
@@ -62,6 +96,10 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
     case '28P01':
     case '28000':
       return cannot('the server refused the login (wrong user or password, or the user may not connect)')
+    case '53300':
+      return cannot('the server has no connection left for this user or database (max_connections)', 'raise max_connections on the PostgreSQL server, or lower the number of instances or commands connected at once.')
+    case '57P03':
+      return cannot('the server is starting up or shutting down', 'try again once it has started.')
     default:
       return undefined
   }
