@@ -10,8 +10,10 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TLSSocket } from 'node:tls'
+import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../helpers/cli'
+import { createTestDatabase } from '../helpers/postgres'
 
 const PASSWORD = 'pa55-w0rd-never-printed'
 const SERVER = new URL(process.env.TESSERA_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test')
@@ -45,6 +47,44 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
     url.password = PASSWORD
     url.pathname = `/tessera_missing_${process.pid}`
     expectClearFailure(await run(['init', '--data-dir', dataDir, '--database-url', url.toString()]), 'init', 'the database does not exist')
+  })
+
+  describe('databases Tessera may not write', () => {
+    const role = `tessera_without_privileges_${process.pid}_${Date.now().toString(36)}`
+    let readOnly: { url: string; drop(): Promise<void> }
+    let notOwned: { url: string; drop(): Promise<void> }
+    const withPassword = (database: string, user?: string) => {
+      const url = new URL(database)
+      if (user) url.username = user
+      url.password = PASSWORD
+      return url.toString()
+    }
+    const admin = async (statement: string) => {
+      const db = knex({ client: 'pg', connection: SERVER.toString(), pool: { min: 0, max: 1 } })
+      await db.raw(statement).finally(() => db.destroy())
+    }
+
+    beforeAll(async () => {
+      readOnly = await createTestDatabase()
+      await admin(`ALTER DATABASE ${new URL(readOnly.url).pathname.slice(1)} SET default_transaction_read_only = on`)
+      // Since PostgreSQL 15 only a database's owner may create tables in its public schema.
+      notOwned = await createTestDatabase()
+      await admin(`CREATE ROLE ${role} LOGIN`)
+    })
+    afterAll(async () => {
+      await Promise.all([readOnly?.drop(), notOwned?.drop()])
+      await admin(`DROP ROLE IF EXISTS ${role}`)
+    })
+
+    it('a read-only database (a standby) is exit 15, and a user without the privileges exit 7, each said in one line', async () => {
+      const onStandby = await run(['init', '--data-dir', dataDir, '--database-url', withPassword(readOnly.url)])
+      expect(onStandby.code, onStandby.stderr).toBe(15)
+      expect(onStandby.stderr).toMatch(/^tessera init: The team database is read-only \(a standby server, or default_transaction_read_only is on\)\.\nhint: point --database-url [^\n]+\n$/)
+      const unprivileged = await run(['init', '--data-dir', dataDir, '--database-url', withPassword(notOwned.url, role)])
+      expect(unprivileged.code, unprivileged.stderr).toBe(7)
+      expect(unprivileged.stderr).toMatch(/^tessera init: The team database refused an operation: its user lacks a privilege Tessera needs\.\nhint: make the user [^\n]+\n$/)
+      for (const result of [onStandby, unprivileged]) expect(result.stderr).not.toContain(PASSWORD)
+    })
   })
 
   describe('servers that are not what the URL expects', () => {

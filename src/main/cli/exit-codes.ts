@@ -10,7 +10,7 @@ export const EXIT_CODES = {
   ALREADY_INITIALISED: { code: 4, meaning: 'a vault already exists in the data directory or the team vault\'s database (`init`)' },
   IN_USE: { code: 5, meaning: 'the vault is in use by another running Tessera process, or instances of an older version still use the team database this one would migrate' },
   ADDRESS_IN_USE: { code: 6, meaning: 'the host and port to listen on are taken' },
-  PERMISSION_DENIED: { code: 7, meaning: 'permission denied (a privileged port, a file or directory Tessera may not read or write, a process owned by another user)' },
+  PERMISSION_DENIED: { code: 7, meaning: 'permission denied (a privileged port, a file or directory Tessera may not read or write, a team database user without a privilege Tessera needs, a process owned by another user)' },
   DATA_DIR: { code: 8, meaning: 'the data directory is missing, not a directory, or not private (owned by another user, or writable by others)' },
   NOT_RUNNING: { code: 9, meaning: 'no Tessera server is running on the data directory (`status`, `stop`)' },
   STOP_TIMEOUT: { code: 10, meaning: 'the server did not stop within the timeout (`stop`)' },
@@ -18,7 +18,7 @@ export const EXIT_CODES = {
   AUDIT_BROKEN: { code: 12, meaning: 'the audit log, or an export of it, does not verify (`logs verify`, `logs export`, `logs archive`)' },
   UNPROTECTED: { code: 13, meaning: '`serve`: refused to listen on a non-loopback address without TLS or a trusted proxy, or without allowed hosts' },
   REPORT_NOT_WRITTEN: { code: 14, meaning: '`keys retire`: the version was retired, but its report could not be written (it is printed on stdout instead)' },
-  DATABASE_UNREACHABLE: { code: 15, meaning: 'the team vault\'s PostgreSQL database cannot be reached, does not exist, refuses the login, or its TLS is missing or not trusted (`--database-url`)' },
+  DATABASE_UNREACHABLE: { code: 15, meaning: 'the team vault\'s PostgreSQL database cannot be reached, does not exist, refuses the login, is read-only, or its TLS is missing or not trusted (`--database-url`)' },
   NEWER_VERSION: { code: 16, meaning: 'a newer version of Tessera has the database: it migrated it, or (`serve`, team vault) it asked this instance to step aside while it does' }
 } as const
 

@@ -96,6 +96,14 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
     case '28P01':
     case '28000':
       return cannot('the server refused the login (wrong user or password, or the user may not connect)')
+    case '25006':
+      return new CliError('DATABASE_UNREACHABLE', 'The team database is read-only (a standby server, or default_transaction_read_only is on).', 'point --database-url (or TESSERA_DATABASE_URL) at the primary server, where Tessera can write.')
+    case '42501':
+      return new CliError(
+        'PERMISSION_DENIED',
+        'The team database refused an operation: its user lacks a privilege Tessera needs.',
+        "make the user of --database-url (or TESSERA_DATABASE_URL) its database's owner (`CREATE DATABASE tessera OWNER tessera`), or grant it CREATE on the schema and every privilege on Tessera's tables."
+      )
     case '53300':
       return cannot('the server has no connection left for this user or database (max_connections)', 'raise max_connections on the PostgreSQL server, or lower the number of instances or commands connected at once.')
     case '57P03':
