@@ -98,12 +98,52 @@ describe('a team vault on PostgreSQL, through the CLI', { timeout: 90_000 }, () 
     for (const result of [bad, badEnv, unreachable]) expect(result.stdout + result.stderr).not.toContain('pw-secret-4242')
   })
 
-  it('says there is no vault in a database nobody initialised', async () => {
+  /** The tables of a database's public schema, sorted. */
+  async function tablesOf(url: string): Promise<string[]> {
+    const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } })
+    try {
+      return await db('pg_tables').where('schemaname', 'public').orderBy('tablename').pluck('tablename')
+    } finally {
+      await db.destroy()
+    }
+  }
+
+  /** A new database holding one table of another application, with a row in it. */
+  async function someoneElsesDatabase(): Promise<string> {
+    const database = await freshDatabase()
+    const db = knex({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 } })
+    await db.raw('CREATE TABLE customers (id integer PRIMARY KEY, name text)').then(() => db('customers').insert({ id: 1, name: 'Ada' })).finally(() => db.destroy())
+    return database.url
+  }
+
+  it('says there is no vault in a database nobody initialised, and writes nothing to it', async () => {
     const dir = await dataDir()
-    const empty = await freshDatabase()
-    const result = await run(['serve', '--data-dir', dir, '--database-url', empty.url])
-    expect(result.code).toBe(3)
-    expect(result.stderr).toContain('No vault in that database')
+    for (const url of [(await freshDatabase()).url, await someoneElsesDatabase()]) {
+      const before = await tablesOf(url)
+      for (const command of [['serve', '--port', '0'], ['keys', 'status'], ['logs', 'verify'], ['outbox']]) {
+        const result = await run([...command, '--data-dir', dir, '--database-url', url])
+        expect(result.code, result.stderr).toBe(3)
+        expect(result.stderr).toContain('No vault in that database')
+      }
+      // A mistyped URL must not fill another application's database with Tessera's tables.
+      expect(await tablesOf(url)).toEqual(before)
+    }
+  })
+
+  it("will not create a vault among another application's tables, and leaves them as they were", async () => {
+    const url = await someoneElsesDatabase()
+    const result = await run(['init', '--data-dir', await dataDir(), '--database-url', url])
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toContain("tessera init: The database holds tables that are not Tessera's (customers); a team vault needs a database of its own.\nhint: create a database for Tessera")
+    expect(await tablesOf(url)).toEqual(['customers'])
+  })
+
+  it("creates the vault in a database holding Tessera's schema without one (an interrupted init)", async () => {
+    const database = await freshDatabase()
+    const db = knex({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 }, migrations: { migrationSource } })
+    await db.migrate.latest().finally(() => db.destroy())
+    const result = await run(['init', '--data-dir', await dataDir(), '--database-url', database.url])
+    expect(result.code, result.stderr).toBe(0)
   })
 
   it('will not migrate a database that instances of an older version still use, and migrates it once they are gone', async () => {

@@ -10,7 +10,7 @@ import { CannotUnlockError, VaultAlreadyInitialisedError } from '../domain/error
 import { newId } from '../crypto/random'
 import type { MasterKey } from '../crypto/types'
 import { inTransaction } from '../storage/connections'
-import { openDatabase, type Database } from '../storage/database'
+import { inspectTeamDatabase, openDatabase, requireOwnDatabase, type Database } from '../storage/database'
 import type { Logger } from '../infra/logger'
 import { insertApplication } from '../storage/repositories/applications.repository'
 import { insertApplicationKey } from '../storage/repositories/application-keys.repository'
@@ -74,9 +74,10 @@ export interface InitResult {
 }
 
 /** Whether the data directory (or the team vault's database) already holds a vault. */
-export async function vaultExists(options: { dataDir: string; databaseUrl?: string; olderInstancesWaitMs?: number }): Promise<boolean> {
-  if (!isTeamVault(options) && !existsSync(databaseLocation(options))) return false
-  const db = await openDatabase(databaseLocation(options), { readers: 1, olderInstancesWaitMs: options.olderInstancesWaitMs })
+export async function vaultExists(options: { dataDir: string; databaseUrl?: string }): Promise<boolean> {
+  if (options.databaseUrl) return (await inspectTeamDatabase(options.databaseUrl)).vault
+  if (!existsSync(databaseLocation(options))) return false
+  const db = await openDatabase(databaseLocation(options), { readers: 1 })
   try {
     return (await findVault(db.reader)) !== undefined
   } finally {
@@ -94,15 +95,30 @@ export async function vaultExists(options: { dataDir: string; databaseUrl?: stri
 export async function initVault(options: InitOptions): Promise<InitResult> {
   await readySodium()
   // Checked before taking the lock too, so an existing vault in use is reported as existing.
-  if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
+  await refuseExistingVault(options)
   const lock = isTeamVault(options) ? sharedVault : await acquireVaultLock(options.dataDir, 'init')
   try {
-    if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, isTeamVault(options))
+    await refuseExistingVault(options)
     const masterKey = typeof options.masterKey === 'function' ? await options.masterKey() : options.masterKey
     return await createVault({ ...options, masterKey })
   } finally {
     await lock.release()
   }
+}
+
+/**
+ * Where `init` must not create a vault: where one is, and, for a team vault, in a database that
+ * holds another application's tables (found before anything is written to it).
+ * @throws VaultAlreadyInitialisedError, ForeignDatabaseError
+ */
+async function refuseExistingVault(options: InitOptions): Promise<void> {
+  if (!options.databaseUrl) {
+    if (await vaultExists(options)) throw new VaultAlreadyInitialisedError(options.dataDir, false)
+    return
+  }
+  const contents = await inspectTeamDatabase(options.databaseUrl)
+  if (contents.vault) throw new VaultAlreadyInitialisedError(options.dataDir, true)
+  requireOwnDatabase(contents)
 }
 
 async function createVault(options: InitOptions & { masterKey: MasterKey }): Promise<InitResult> {

@@ -113,7 +113,7 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
   }
 }
 
-/** A database whose schema another version of Tessera uses (storage/database.ts); the messages are Tessera's own. */
+/** A database whose schema is not this version's: another version of Tessera's, or another application's (storage/database.ts); the messages are Tessera's own. */
 function schemaVersionError(error: NodeJS.ErrnoException): CliError | undefined {
   switch (error.code) {
     case 'OLDER_INSTANCES_CONNECTED':
@@ -122,6 +122,8 @@ function schemaVersionError(error: NodeJS.ErrnoException): CliError | undefined 
         error.message,
         'stop what still runs the older version (its `tessera` commands, and instances of versions that do not step aside when asked), then start this one again: `serve` asks older instances to step aside and migrates the database as it starts.'
       )
+    case 'FOREIGN_DATABASE':
+      return new CliError('USAGE', error.message, 'create a database for Tessera (`CREATE DATABASE tessera OWNER tessera`) and name it in --database-url (or TESSERA_DATABASE_URL).')
     case 'NEWER_SCHEMA':
       return new CliError('NEWER_VERSION', error.message, 'install that version of Tessera (or a later one) here and run it instead; a database is never migrated back.')
     default:

@@ -94,7 +94,7 @@ export async function serve(input: CommandInput): Promise<void> {
   const place = placeOf(options)
   const dataDir = place.dataDir
   await requireDataDir(dataDir, 'write')
-  await requireVault(place, options['upgrade-wait'] as number)
+  await requireVault(place)
   const masterKey = await requireMasterKey(dataDir)
   const logger = createLogger({ level: env.TESSERA_LOG_LEVEL ?? 'info' })
   // Until the handlers are set, a request to step aside goes unheeded: the upgrading instance repeats it.

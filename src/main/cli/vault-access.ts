@@ -23,10 +23,10 @@ export function placeOf(options: Record<string, unknown>): VaultPlace {
 }
 
 /** @throws CliError (NOT_INITIALISED) when the data directory (or the team vault's database) holds no vault */
-export async function requireVault(place: VaultPlace, olderInstancesWaitMs = 0): Promise<void> {
+export async function requireVault(place: VaultPlace): Promise<void> {
   if (place.databaseUrl) {
-    // Opening a team database migrates it: `serve` waits for older instances to step aside (vault.ts).
-    if (!(await vaultExists({ ...place, olderInstancesWaitMs }))) throw new CliError('NOT_INITIALISED', 'No vault in that database.', 'create one with `tessera init --database-url …`, or check --database-url (or TESSERA_DATABASE_URL).')
+    // Looked at without writing: a database holding no vault is left as it was.
+    if (!(await vaultExists(place))) throw new CliError('NOT_INITIALISED', 'No vault in that database.', 'create one with `tessera init --database-url …`, or check --database-url (or TESSERA_DATABASE_URL).')
     return
   }
   const dir = place.dataDir

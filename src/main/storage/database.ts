@@ -183,6 +183,59 @@ async function awaitOlderInstances(writer: Knex, waitMs: number): Promise<void> 
   }
 }
 
+/** The tables knex keeps its migration list in (created by any knex call that reads the list). */
+const MIGRATION_TABLES = new Set(['knex_migrations', 'knex_migrations_lock'])
+
+/** A team database holds tables of something other than Tessera: a vault is not created among them. */
+class ForeignDatabaseError extends Error {
+  /** What the CLI reports it by (cli/failures.ts). */
+  readonly code = 'FOREIGN_DATABASE'
+  constructor(readonly tables: string[]) {
+    const named = tables.slice(0, 3).join(', ') + (tables.length > 3 ? ` and ${tables.length - 3} more` : '')
+    super(`The database holds tables that are not Tessera's (${named}); a team vault needs a database of its own.`)
+    this.name = 'ForeignDatabaseError'
+  }
+}
+
+/** What a team database holds, as far as opening it goes. */
+export interface TeamDatabaseContents {
+  /** A vault is there (or a newer version's schema, which opening the database reports). */
+  vault: boolean
+  /** Tables of something else, where no Tessera schema is: sorted, empty otherwise. */
+  foreignTables: string[]
+}
+
+/**
+ * Looks at a team database without writing to it: opening it would migrate it, and knex creates its
+ * migration tables even to list what is applied, so a mistyped URL would fill another application's
+ * database with Tessera's tables. Looks in the connection's current schema, where Tessera's would be.
+ */
+export async function inspectTeamDatabase(url: string): Promise<TeamDatabaseContents> {
+  const db = connectPostgres(url, 1)
+  try {
+    const { rows } = (await db.raw('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()')) as { rows: { name: string }[] }
+    const tables = new Set(rows.map((row) => row.name))
+    const applied: string[] = tables.has('knex_migrations') ? await db('knex_migrations').pluck('name') : []
+    if (applied.some(isKnownMigration)) {
+      const newerSchema = applied.some((name) => !isKnownMigration(name))
+      const vault = tables.has('vault') && (await db('vault').select(db.raw('1')).first()) !== undefined
+      return { vault: vault || newerSchema, foreignTables: [] }
+    }
+    return { vault: false, foreignTables: [...tables].filter((name) => !MIGRATION_TABLES.has(name)).sort() }
+  } finally {
+    await db.destroy()
+  }
+}
+
+/**
+ * A team database a vault may be created in: one holding no tables but knex's empty list, or
+ * Tessera's schema (an interrupted `init` leaves it without a vault).
+ * @throws ForeignDatabaseError
+ */
+export function requireOwnDatabase(contents: TeamDatabaseContents): void {
+  if (contents.foreignTables.length > 0) throw new ForeignDatabaseError(contents.foreignTables)
+}
+
 function connectPostgres(url: string, poolSize: number): Knex {
   return knex({ client: 'pg', connection: postgresConnection(url), log: SILENT_LOG, pool: { min: 1, max: poolSize }, migrations: MIGRATIONS })
 }
