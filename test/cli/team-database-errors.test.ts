@@ -85,6 +85,18 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
       expect(unprivileged.stderr).toMatch(/^tessera init: The team database refused an operation: its user lacks a privilege Tessera needs\.\nhint: make the user [^\n]+\n$/)
       for (const result of [onStandby, unprivileged]) expect(result.stderr).not.toContain(PASSWORD)
     })
+
+    it('a search_path naming no schema that exists is exit 15, with nothing created', async () => {
+      const url = new URL(withPassword(notOwned.url))
+      url.searchParams.set('options', '-c search_path=no_such_schema')
+      const result = await run(['init', '--data-dir', dataDir, '--database-url', url.toString()])
+      expect(result.code, result.stderr).toBe(15)
+      expect(result.stderr).toMatch(/^tessera init: The team database has no schema to create Tessera's tables in: its search_path names none that exists\.\nhint: create the schema [^\n]+\n$/)
+      expect(result.stderr).not.toContain(PASSWORD)
+      const db = knex({ client: 'pg', connection: notOwned.url, pool: { min: 0, max: 1 } })
+      const tables = await db('pg_tables').whereNotIn('schemaname', ['pg_catalog', 'information_schema']).pluck('tablename').finally(() => db.destroy())
+      expect(tables).toEqual([])
+    })
   })
 
   describe('servers that are not what the URL expects', () => {

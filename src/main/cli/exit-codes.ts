@@ -18,7 +18,7 @@ export const EXIT_CODES = {
   AUDIT_BROKEN: { code: 12, meaning: 'the audit log, or an export of it, does not verify (`logs verify`, `logs export`, `logs archive`)' },
   UNPROTECTED: { code: 13, meaning: '`serve`: refused to listen on a non-loopback address without TLS or a trusted proxy, or without allowed hosts' },
   REPORT_NOT_WRITTEN: { code: 14, meaning: '`keys retire`: the version was retired, but its report could not be written (it is printed on stdout instead)' },
-  DATABASE_UNREACHABLE: { code: 15, meaning: 'the team vault\'s PostgreSQL database cannot be reached, does not exist, refuses the login, is read-only, or its TLS is missing or not trusted (`--database-url`)' },
+  DATABASE_UNREACHABLE: { code: 15, meaning: 'the team vault\'s PostgreSQL database cannot be reached, does not exist, refuses the login, is read-only or has no schema to write in, or its TLS is missing or not trusted (`--database-url`)' },
   NEWER_VERSION: { code: 16, meaning: 'a newer version of Tessera has the database: it migrated it, or (`serve`, team vault) it asked this instance to step aside while it does' }
 } as const
 

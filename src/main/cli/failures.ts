@@ -98,6 +98,12 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
       return cannot('the server refused the login (wrong user or password, or the user may not connect)')
     case '25006':
       return new CliError('DATABASE_UNREACHABLE', 'The team database is read-only (a standby server, or default_transaction_read_only is on).', 'point --database-url (or TESSERA_DATABASE_URL) at the primary server, where Tessera can write.')
+    case '3F000':
+      return new CliError(
+        'DATABASE_UNREACHABLE',
+        "The team database has no schema to create Tessera's tables in: its search_path names none that exists.",
+        'create the schema (`CREATE SCHEMA tessera AUTHORIZATION tessera`), or name one that exists in the search_path of --database-url (or TESSERA_DATABASE_URL).'
+      )
     case '42501':
       return new CliError(
         'PERMISSION_DENIED',
@@ -114,7 +120,7 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
 }
 
 /** A database whose schema is not this version's: another version of Tessera's, or another application's (storage/database.ts); the messages are Tessera's own. */
-function schemaVersionError(error: NodeJS.ErrnoException): CliError | undefined {
+function schemaError(error: NodeJS.ErrnoException): CliError | undefined {
   switch (error.code) {
     case 'OLDER_INSTANCES_CONNECTED':
       return new CliError(
@@ -142,7 +148,7 @@ export function toCliError(error: unknown): CliError {
   if (error instanceof CannotUnlockError) return new CliError('NOT_INITIALISED', error.message, error.hint)
   // The services' expected failures carry messages written to be shown.
   if (error instanceof AppError && error.status < 500) return new CliError('REFUSED', error.message)
-  const known = systemError(error as NodeJS.ErrnoException) ?? databaseError(error as NodeJS.ErrnoException) ?? schemaVersionError(error as NodeJS.ErrnoException)
+  const known = systemError(error as NodeJS.ErrnoException) ?? databaseError(error as NodeJS.ErrnoException) ?? schemaError(error as NodeJS.ErrnoException)
   if (known) return known
   const { name, code } = error as { name?: unknown; code?: unknown }
   const label = [typeof name === 'string' ? name : 'Error', typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : undefined].filter(Boolean).join(' ')
