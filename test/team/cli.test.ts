@@ -4,6 +4,7 @@
  * the master key kept in the data directory (or TESSERA_MASTER_KEY), never in
  * the database.
  */
+import { existsSync } from 'node:fs'
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -132,10 +133,13 @@ describe('a team vault on PostgreSQL, through the CLI', { timeout: 90_000 }, () 
 
   it("will not create a vault among another application's tables, and leaves them as they were", async () => {
     const url = await someoneElsesDatabase()
-    const result = await run(['init', '--data-dir', await dataDir(), '--database-url', url])
+    // A data directory init would create, two levels deep: it leaves neither level behind.
+    const parent = join(await dataDir(), 'tessera')
+    const result = await run(['init', '--data-dir', join(parent, 'vault'), '--database-url', url])
     expect(result.code, result.stderr).toBe(2)
     expect(result.stderr).toContain("tessera init: The database holds tables that are not Tessera's (customers); a team vault needs a database of its own.\nhint: create a database for Tessera")
     expect(await tablesOf(url)).toEqual(['customers'])
+    expect(existsSync(parent)).toBe(false)
   })
 
   it("creates the vault in a database holding Tessera's schema without one (an interrupted init)", async () => {

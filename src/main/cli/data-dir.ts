@@ -4,7 +4,8 @@
  * database error.
  */
 import type { Stats } from 'node:fs'
-import { access, constants, mkdir, stat } from 'node:fs/promises'
+import { access, constants, mkdir, rmdir, stat } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
 import { privateDirectoryProblem } from '../infra/private-directory'
 import { CliError } from './exit-codes'
 
@@ -41,14 +42,31 @@ export async function requireDataDir(dir: string, needs: 'read' | 'write'): Prom
   requirePrivateDirectory(dir, stats)
 }
 
-/** `init`: creates `dir` (mode 0700, parents included) unless it exists, then checks it (an existing one must be private too). */
-export async function prepareDataDir(dir: string): Promise<void> {
+/**
+ * `init`: creates `dir` (mode 0700, parents included) unless it exists, then checks it (an existing one
+ * must be private too). Returns the first directory it created, if any, for `removeCreatedDataDir`.
+ */
+export async function prepareDataDir(dir: string): Promise<string | undefined> {
+  let created: string | undefined
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 })
+    created = await mkdir(dir, { recursive: true, mode: 0o700 })
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EEXIST' || code === 'ENOTDIR') throw notADirectory(dir)
     throw error
   }
   await requireDataDir(dir, 'write')
+  return created
+}
+
+/**
+ * After a failed `init`: removes the directories `prepareDataDir` created, from `dir` up to `created`,
+ * while they are empty. One that holds anything (a master key kept for the next attempt, another
+ * init's lock) stays, and so do its parents.
+ */
+export async function removeCreatedDataDir(dir: string, created: string): Promise<void> {
+  for (let current = resolve(dir); ; current = dirname(current)) {
+    if (!(await rmdir(current).then(() => true, () => false))) return
+    if (current === resolve(created) || dirname(current) === current) return
+  }
 }
