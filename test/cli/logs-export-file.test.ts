@@ -1,8 +1,9 @@
 /**
  * `tessera logs export --out FILE` as a script meets it: the file appears
- * whole or not at all, owner-only, never written through a symlink and never
- * inside the data directory.
+ * whole or not at all, owner-only, never written through a symlink, never in
+ * place of a device or a pipe, and never inside the data directory.
  */
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, cp, lstat, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -76,6 +77,20 @@ describe('tessera logs export --out', { timeout: 120_000 }, () => {
     expect(existsSync(join(dataDir, 'a.jsonl'))).toBe(false)
     expect(await readFile(join(dataDir, 'master.key'), 'utf8')).toBe(key)
     expect((await run(['keys', 'status', '--data-dir', dataDir])).code).toBe(0)
+  })
+
+  it('refuses a pipe at --out, or a link to one, with exit code 2, and leaves it there', async () => {
+    const fifo = join(root, 'pipe')
+    execFileSync('mkfifo', [fifo])
+    const link = join(root, 'link-to-pipe.jsonl')
+    await symlink(fifo, link)
+    for (const out of [fifo, link]) {
+      const result = await exportTo(dataDir, out)
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toContain(`Cannot write ${out}: it is not a regular file (a device, a pipe or a socket).`)
+    }
+    expect((await lstat(fifo)).isFIFO()).toBe(true)
+    expect((await lstat(link)).isSymbolicLink()).toBe(true)
   })
 
   it('refuses a directory or a missing folder with exit code 2', async () => {

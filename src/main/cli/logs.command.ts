@@ -7,7 +7,7 @@
  * first broken link.
  */
 import { createReadStream, existsSync } from 'node:fs'
-import { realpath, rm, stat } from 'node:fs/promises'
+import { lstat, realpath, rm, stat } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
 import { finished } from 'node:stream/promises'
 import { BrokenChainError, MAX_EXPORT_LINE_CHARS } from '../app/audit-export'
@@ -110,11 +110,20 @@ async function requireOutsideDataDir(file: string, dataDir: string, what: 'expor
   }
 }
 
-/** Where `logs export` may write: a file (or nothing yet) in an existing folder outside the data directory. */
+/**
+ * Where `logs export` may write: in an existing folder outside the data directory, a new file, a regular
+ * file, or a symbolic link to one (or to nothing), which the export replaces. Anything else is refused
+ * rather than replaced: renamed over, a device, a pipe or a socket (`/dev/full`, run as root) would be gone.
+ */
 async function exportTarget(out: string, dataDir: string): Promise<string> {
   const file = resolve(out)
   await requireOutsideDataDir(file, dataDir, 'export')
-  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw new CliError('USAGE', `Cannot write ${file}: it is a directory.`, 'give --out a file name.')
+  const entry = await lstat(file).catch(() => undefined)
+  const target = entry?.isSymbolicLink() ? await stat(file).catch(() => undefined) : entry
+  if (target?.isDirectory()) throw new CliError('USAGE', `Cannot write ${file}: it is a directory.`, 'give --out a file name.')
+  if (target && !target.isFile()) {
+    throw new CliError('USAGE', `Cannot write ${file}: it is not a regular file (a device, a pipe or a socket).`, 'give --out the name of a regular file, new or to be replaced: the export replaces it once complete.')
+  }
   return file
 }
 
