@@ -10,10 +10,9 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TLSSocket } from 'node:tls'
-import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run } from '../helpers/cli'
-import { createTestDatabase } from '../helpers/postgres'
+import { createTestDatabase, withDatabase } from '../helpers/postgres'
 
 const PASSWORD = 'pa55-w0rd-never-printed'
 const SERVER = new URL(process.env.TESSERA_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test')
@@ -59,10 +58,7 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
       url.password = PASSWORD
       return url.toString()
     }
-    const admin = async (statement: string) => {
-      const db = knex({ client: 'pg', connection: SERVER.toString(), pool: { min: 0, max: 1 } })
-      await db.raw(statement).finally(() => db.destroy())
-    }
+    const admin = (statement: string) => withDatabase(SERVER.toString(), (db) => db.raw(statement))
 
     beforeAll(async () => {
       readOnly = await createTestDatabase()
@@ -93,8 +89,7 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
       expect(result.code, result.stderr).toBe(15)
       expect(result.stderr).toMatch(/^tessera init: The team database has no schema to create Tessera's tables in: its search_path names none that exists\.\nhint: create the schema [^\n]+\n$/)
       expect(result.stderr).not.toContain(PASSWORD)
-      const db = knex({ client: 'pg', connection: notOwned.url, pool: { min: 0, max: 1 } })
-      const tables = await db('pg_tables').whereNotIn('schemaname', ['pg_catalog', 'information_schema']).pluck('tablename').finally(() => db.destroy())
+      const tables = await withDatabase(notOwned.url, (db) => db('pg_tables').whereNotIn('schemaname', ['pg_catalog', 'information_schema']).pluck('tablename'))
       expect(tables).toEqual([])
     })
   })

@@ -24,14 +24,17 @@ function urlOf(database: string): string {
   return url.toString()
 }
 
-async function admin<T>(work: (db: knex.Knex) => Promise<T>): Promise<T> {
-  const db = knex({ client: 'pg', connection: ADMIN_URL, pool: { min: 0, max: 1 } })
+/** Runs `work` on one connection to the database of `url`, closed afterwards. */
+export async function withDatabase<T>(url: string, work: (db: knex.Knex) => Promise<T>): Promise<T> {
+  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } })
   try {
     return await work(db)
   } finally {
     await db.destroy()
   }
 }
+
+const admin = <T>(work: (db: knex.Knex) => Promise<T>) => withDatabase(ADMIN_URL, work)
 
 /** A new, empty database; returns its URL and how to drop it. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {

@@ -12,7 +12,7 @@ import knex from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SCHEMA_LEVEL, migrationSource } from '../../src/main/storage/migrations'
 import { run, serve, terminate } from '../helpers/cli'
-import { createTestDatabase } from '../helpers/postgres'
+import { createTestDatabase, withDatabase } from '../helpers/postgres'
 
 describe('a team vault on PostgreSQL, through the CLI', { timeout: 90_000 }, () => {
   const cleanup: (() => Promise<unknown>)[] = []
@@ -100,20 +100,17 @@ describe('a team vault on PostgreSQL, through the CLI', { timeout: 90_000 }, () 
   })
 
   /** The tables of a database's public schema, sorted. */
-  async function tablesOf(url: string): Promise<string[]> {
-    const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } })
-    try {
-      return await db('pg_tables').where('schemaname', 'public').orderBy('tablename').pluck('tablename')
-    } finally {
-      await db.destroy()
-    }
+  function tablesOf(url: string): Promise<string[]> {
+    return withDatabase(url, (db) => db('pg_tables').where('schemaname', 'public').orderBy('tablename').pluck('tablename'))
   }
 
   /** A new database holding one table of another application, with a row in it. */
   async function someoneElsesDatabase(): Promise<string> {
     const database = await freshDatabase()
-    const db = knex({ client: 'pg', connection: database.url, pool: { min: 0, max: 1 } })
-    await db.raw('CREATE TABLE customers (id integer PRIMARY KEY, name text)').then(() => db('customers').insert({ id: 1, name: 'Ada' })).finally(() => db.destroy())
+    await withDatabase(database.url, async (db) => {
+      await db.raw('CREATE TABLE customers (id integer PRIMARY KEY, name text)')
+      await db('customers').insert({ id: 1, name: 'Ada' })
+    })
     return database.url
   }
 

@@ -28,6 +28,7 @@ import {
 } from '../storage/repositories/outbox.repository'
 import type { ListOutboxQuery, OutboxMail } from '../../shared/contracts'
 import type { Page } from '../../shared/types'
+import { settlesWithin } from '../../shared/settles-within'
 import { toIsoString } from '../domain/dates'
 import { offsetOf, toPage } from '../domain/pagination'
 import type { ServiceContext } from './service-context'
@@ -123,17 +124,6 @@ export async function readOutbox(db: Reader, keyring: Keyring, query: ListOutbox
 
 /** An error carrying only `code`, as `deliveryErrorCode` records it. */
 const codedError = (code: string, message: string) => Object.assign(new Error(message), { code })
-
-/** Whether `work` settles within `ms`. */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
-  try {
-    return await Promise.race([work.then(() => true), expired])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 export class MailService {
   private readonly transport: MailTransport | undefined

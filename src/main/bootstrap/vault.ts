@@ -98,7 +98,8 @@ export async function initVault(options: InitOptions): Promise<InitResult> {
   await refuseExistingVault(options)
   const lock = isTeamVault(options) ? sharedVault : await acquireVaultLock(options.dataDir, 'init')
   try {
-    await refuseExistingVault(options)
+    // Again under a file vault's lock; two team inits are told apart in createVault's transaction.
+    if (!isTeamVault(options)) await refuseExistingVault(options)
     const masterKey = typeof options.masterKey === 'function' ? await options.masterKey() : options.masterKey
     return await createVault({ ...options, masterKey })
   } finally {

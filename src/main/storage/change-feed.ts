@@ -15,6 +15,7 @@ import { Client } from 'pg'
 import { sql, type Db } from './connections'
 import { engineOf } from './dialect'
 import { SCHEMA_LEVEL } from './migrations'
+import { settlesWithin } from '../../shared/settles-within'
 
 export const CHANGE_CHANNEL = 'tessera_changes'
 /** Where a newer version names the schema level it is about to migrate to. */
@@ -105,7 +106,7 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
   let retryMs = FIRST_RETRY_MS
   let retry: NodeJS.Timeout | undefined
   /** The latest connection attempt (settled once it has connected or failed). */
-  let connecting: Promise<void> | undefined
+  let connecting: Promise<void>
 
   const lost = (error?: Error) => {
     if (client) client.removeAllListeners().on('error', () => undefined)
@@ -145,19 +146,16 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
   connecting = connect()
   return {
     async ping(timeoutMs) {
-      let timer: NodeJS.Timeout | undefined
-      const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))
-      try {
+      let asked: Client | undefined
+      const answering = (async () => {
         // Starting, or connecting again: the attempt under way may still make it in time.
-        if (!connected && connecting) await Promise.race([connecting, late])
-        const asked = connected ? client : undefined
-        if (!asked) return false
-        const answered = await Promise.race([asked.query('SELECT 1').then(() => true, () => false), late])
-        if (!answered && client === asked) lost(new Error('the database did not answer in time'))
-        return answered
-      } finally {
-        clearTimeout(timer)
-      }
+        if (!connected) await connecting
+        asked = connected ? client : undefined
+        return asked ? asked.query('SELECT 1').then(() => true, () => false) : false
+      })()
+      const answered = (await settlesWithin(answering, timeoutMs)) && (await answering)
+      if (!answered && asked && client === asked) lost(new Error('the database did not answer in time'))
+      return answered
     },
     async close() {
       closed = true

@@ -190,7 +190,7 @@ const MIGRATION_TABLES = new Set(['knex_migrations', 'knex_migrations_lock'])
 class ForeignDatabaseError extends Error {
   /** What the CLI reports it by (cli/failures.ts). */
   readonly code = 'FOREIGN_DATABASE'
-  constructor(readonly tables: string[]) {
+  constructor(tables: string[]) {
     const named = tables.slice(0, 3).join(', ') + (tables.length > 3 ? ` and ${tables.length - 3} more` : '')
     super(`The database holds tables that are not Tessera's (${named}); a team vault needs a database of its own.`)
     this.name = 'ForeignDatabaseError'
