@@ -18,7 +18,7 @@ import { UPGRADE_CHANNEL } from '../../src/main/storage/change-feed'
 import { MIGRATION_LOCK } from '../../src/main/storage/dialect'
 import { SCHEMA_LEVEL } from '../../src/main/storage/migrations'
 import { listening, run, start, terminate, track, type Finished, type Running, type Served } from '../helpers/cli'
-import { createTestDatabase, onPostgres } from '../helpers/postgres'
+import { createTestDatabase, onPostgres, withDatabase } from '../helpers/postgres'
 import { startTeamVault, type TeamVault } from '../helpers/team'
 import { NEXT_LEVEL, NEXT_MIGRATION, NEXT_TABLE } from './next-version/migration'
 
@@ -132,6 +132,31 @@ describe.skipIf(onPostgres)('upgrading a team vault while its instances serve', 
         await db.destroy()
       }
       await sleep(500)
+      await expectStillServing()
+    },
+    UPGRADE_TEST_MS
+  )
+
+  it(
+    'the running instances ignore a request to step aside from a connection that is not a newer instance of the vault',
+    async () => {
+      const otherRole = `tessera_reader_${process.pid}`
+      await withDatabase(team.databaseUrl, (db) => db.raw(`CREATE ROLE ${otherRole} LOGIN`))
+      try {
+        const connection = (role: string | undefined, applicationName: string | undefined) => {
+          const url = new URL(team.databaseUrl)
+          if (role) url.username = role
+          if (applicationName) url.searchParams.set('application_name', applicationName)
+          return url.toString()
+        }
+        const askToStepAside = (url: string) => withDatabase(url, (db) => db.raw('SELECT pg_notify(?, ?)', [UPGRADE_CHANNEL, NEXT_LEVEL]))
+        // Another role that may connect, named as a newer instance would be; the vault's own role, not named as one.
+        await askToStepAside(connection(otherRole, `tessera schema ${NEXT_LEVEL}`))
+        await askToStepAside(connection(undefined, undefined))
+      } finally {
+        await withDatabase(team.databaseUrl, (db) => db.raw(`DROP ROLE ${otherRole}`))
+      }
+      await sleep(1000)
       await expectStillServing()
     },
     UPGRADE_TEST_MS

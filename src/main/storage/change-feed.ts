@@ -13,7 +13,7 @@
 import type { Knex } from 'knex'
 import { Client } from 'pg'
 import { sql, type Db } from './connections'
-import { engineOf } from './dialect'
+import { engineOf, schemaApplicationName } from './dialect'
 import { SCHEMA_LEVEL } from './migrations'
 import { settlesWithin } from '../../shared/settles-within'
 
@@ -52,6 +52,22 @@ export async function askOlderInstancesToStepAside(db: Knex): Promise<void> {
 /** The schema level an upgrade announces, when it is newer than this version's; anything else is ignored. */
 function newerLevel(payload: string | undefined): string | undefined {
   return payload !== undefined && /^\d{14}$/.test(payload) && payload > SCHEMA_LEVEL ? payload : undefined
+}
+
+/**
+ * Whether the backend that sent an upgrade notice is a newer Tessera instance of this vault: connected to
+ * this database as this instance's role or as the role that owns the vault's tables, and named for the
+ * schema level it announces. Any role that may connect can send a NOTIFY; only those roles can migrate.
+ */
+async function isNewerInstance(client: Client, processId: number, level: string): Promise<boolean> {
+  const { rows } = await client
+    .query<{ newer: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND datname = current_database() AND application_name = $2
+         AND (usename = current_user OR usename = (SELECT tableowner FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'logs'))) AS newer`,
+      [processId, schemaApplicationName(level)]
+    )
+    .catch(() => ({ rows: [{ newer: false }] })) // the connection is lost: the notice is sent again while the upgrade waits
+  return rows[0].newer
 }
 
 const KINDS: readonly string[] = ['application', 'session', 'token', 'keys', 'webhook'] satisfies ChangeKind[]
@@ -126,7 +142,7 @@ export function listenForChanges(url: string, handlers: ChangeHandlers): ChangeL
     next.on('notification', (message) => {
       if (message.channel === CHANGE_CHANNEL) for (const change of parseChange(message.payload)) handlers.onChange(change)
       const level = message.channel === UPGRADE_CHANNEL ? newerLevel(message.payload) : undefined
-      if (level) handlers.onNewerVersion?.(level)
+      if (level && handlers.onNewerVersion) void isNewerInstance(next, message.processId, level).then((newer) => newer && handlers.onNewerVersion?.(level))
     })
     next.on('error', (error) => lost(error))
     next.on('end', () => client === next && lost())

@@ -20,8 +20,9 @@ export function engineOf(db: Knex): Engine {
 const INT8 = 20
 const NUMERIC = 1700
 
-/** The `application_name` of a Tessera connection to PostgreSQL: `tessera schema <level>`, which compares as the levels do. */
-export const SCHEMA_APPLICATION_NAME = `tessera schema ${SCHEMA_LEVEL}`
+/** The `application_name` of a Tessera connection to PostgreSQL of schema `level`: `tessera schema <level>`, which compares as the levels do. */
+export const schemaApplicationName = (level: string) => `tessera schema ${level}`
+export const SCHEMA_APPLICATION_NAME = schemaApplicationName(SCHEMA_LEVEL)
 
 /**
  * Connection settings for a PostgreSQL URL. 64-bit integers (sequence numbers,
