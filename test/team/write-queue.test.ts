@@ -2,7 +2,8 @@
  * The write queue on PostgreSQL: a batch of appends goes as one script (one
  * round trip), and so do the appends of a batch that also holds a
  * transactional unit, which then still sees them; the rows a transactional
- * unit queues go in one trip too, whatever tables they are for.
+ * unit queues go in one trip too, whatever tables they are for. Each column's
+ * values arrive as written, whichever form the batch sent them in.
  */
 import { describe, expect, it } from 'vitest'
 import { sql } from '../../src/main/storage/connections'
@@ -51,5 +52,32 @@ describe('WriteQueue on PostgreSQL', { timeout: 60_000 }, () => {
     const trips = sent.filter((text) => /insert into "?job_runs/i.test(text))
     expect(trips).toHaveLength(1)
     expect(trips[0].match(/INSERT INTO job_runs/g)).toHaveLength(2)
+  })
+
+  it('stores every value of a batch as written: text in any script, bytes, 64-bit integers and NULLs', async () => {
+    const queue = new WriteQueue(database.db.writer)
+    const TENANT_KEY = 424242
+    const token = (id: string, text: string, createdAt: number) => ({
+      tenant_key: TENANT_KEY,
+      id,
+      type: 'token',
+      key_version: 2147483647,
+      sealed_data: Buffer.from(Array.from({ length: 300 }, (_, i) => i % 256)),
+      fingerprint: Buffer.alloc(32, 0xab),
+      fingerprint_expression: text,
+      mask: null,
+      containers: '["/"]',
+      metadata: JSON.stringify({ note: text }),
+      created_at: createdAt
+    })
+    const rows = [
+      token('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'é 日本語 𝄞 ﷽ '.repeat(50), Number.MAX_SAFE_INTEGER),
+      token('01234567-89ab-7def-8123-456789abcdef', '', -1)
+    ]
+    await queue.append((batch) => batch.insert('tokens', Object.keys(rows[0]), rows))
+    const stored = await sql(database.db.reader)('tokens').where({ tenant_key: TENANT_KEY }).orderBy('id').select(Object.keys(rows[0]))
+    expect(stored).toEqual(
+      [rows[1], rows[0]].map((row) => ({ ...row, sealed_data: Buffer.from(row.sealed_data), fingerprint: Buffer.from(row.fingerprint) }))
+    )
   })
 })
