@@ -101,6 +101,8 @@ export interface TeamVaultConnection {
   tenantName?: string
   /** Whether the key is kept in the OS keychain for the next start (false without a keychain: this session only). */
   remembered: boolean
+  /** Set when the server's certificate is checked against the CA certificate given with the connection, and no other CA. */
+  privateCa?: true
   /** Why the server could not be reached on the last try, safe to show. */
   error?: string
 }
@@ -114,6 +116,8 @@ export interface ConnectTeamRequest {
   url: string
   /** The team vault's management key, as `tessera init` printed it. */
   key: string
+  /** For a server whose certificate comes from a private CA: that CA's certificate, PEM (https only, at most 64 KiB). */
+  caCertificate?: string
 }
 
 export type CreateVaultRequest = z.input<typeof contract.createVaultRequest>

@@ -3,6 +3,8 @@
  * database, connected from Settings by keyboard alone. The sidebar says which
  * vault the window is on, the views show the server's data, the embedded
  * vault's own controls are left out, and every screen passes axe in both themes.
+ * The optional CA certificate field is labelled, described and usable by
+ * keyboard, and what the main process refuses in it is named like any field.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -11,13 +13,15 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run, serve, terminate, type Served } from '../helpers/cli'
 import { createTestDatabase } from '../helpers/postgres'
-import { axeViolations } from './support/axe'
+import { axeViolations, fieldsWithoutLabel } from './support/axe'
 import { chromiumAvailable, errorsOf, openApp, screenshot } from './support/browser'
 import { useDesktopApp } from './support/desktop-app'
-import { expectFocus, switchView, tabTo } from './support/keyboard'
+import { expectFocus, switchView, tabTo, typeOver } from './support/keyboard'
 
 const URL_FIELD = '#team-vault-url'
 const KEY_FIELD = '#team-vault-key'
+const CA_FIELD = '#team-vault-ca'
+const CA_LABEL = 'CA certificate (PEM, optional)'
 const CARD = { type: 'card', data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 }, metadata: { team: 'yes' } }
 
 describe.skipIf(!chromiumAvailable)('the window on a team vault', () => {
@@ -62,6 +66,45 @@ describe.skipIf(!chromiumAvailable)('the window on a team vault', () => {
     await expect.poll(() => notifications()).toContain('key: was refused by the team vault')
     expect(await indicator().textContent()).toContain('Embedded vault')
     expect(await axeViolations(page())).toEqual([])
+  })
+
+  it('offers a CA certificate field, labelled and described, and names it when what it holds is not a certificate', async () => {
+    const field = page().getByRole('textbox', { name: CA_LABEL })
+    expect(await field.count()).toBe(1)
+    const hintId = await field.getAttribute('aria-describedby')
+    expect(await page().locator(`#${hintId}`).textContent()).toMatch(/own certificate authority: paste that CA's certificate/)
+    // By keyboard: Enter in the field starts a new line, as PEM has many; Connect is reached with Tab.
+    await switchView(page(), 7, 'Settings')
+    await tabTo(page(), URL_FIELD)
+    await typeOver(page(), 'https://tessera.invalid')
+    await tabTo(page(), KEY_FIELD)
+    await typeOver(page(), managementKey)
+    await tabTo(page(), CA_FIELD)
+    await page().keyboard.type('not a certificate')
+    await page().keyboard.press('Enter')
+    await page().keyboard.type('at all')
+    expect(await field.inputValue()).toBe('not a certificate\nat all')
+    await tabTo(page(), '[data-test=team-vault-connect]')
+    await page().keyboard.press('Enter')
+    await expect.poll(() => notifications()).toContain('caCertificate: holds no PEM certificate')
+    expect(await indicator().textContent()).toContain('Embedded vault')
+    expect({ violations: await axeViolations(page()), unlabelled: await fieldsWithoutLabel(page()) }).toEqual({ violations: [], unlabelled: [] })
+    await page().getByTestId('team-vault-card').scrollIntoViewIfNeeded()
+    await screenshot(page(), 'team-vault-form', 'light')
+
+    const dark = await openApp(app.browser, app.harness, 'dark', '/settings')
+    await dark.locator(CA_FIELD).waitFor()
+    await dark.getByTestId('team-vault-card').scrollIntoViewIfNeeded()
+    await screenshot(dark, 'team-vault-form', 'dark')
+    expect({ violations: await axeViolations(dark), unlabelled: await fieldsWithoutLabel(dark) }).toEqual({ violations: [], unlabelled: [] })
+    expect(errorsOf(dark)).toEqual([])
+    await dark.context().close()
+
+    // Emptied again, so that the next connection trusts the public CAs (the test server speaks plain http to this computer).
+    await tabTo(page(), CA_FIELD, { backwards: true })
+    await page().keyboard.press('Control+A')
+    await page().keyboard.press('Delete')
+    expect(await field.inputValue()).toBe('')
   })
 
   it('connects by keyboard: the sidebar names the team vault, focus goes to Disconnect, the key leaves the form', async () => {

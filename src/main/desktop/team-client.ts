@@ -60,6 +60,12 @@ export function errorOfProblem(status: number, body: ProblemBody): AppError {
   return new AppError(code, detail, errors)
 }
 
+/**
+ * The codes of a TLS certificate the client refused: Node's own (ERR_TLS_CERT_ALTNAME_INVALID…) and
+ * OpenSSL's verification results (DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_HAS_EXPIRED…).
+ */
+const CERTIFICATE_FAILURE = /CERT|CRL|SELF_SIGNED|TLS|SSL|^UNABLE_TO_|^INVALID_(CA|PURPOSE)$|^PATH_LENGTH_EXCEEDED$|^HOSTNAME_MISMATCH$/
+
 /** Why a request never got an answer, in words safe to show (no URL, no key). */
 export function describeNetworkFailure(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause
@@ -68,7 +74,7 @@ export function describeNetworkFailure(error: unknown): string {
   if (code === 'ECONNREFUSED') return 'the connection was refused'
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'its host name could not be resolved'
   if (code === 'ECONNRESET') return 'the connection was reset'
-  if (typeof code === 'string' && /CERT|SELF_SIGNED|TLS|SSL/.test(code)) return `its TLS certificate is not trusted (${code})`
+  if (typeof code === 'string' && CERTIFICATE_FAILURE.test(code)) return `its TLS certificate is not trusted (${code})`
   return 'the connection failed'
 }
 

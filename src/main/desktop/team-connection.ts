@@ -4,7 +4,8 @@
  * the management key (`GET /tenants/self`), registers a private application
  * for the desktop's token work (a management key holds no token permissions),
  * and keeps both keys only through a `TeamCredentialStore` (the OS keychain in
- * the app). The keys never go back to the window and are never logged.
+ * the app), with the private CA certificate the server's certificate may need
+ * (team-trust.ts). The keys never go back to the window and are never logged.
  * `routeByConnection` sends every channel to the table of the vault in use,
  * so neither table needs to know about the other.
  */
@@ -20,6 +21,7 @@ import { method, none } from './handler-method'
 import type { DesktopHandlers } from './handler-method'
 import { TeamClient } from './team-client'
 import { createTeamHandlers, type TeamHandlers, type TeamSession } from './team-handlers'
+import { caCertificateFor, teamTransport, type TeamTransport } from './team-trust'
 
 /** What is kept of a team connection between starts: secrets, so only in the OS keychain. */
 export interface TeamCredentials {
@@ -28,6 +30,8 @@ export interface TeamCredentials {
   /** The key of the private application the desktop registered for its token work. */
   tokenKey: string
   tokenApplicationId: string
+  /** PEM: the only CA the server's certificate is checked against, when given; else the CAs Node.js trusts. */
+  caCertificate?: string
 }
 
 export interface TeamCredentialStore {
@@ -90,12 +94,13 @@ export interface TeamConnectionOptions {
   logger: Logger
   /** Names the desktop's application on the server; the machine's host name by default. */
   deviceName?: string
-  fetch?: typeof fetch
   timeoutMs?: number
 }
 
 export class TeamConnection {
   private session: TeamSession | undefined
+  /** How the session's requests go out; closed once the session is dropped. */
+  private transport: TeamTransport | undefined
   private handlers: TeamHandlers | undefined
   private lastRetry = 0
   /** Serialises connect, disconnect and restore. */
@@ -124,7 +129,7 @@ export class TeamConnection {
         return undefined
       })
       if (credentials) {
-        this.open(credentials, embeddedStatus)
+        this.open(credentials, embeddedStatus, await teamTransport(credentials.caCertificate))
         await Promise.race([this.refreshTenant(), sleep(RESTORE_WAIT_MS)])
       }
       return this.current()
@@ -132,19 +137,28 @@ export class TeamConnection {
   }
 
   /** Tests the key, registers the desktop's application, keeps the keys, and moves the window onto the team vault. */
-  connect({ url, key }: ConnectTeamRequest, embeddedStatus: () => Promise<VaultStatus>): Promise<VaultConnection> {
+  connect({ url, key, caCertificate }: ConnectTeamRequest, embeddedStatus: () => Promise<VaultStatus>): Promise<VaultConnection> {
     return this.exclusive(async () => {
       const baseUrl = teamBaseUrl(url)
-      const management = this.client(baseUrl, key)
-      const tenant = await this.checkManagementKey(management)
-      const application = await this.registerDesktopApplication(management)
-      const previous = this.session
-      const credentials = { url: baseUrl, managementKey: key, tokenKey: application.key!, tokenApplicationId: application.id }
-      await this.options.store.save(credentials)
-      this.open(credentials, embeddedStatus)
+      const trustedCa = caCertificateFor(baseUrl, caCertificate)
+      const transport = await teamTransport(trustedCa)
+      const management = this.client(baseUrl, key, transport)
+      let credentials: TeamCredentials
+      let tenant: Tenant
+      try {
+        tenant = await this.checkManagementKey(management)
+        const application = await this.registerDesktopApplication(management)
+        credentials = { url: baseUrl, managementKey: key, tokenKey: application.key!, tokenApplicationId: application.id, ...(trustedCa && { caCertificate: trustedCa }) }
+        await this.options.store.save(credentials)
+      } catch (error) {
+        void closeQuietly(transport)
+        throw error
+      }
+      const previous = this.detach()
+      this.open(credentials, embeddedStatus, transport)
       this.session!.info = { ...this.session!.info, tenantId: tenant.id, tenantName: tenant.name }
-      if (previous) await this.forgetDesktopApplication(previous)
-      this.options.logger.info({ host: management.host }, 'connected to a team vault')
+      if (previous) await this.retire(previous)
+      this.options.logger.info({ host: management.host, privateCa: trustedCa !== undefined }, 'connected to a team vault')
       return this.current()
     })
   }
@@ -152,11 +166,9 @@ export class TeamConnection {
   /** Back to the embedded vault: the desktop's application is deleted on the server (when it answers) and the keys are forgotten. */
   disconnect(): Promise<VaultConnection> {
     return this.exclusive(async () => {
-      const session = this.session
-      this.session = undefined
-      this.handlers = undefined
+      const previous = this.detach()
       await this.options.store.clear()
-      if (session) await this.forgetDesktopApplication(session)
+      if (previous) await this.retire(previous)
       return this.current()
     })
   }
@@ -170,22 +182,39 @@ export class TeamConnection {
     }
   }
 
-  private client(baseUrl: string, key: string): TeamClient {
-    return new TeamClient(baseUrl, key, { fetch: this.options.fetch, timeoutMs: this.options.timeoutMs })
+  private client(baseUrl: string, key: string, transport: TeamTransport): TeamClient {
+    return new TeamClient(baseUrl, key, { fetch: transport.fetch, timeoutMs: this.options.timeoutMs })
   }
 
-  private open(credentials: TeamCredentials, embeddedStatus: () => Promise<VaultStatus>): void {
-    const management = this.client(credentials.url, credentials.managementKey)
+  private open(credentials: TeamCredentials, embeddedStatus: () => Promise<VaultStatus>, transport: TeamTransport): void {
+    const management = this.client(credentials.url, credentials.managementKey, transport)
     const info: TeamVaultConnection = { kind: 'team', url: credentials.url, host: management.host, remembered: this.options.store.persistent }
+    if (credentials.caCertificate) info.privateCa = true
     const session: TeamSession = {
       management,
-      tokens: this.client(credentials.url, credentials.tokenKey),
+      tokens: this.client(credentials.url, credentials.tokenKey, transport),
       applicationId: credentials.tokenApplicationId,
       info,
       revalidate: () => this.retryUnreachable()
     }
     this.session = session
+    this.transport = transport
     this.handlers = createTeamHandlers(session, embeddedStatus)
+  }
+
+  /** Takes the window off the current session, if any, and hands it back to be retired. */
+  private detach(): { session: TeamSession; transport: TeamTransport } | undefined {
+    const { session, transport } = this
+    this.session = undefined
+    this.transport = undefined
+    this.handlers = undefined
+    return session && transport ? { session, transport } : undefined
+  }
+
+  /** A dropped session: its application deleted on the server, then its connections closed. */
+  private async retire({ session, transport }: { session: TeamSession; transport: TeamTransport }): Promise<void> {
+    await this.forgetDesktopApplication(session)
+    void closeQuietly(transport)
   }
 
   /** While the server is marked unreachable, the window's status polls ask it again, at most every RETRY_MS. */
@@ -237,6 +266,11 @@ export class TeamConnection {
     this.turn = run.catch(() => undefined)
     return run
   }
+}
+
+/** Closes a transport's connections once their requests are done; nothing to report if that fails. */
+function closeQuietly(transport: TeamTransport): Promise<void> {
+  return transport.close().catch(() => undefined)
 }
 
 /** A failed connection attempt as a 400 naming the field at fault: the URL when the server is out of reach, the key when it is refused. */

@@ -68,7 +68,7 @@ export async function createKeychainStore(dataDir: string, env: NodeJS.ProcessEn
   }
 }
 
-/** Where the team vault connection (its URL and keys) is kept, encrypted by the OS keychain. */
+/** Where the team vault connection (its URL, keys and any private CA certificate) is kept, encrypted by the OS keychain. */
 export const TEAM_CONNECTION_FILE = 'team-vault.safe'
 
 /**
