@@ -11,15 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 
-vi.mock('electron', () => ({
-  safeStorage: {
-    isAsyncEncryptionAvailable: vi.fn(async () => true),
-    getSelectedStorageBackend: vi.fn(() => 'gnome_libsecret'),
-    // A stand-in cipher: reversible, and the output never contains the input.
-    encryptStringAsync: vi.fn(async (text: string) => Buffer.from(`os:${Buffer.from(text).toString('hex')}`)),
-    decryptStringAsync: vi.fn(async (buffer: Buffer) => ({ result: Buffer.from(buffer.toString().slice(3), 'hex').toString(), shouldReEncrypt: false }))
-  }
-}))
+vi.mock('electron', async () => (await import('../helpers/safe-storage')).electronWithStandInKeychain())
 
 const { createTeamCredentialStore, TEAM_CONNECTION_FILE } = await import('../../src/main/electron/keychain')
 const { memoryTeamCredentialStore, TeamConnection } = await import('../../src/main/desktop/team-connection')
