@@ -30,7 +30,7 @@ const { run, serve, terminate } = await import('../helpers/cli')
 const { createTestDatabase, onPostgres } = await import('../helpers/postgres')
 const { TestClock } = await import('../helpers/clock')
 const { freePort, startTestDesktop } = await import('../helpers/desktop')
-const { issueServerCertificate, makeCertificateAuthority } = await import('../helpers/certificates')
+const { issueServerCertificate, makeCertificateAuthority, makeSelfSignedServerCertificate } = await import('../helpers/certificates')
 
 type Served = Awaited<ReturnType<typeof serve>>
 type Result = { ok: true; value: any } | { ok: false; problem: { status: number; code?: string; detail: string; errors?: Record<string, string[]> } }
@@ -220,11 +220,21 @@ describe("the private CA path keeps the team client's limits", () => {
   }
 
   /** Connects with the CA through a connection of its own; its handler table, to go on with. */
-  async function connect(timeoutMs?: number) {
+  async function connect(timeoutMs?: number, to = { url, caCertificate: ca.cert }) {
     const team = new TeamConnection({ store: memoryTeamCredentialStore(), logger, deviceName: 'test-laptop', timeoutMs })
     const handlers = createDesktopHandlers(started.desktop, { team, logger })
-    const result = await dispatch(handlers, 'app:connection.connect', [{ url, key: 'key_management_x', caCertificate: ca.cert }], logger)
+    const result = await dispatch(handlers, 'app:connection.connect', [{ key: 'key_management_x', ...to }], logger)
     return { result, handlers }
+  }
+
+  /** The stand-in's answers: a tenant, the desktop's application, its deletion. */
+  const answerAsTessera = (request: IncomingMessage, response: ServerResponse) => {
+    requests.push(`${request.method} ${request.url}`)
+    if (request.url === '/tenants/self') return tenantAnswer(request, response)
+    if (request.url === '/applications' && request.method === 'POST') return json(APPLICATION)(request, response)
+    if (request.url === `/applications/${APPLICATION.id}` && request.method === 'DELETE') return void response.writeHead(204).end()
+    if (request.url === '/elsewhere') return json(TENANT)(request, response)
+    response.writeHead(404, { 'content-type': 'application/problem+json' }).end('{}')
   }
 
   const openConnections = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))))
@@ -233,14 +243,7 @@ describe("the private CA path keeps the team client's limits", () => {
     dir = await mkdtemp(join(tmpdir(), 'tessera-private-ca-'))
     ca = makeCertificateAuthority(dir, 'ca', 'Acme Private CA')
     const certificate = issueServerCertificate(dir, ca, 'localhost')
-    server = createServer({ cert: certificate.cert, key: await readFile(certificate.keyFile) }, (request, response) => {
-      requests.push(`${request.method} ${request.url}`)
-      if (request.url === '/tenants/self') return tenantAnswer(request, response)
-      if (request.url === '/applications' && request.method === 'POST') return json(APPLICATION)(request, response)
-      if (request.url === `/applications/${APPLICATION.id}` && request.method === 'DELETE') return void response.writeHead(204).end()
-      if (request.url === '/elsewhere') return json(TENANT)(request, response)
-      response.writeHead(404, { 'content-type': 'application/problem+json' }).end('{}')
-    })
+    server = createServer({ cert: certificate.cert, key: await readFile(certificate.keyFile) }, answerAsTessera)
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     host = `localhost:${(server.address() as AddressInfo).port}`
     url = `https://${host}`
@@ -262,6 +265,21 @@ describe("the private CA path keeps the team client's limits", () => {
     expect(await dispatch(handlers, 'app:connection.disconnect', [], logger)).toEqual({ ok: true, value: { kind: 'embedded' } })
     expect(requests).toContain(`DELETE /applications/${APPLICATION.id}`)
     await expect.poll(openConnections).toBe(0)
+  })
+
+  it("trusts a server's own self-signed certificate given as its CA, and refuses that server without it", async () => {
+    tenantAnswer = json(TENANT)
+    const selfSigned = makeSelfSignedServerCertificate(dir, 'localhost')
+    const pinned = createServer({ cert: selfSigned.cert, key: await readFile(selfSigned.keyFile) }, answerAsTessera)
+    await new Promise<void>((resolve) => pinned.listen(0, '127.0.0.1', resolve))
+    try {
+      const pinnedUrl = `https://localhost:${(pinned.address() as AddressInfo).port}`
+      expect((await connect(undefined, { url: pinnedUrl, caCertificate: selfSigned.cert })).result).toMatchObject({ ok: true, value: { kind: 'team', privateCa: true } })
+      expect((await connect(undefined, { url: pinnedUrl, caCertificate: ca.cert })).result).toMatchObject({ ok: false, problem: { errors: { url: [expect.stringContaining('its TLS certificate is not trusted')] } } })
+    } finally {
+      pinned.closeAllConnections()
+      await new Promise((resolve) => pinned.close(resolve))
+    }
   })
 
   it('hangs up on an answer larger than the cap, naming the url', async () => {

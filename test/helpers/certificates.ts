@@ -38,3 +38,11 @@ export function issueServerCertificate(dir: string, ca: CertificateFiles, host: 
   openssl('x509', '-req', '-in', requestFile, '-CA', ca.certFile, '-CAkey', ca.keyFile, '-set_serial', '1', '-days', '2', '-out', certFile, '-extfile', extensionsFile)
   return { certFile, keyFile, cert: readFileSync(certFile, 'utf8') }
 }
+
+/** A self-signed server certificate for the DNS name `host` (no CA behind it), valid for two days, in `dir`. */
+export function makeSelfSignedServerCertificate(dir: string, host: string): CertificateFiles {
+  const certFile = join(dir, `${host}-self-signed.pem`)
+  const keyFile = join(dir, `${host}-self-signed-key.pem`)
+  openssl('req', '-x509', ...NEW_KEY, '-days', '2', '-keyout', keyFile, '-out', certFile, '-subj', `/CN=${host}`, '-addext', `subjectAltName=DNS:${host}`, '-addext', 'basicConstraints=critical,CA:FALSE')
+  return { certFile, keyFile, cert: readFileSync(certFile, 'utf8') }
+}
