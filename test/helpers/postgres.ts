@@ -47,3 +47,10 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
     drop: () => admin((db) => db.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
   }
 }
+
+/** A copy of the database at `url`, as restoring a backup of it would make (nothing may be connected to it meanwhile); returns its URL and how to drop it. */
+export async function copyTestDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${new URL(url).pathname.slice(1)}_copy`
+  await admin((db) => db.raw(`CREATE DATABASE ${name} TEMPLATE ${new URL(url).pathname.slice(1)}`))
+  return { url: urlOf(name), drop: () => admin((db) => db.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) }
+}
