@@ -52,10 +52,14 @@ export async function listSealedOffVersion(db: Db, kind: SealedObjectKind, tenan
     .limit(limit)
 }
 
-/** Replaces a row's sealed bytes and version, only if it is still on `fromVersion` (a concurrent change wins). */
+/**
+ * Replaces a row's sealed bytes and version, only if it still holds the bytes `object` was read with:
+ * a concurrent change wins, even one sealed under the same old version (on a team vault, another
+ * instance that has not heard of the rotation yet), which the version alone would not show.
+ */
 export async function resealObject(db: Db, kind: SealedObjectKind, tenantId: string, object: SealedObject, sealed: Uint8Array, version: number): Promise<number> {
   const table = TABLES[kind]
   return sql(db)(table.table)
-    .where({ ...ofTenant(db, kind, tenantId), [table.id]: object.id, key_version: object.key_version })
+    .where({ ...ofTenant(db, kind, tenantId), [table.id]: object.id, key_version: object.key_version, [table.sealed]: object.sealed })
     .update({ [table.sealed]: Buffer.from(sealed), key_version: version })
 }
