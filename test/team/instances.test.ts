@@ -242,6 +242,16 @@ describe.skipIf(onPostgres)('two instances of a team vault on one database', () 
     expect(Number((await db('tokens').where({ id: created.body.id }).first('key_version')).key_version)).toBe(3)
   }, CLI_TEST_MS)
 
+  it('retires a version only once every instance has had time to move off it: three seconds after the rotation, however soon it is asked', async () => {
+    const keys = (...args: string[]) => run(['keys', ...args, '--data-dir', dirA, '--database-url', databaseUrl])
+    const before = (JSON.parse((await keys('status', '--json')).stdout) as { tenants: { current_version: number }[] }).tenants[0].current_version
+    expect((await keys('rotate')).code).toBe(0)
+    const retired = await keys('retire', '--version', String(before), '--json')
+    expect(retired.code, retired.stderr).toBe(0)
+    const report = JSON.parse(retired.stdout) as { retired_at: string; rotation: { started_at: string } }
+    expect(Date.parse(report.retired_at) - Date.parse(report.rotation.started_at)).toBeGreaterThanOrEqual(3000)
+  }, CLI_TEST_MS)
+
   it('keeps one audit chain that verifies, though both instances and the key commands wrote it', async () => {
     const verify = await run(['logs', 'verify', '--data-dir', dirA, '--database-url', databaseUrl])
     expect(verify.code).toBe(0)

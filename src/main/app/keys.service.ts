@@ -7,6 +7,7 @@
  * A master rotation re-wraps every key; see `rotateMaster` for its crash safety.
  * Every step writes an audit entry.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Db, Tx } from '../storage/connections'
 import type { KeyRetirementReport, KeyStatus, MasterKeyRotated, SealedCountsByVersion, SealedObjectKind, TenantKeyStatus } from '../../shared/types'
 import { open, seal } from '../crypto/aead'
@@ -31,7 +32,7 @@ import {
 } from '../storage/repositories/vault.repository'
 import { toIsoString } from '../domain/dates'
 import { ConflictError, NotFoundError } from '../domain/errors'
-import type { ServiceContext } from './service-context'
+import { TEAM_CACHE_TTL_MS, type ServiceContext } from './service-context'
 import type { Keyring } from './keyring'
 import { audit, type AuditEvent, type AuditOperation } from './audit'
 import { outboxContext } from './mail.service'
@@ -87,6 +88,9 @@ function withVersion(counts: SealedCountsByVersion, version: number): SealedCoun
 }
 
 const dataKeyEntity = (version: number) => `data-key-v${version}`
+
+/** How long after a rotation a team vault's instances may still seal under the version it moved off: the cache backstop, and writes queued meanwhile. */
+const RETIRE_SETTLE_MS = 3 * TEAM_CACHE_TTL_MS
 
 /** The audit entry of a key ceremony, naming the person and how they acted; `actor` null for the system (the background pass). */
 function keyEvent(actor: CeremonyActor | null, tenantId: string, entityId: string, operation: AuditOperation, message: string): AuditEvent {
@@ -232,6 +236,7 @@ export class KeysService {
    */
   retire(actor: CeremonyActor, tenantId: string, version: number): Promise<KeyRetirementReport> {
     return this.exclusive(async () => {
+      await this.untilEveryInstanceMovedOn(tenantId, version)
       const now = this.context.clock.now()
       const report = await this.context.writes.run(async (trx) => {
         if ((await listRetiredDataKeys(trx, tenantId)).some((row) => row.version === version)) {
@@ -277,6 +282,20 @@ export class KeysService {
       this.context.keyring.forgetDataKey(tenantId, version)
       return report
     })
+  }
+
+  /**
+   * On a team vault, waits until RETIRE_SETTLE_MS have passed since the rotation that moved off
+   * `version`: another instance seals under it until it hears of that rotation (at once, or within
+   * TEAM_CACHE_TTL_MS when the notice is lost), and a write it sealed then may still be queued. Such a
+   * write committing after the retirement would hold data no key opens; once settled, it shows in the
+   * count that refuses the retirement instead. A file vault has one process, whose keyring moved on at once.
+   */
+  private async untilEveryInstanceMovedOn(tenantId: string, version: number): Promise<void> {
+    if (this.context.cacheTtlMs === undefined) return
+    const rotation = await firstRotationAfter(this.context.reader, tenantId, version)
+    const wait = rotation ? rotation.started_at + RETIRE_SETTLE_MS - this.context.clock.now() : 0
+    if (wait > 0) await sleep(Math.min(wait, RETIRE_SETTLE_MS))
   }
 
   /** The report kept when a version was retired. */
