@@ -4,13 +4,13 @@
  * that are not PostgreSQL, or whose TLS a URL asks for, are stood in for by
  * a TCP server answering the driver's first message as each would.
  */
-import { execFileSync } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TLSSocket } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeSelfSignedServerCertificate } from '../helpers/certificates'
 import { run } from '../helpers/cli'
 import { createTestDatabase, withDatabase } from '../helpers/postgres'
 
@@ -101,10 +101,9 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
 
     beforeAll(async () => {
       // A self-signed certificate for localhost only.
-      certFile = join(dataDir, 'server-cert.pem')
-      const keyFile = join(dataDir, 'server-key.pem')
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-keyout', keyFile, '-out', certFile, '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { stdio: 'ignore' })
-      tls = { cert: await readFile(certFile), key: await readFile(keyFile) }
+      const certificate = makeSelfSignedServerCertificate(dataDir, 'localhost')
+      certFile = certificate.certFile
+      tls = { cert: await readFile(certFile), key: await readFile(certificate.keyFile) }
     })
     afterAll(() => Promise.all(servers.map((server) => new Promise((closed) => server.close(closed)))))
 
