@@ -143,17 +143,10 @@ export class TeamConnection {
       const trustedCa = caCertificateFor(baseUrl, caCertificate)
       const transport = await teamTransport(trustedCa)
       const management = this.client(baseUrl, key, transport)
-      let credentials: TeamCredentials
-      let tenant: Tenant
-      try {
-        tenant = await this.checkManagementKey(management)
-        const application = await this.registerDesktopApplication(management)
-        credentials = { url: baseUrl, managementKey: key, tokenKey: application.key!, tokenApplicationId: application.id, ...(trustedCa && { caCertificate: trustedCa }) }
-        await this.options.store.save(credentials)
-      } catch (error) {
+      const { tenant, credentials } = await this.register(management, key, trustedCa).catch((error: unknown) => {
         void closeQuietly(transport)
         throw error
-      }
+      })
       const previous = this.detach()
       this.open(credentials, embeddedStatus, transport)
       this.session!.info = { ...this.session!.info, tenantId: tenant.id, tenantName: tenant.name }
@@ -161,6 +154,15 @@ export class TeamConnection {
       this.options.logger.info({ host: management.host, privateCa: trustedCa !== undefined }, 'connected to a team vault')
       return this.current()
     })
+  }
+
+  /** Tests the management key, registers the desktop's application and keeps the credentials that reach it. */
+  private async register(management: TeamClient, managementKey: string, caCertificate: string | undefined): Promise<{ tenant: Tenant; credentials: TeamCredentials }> {
+    const tenant = await this.checkManagementKey(management)
+    const application = await this.registerDesktopApplication(management)
+    const credentials: TeamCredentials = { url: management.baseUrl, managementKey, tokenKey: application.key!, tokenApplicationId: application.id, ...(caCertificate && { caCertificate }) }
+    await this.options.store.save(credentials)
+    return { tenant, credentials }
   }
 
   /** Back to the embedded vault: the desktop's application is deleted on the server (when it answers) and the keys are forgotten. */

@@ -74,10 +74,9 @@ let undici: Promise<typeof import('undici')> | undefined
  * (no network) is fetched first, and connections without a CA keep going out exactly as before.
  */
 function loadUndici(): Promise<typeof import('undici')> {
-  undici ??= fetch('data:,').then(
-    () => import('undici'),
-    () => import('undici')
-  )
+  undici ??= fetch('data:,')
+    .catch(() => undefined)
+    .then(() => import('undici'))
   return undici
 }
 
