@@ -25,6 +25,18 @@ import { openVaultFile, teamDatabases } from '../helpers/database'
 import { run } from '../helpers/cli'
 import { copyTestDatabase, createTestDatabase } from '../helpers/postgres'
 
+type TokenRow = Parameters<typeof openToken>[1]
+
+/** A token's row as a backup holds it, with its tenant's id (the row holds the tenant's key); undefined once it is deleted. */
+async function tokenRowOf(dataDir: string, id: string): Promise<TokenRow | undefined> {
+  const direct = openVaultFile(dataDir)
+  try {
+    return await direct('tokens').join('tenants', 'tenants.tenant_key', 'tokens.tenant_key').select('tokens.*', { tenant_id: 'tenants.id' }).where({ 'tokens.id': id }).first()
+  } finally {
+    await direct.destroy()
+  }
+}
+
 describe('erasure on a team vault', { timeout: 120_000 }, () => {
   const masterKey = generateMasterKey()
   const env = () => ({ TESSERA_MASTER_KEY: Buffer.from(masterKey).toString('base64') })
@@ -44,7 +56,7 @@ describe('erasure on a team vault', { timeout: 120_000 }, () => {
   })
 
   /** Opens a row with every key the database at `url` holds, unwrapped with `master`. */
-  async function openWithKeysOf(url: string, master: MasterKey, row: Parameters<typeof openToken>[1]): Promise<unknown> {
+  async function openWithKeysOf(url: string, master: MasterKey, row: TokenRow): Promise<unknown> {
     const db = await openDatabase(url, { readers: 1 })
     try {
       return openToken(await unlockKeyring(db.reader, master), row)
@@ -53,7 +65,7 @@ describe('erasure on a team vault', { timeout: 120_000 }, () => {
     }
   }
   /** Opens a row with every key the vault holds now. */
-  const openWithTheVaultsKeys = (row: Parameters<typeof openToken>[1]) => openWithKeysOf(database.url, masterKey, row)
+  const openWithTheVaultsKeys = (row: TokenRow) => openWithKeysOf(database.url, masterKey, row)
 
   it('leaves a deleted token readable from a backup copy until its key version is retired, and unreadable after', async () => {
     const admin = await initVault({ dataDir, databaseUrl: database.url, masterKey, tenantName: 'Team' })
@@ -63,22 +75,16 @@ describe('erasure on a team vault', { timeout: 120_000 }, () => {
       return { status: response.status, body: response.status === 204 ? undefined : ((await response.json()) as Record<string, any>) }
     }
     const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2035 }
-    let backup: Parameters<typeof openToken>[1]
+    let backup: TokenRow
     try {
       const app = await api(admin.application.key, 'POST', '/applications', { name: 'Payments', type: 'private', permissions: ['token:create', 'token:delete'] })
       const created = await api(app.body!.key, 'POST', '/tokens', { type: 'card', data: card })
       expect(created.status).toBe(201)
       await host.vault.services.context.writes.idle()
-      const direct = openVaultFile(dataDir)
-      try {
-        // The row as a backup holds it, with its tenant's id (the row holds the tenant's key).
-        backup = await direct('tokens').join('tenants', 'tenants.tenant_key', 'tokens.tenant_key').select('tokens.*', { tenant_id: 'tenants.id' }).where({ 'tokens.id': created.body!.id }).first()
-        expect((await api(app.body!.key, 'DELETE', `/tokens/${created.body!.id}`)).status).toBe(204)
-        await host.vault.services.context.writes.idle()
-        expect(await direct('tokens').where({ id: created.body!.id }).first()).toBeUndefined()
-      } finally {
-        await direct.destroy()
-      }
+      backup = (await tokenRowOf(dataDir, created.body!.id))!
+      expect((await api(app.body!.key, 'DELETE', `/tokens/${created.body!.id}`)).status).toBe(204)
+      await host.vault.services.context.writes.idle()
+      expect(await tokenRowOf(dataDir, created.body!.id)).toBeUndefined()
     } finally {
       await host.stop()
     }
@@ -120,9 +126,7 @@ describe('erasure on a team vault', { timeout: 120_000 }, () => {
         expect(created.status).toBe(201)
         return { key: app.key, id: ((await created.json()) as { id: string }).id }
       })
-      const direct = openVaultFile(dir)
-      const row: Parameters<typeof openToken>[1] = await direct('tokens').join('tenants', 'tenants.tenant_key', 'tokens.tenant_key').select('tokens.*', { tenant_id: 'tenants.id' }).where({ 'tokens.id': id }).first()
-      await direct.destroy()
+      const row = (await tokenRowOf(dir, id))!
       // Backed up with the token, which is then deleted, its key version rotated away and retired.
       backup = await copyTestDatabase(vault.url)
       await served(async (call) => expect((await call(key, 'DELETE', `/tokens/${id}`)).status).toBe(204))
