@@ -36,6 +36,8 @@ export async function withDatabase<T>(url: string, work: (db: knex.Knex) => Prom
 
 const admin = <T>(work: (db: knex.Knex) => Promise<T>) => withDatabase(ADMIN_URL, work)
 
+const dropDatabase = (name: string) => admin((db) => db.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+
 /** A new, empty database; returns its URL and how to drop it. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `tessera_test_${process.pid}_${++created}_${Date.now().toString(36)}`
@@ -44,13 +46,14 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   })
   return {
     url: urlOf(name),
-    drop: () => admin((db) => db.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+    drop: () => dropDatabase(name)
   }
 }
 
 /** A copy of the database at `url`, as restoring a backup of it would make (nothing may be connected to it meanwhile); returns its URL and how to drop it. */
 export async function copyTestDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `${new URL(url).pathname.slice(1)}_copy`
-  await admin((db) => db.raw(`CREATE DATABASE ${name} TEMPLATE ${new URL(url).pathname.slice(1)}`))
-  return { url: urlOf(name), drop: () => admin((db) => db.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) }
+  const source = new URL(url).pathname.slice(1)
+  const name = `${source}_copy`
+  await admin((db) => db.raw(`CREATE DATABASE ${name} TEMPLATE ${source}`))
+  return { url: urlOf(name), drop: () => dropDatabase(name) }
 }

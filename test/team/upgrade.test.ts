@@ -15,7 +15,7 @@ import knex, { type Knex } from 'knex'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASE_FILE } from '../../src/main/bootstrap/vault'
 import { UPGRADE_CHANNEL } from '../../src/main/storage/change-feed'
-import { MIGRATION_LOCK } from '../../src/main/storage/dialect'
+import { MIGRATION_LOCK, schemaApplicationName } from '../../src/main/storage/dialect'
 import { SCHEMA_LEVEL } from '../../src/main/storage/migrations'
 import { listening, run, start, terminate, track, type Finished, type Running, type Served } from '../helpers/cli'
 import { createTestDatabase, onPostgres, withDatabase } from '../helpers/postgres'
@@ -54,7 +54,7 @@ async function migrationTurn(databaseUrl: string, level: string, state: 'held' |
     const { rows } = await db.raw(
       `SELECT count(*) AS count FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
         WHERE a.datname = current_database() AND a.application_name = ? AND l.locktype = 'advisory' AND l.objid = ? AND l.granted = ?`,
-      [`tessera schema ${level}`, MIGRATION_LOCK, state === 'held']
+      [schemaApplicationName(level), MIGRATION_LOCK, state === 'held']
     )
     return Number(rows[0].count) > 0
   } finally {
@@ -151,7 +151,7 @@ describe.skipIf(onPostgres)('upgrading a team vault while its instances serve', 
         }
         const askToStepAside = (url: string) => withDatabase(url, (db) => db.raw('SELECT pg_notify(?, ?)', [UPGRADE_CHANNEL, NEXT_LEVEL]))
         // Another role that may connect, named as a newer instance would be; the vault's own role, not named as one.
-        await askToStepAside(connection(otherRole, `tessera schema ${NEXT_LEVEL}`))
+        await askToStepAside(connection(otherRole, schemaApplicationName(NEXT_LEVEL)))
         await askToStepAside(connection(undefined, undefined))
       } finally {
         await withDatabase(team.databaseUrl, (db) => db.raw(`DROP ROLE ${otherRole}`))
@@ -256,7 +256,7 @@ describe.skipIf(onPostgres)('an upgrade under older instances that do not step a
 
   /** A connection as an instance of this version names its own: to the next version, an older instance that hears no request to step aside. */
   async function olderConnection(databaseUrl: string): Promise<Knex> {
-    const connection = knex({ client: 'pg', connection: { connectionString: databaseUrl, application_name: `tessera schema ${SCHEMA_LEVEL}` }, pool: { min: 1, max: 1 } })
+    const connection = knex({ client: 'pg', connection: { connectionString: databaseUrl, application_name: schemaApplicationName(SCHEMA_LEVEL) }, pool: { min: 1, max: 1 } })
     cleanup.push(() => connection.destroy())
     await connection.raw('select 1')
     return connection
