@@ -49,7 +49,7 @@ import { audit } from './audit'
 import type { RowBuffer } from '../storage/write-queue'
 import { offsetOf, toPage } from '../domain/pagination'
 import { asStoredJson, type StoredToken, type TokenKeys } from '../domain/token'
-import { tokenPathId } from '../domain/ids'
+import { couldBeTokenId, tokenPathId } from '../domain/ids'
 import { admitExpressions, prepareToken, searchIndexEntries, type PreparedToken } from '../domain/token-request'
 import { assertMetadataFreeOfDigitRuns, assertMetadataFreeOfSecrets, secretsOf } from '../domain/metadata-secrets'
 import { redactForDuplicate, toMinimalToken, toWireToken, usesDefaultMask, viewReadsData, type ViewOptions } from '../domain/token-view'
@@ -487,14 +487,17 @@ export class TokensService {
     return loaded
   }
 
-  /** The live rows of `ids` by id: cached ones from the cache, the others in a few statements (not cached: a bulk read is rarely repeated). */
+  /**
+   * The live rows of `ids` by id: cached ones from the cache, the others in a few statements (not cached: a bulk read
+   * is rarely repeated). An id no token can have is not looked up: PostgreSQL's text cannot even hold a NUL.
+   */
   private async findMany(actor: Actor, ids: readonly string[], now: number): Promise<Map<string, StoredToken>> {
     const rows = new Map<string, StoredToken>()
     const uncached: string[] = []
     for (const id of ids) {
       const row = this.cachedRow(actor, id, now)
       if (row) rows.set(id, row)
-      else uncached.push(id)
+      else if (couldBeTokenId(id)) uncached.push(id)
     }
     for (const row of await findTokens(this.context.reader, actor.tenantId, uncached, now)) rows.set(row.id, row)
     return rows

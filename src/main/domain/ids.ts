@@ -19,8 +19,13 @@ export function uuidPathId(id: string, entity: string): string {
   return id.toLowerCase()
 }
 
-/** A token id: ids are at most 400 characters long, without control characters, so any other names no token. */
+/** Whether `id` could name a token: ids are at most 400 characters long, without control characters. */
+export function couldBeTokenId(id: string): boolean {
+  return id.length <= 400 && !CONTROL_CHARACTER.test(id)
+}
+
+/** A token id from a path; any other value names no token. */
 export function tokenPathId(id: string): string {
-  if (id.length > 400 || CONTROL_CHARACTER.test(id)) throw new NotFoundError('Token')
+  if (!couldBeTokenId(id)) throw new NotFoundError('Token')
   return id
 }

@@ -32,7 +32,7 @@ export const tokenData = z
       'Any JSON value for `token` (its numbers finite, integers within ±(2^53−1): larger ones as strings); for `card` `{number, expiration_month?, expiration_year?, cvc?}` (13–19 digits passing Luhn, month 1–12, four-digit year, 3–4 digit cvc); for `bank` `{routing_number, account_number}` (9 digits with a valid ABA checksum, 1–17 digits)'
   })
 
-const expression = z.string().max(2000)
+const expression = withoutNul(z.string().max(2000))
 const expiresAt = z.string().meta({ description: '`M/D/YYYY h:mm:ss AM|PM ±hh:mm` (UTC without an offset), `M/D/YYYY` (midnight UTC) or ISO 8601; must be in the future' })
 
 /** `POST /tokens`, and each token request inside `POST /tokenize`. */

@@ -20,7 +20,10 @@ describe('NUL characters', () => {
     ['a metadata value', '/tokens', { type: 'token', data: 'x', metadata: { a: 'x\u0000y' } }, 'metadata.a'],
     ['a literal token id', '/tokens', { id: 'abc\u0000def', type: 'token', data: 'x' }, 'id'],
     ['a token id with another control character', '/tokens', { id: 'abc\u0007def', type: 'token', data: 'x' }, 'id'],
-    ['a metadata value in bulk tokenize', '/tokenize', { first: { type: 'token', data: 'x', metadata: { a: 'x\u0000' } } }, 'first.metadata.a']
+    ['a metadata value in bulk tokenize', '/tokenize', { first: { type: 'token', data: 'x', metadata: { a: 'x\u0000' } } }, 'first.metadata.a'],
+    ['a fingerprint expression', '/tokens', { type: 'token', data: 'x', fingerprint_expression: 'a\u0000b' }, 'fingerprint_expression'],
+    ['a fingerprint expression in bulk tokenize', '/tokenize', [{ type: 'token', data: 'x', fingerprint_expression: '\u0000', deduplicate_token: true }], '[0].fingerprint_expression'],
+    ['a search index expression', '/tokens', { type: 'token', data: 'x', search_indexes: ['{{ data }}\u0000'] }, 'search_indexes[0]']
   ])('refuses %s with a 400 naming it, and stores nothing', async (_, path, body, field) => {
     const before = (await service.request('GET', '/tokens', { key })).body.pagination.total_items
     const response = await service.request('POST', path, { key, body })
@@ -40,6 +43,20 @@ describe('NUL characters', () => {
     const response = await service.request('PATCH', `/tokens/${id}`, { key, body: { metadata: { a: 'x\u0000' } }, contentType: 'application/merge-patch+json' })
     expect(response.status).toBe(400)
     expect((await service.request('GET', `/tokens/${id}`, { key })).body.metadata).toEqual({ a: 'kept' })
+  })
+
+  it('refuses a merge patch setting a fingerprint expression with a NUL, and keeps the token as it was', async () => {
+    const { id, fingerprint } = (await service.request('POST', '/tokens', { key, body: { type: 'token', data: 'x' } })).body
+    const response = await service.request('PATCH', `/tokens/${id}`, { key, body: { fingerprint_expression: '\u0000' }, contentType: 'application/merge-patch+json' })
+    expect(response.status).toBe(400)
+    expect(Object.keys(response.body.errors)).toEqual(['fingerprint_expression'])
+    expect((await service.request('GET', `/tokens/${id}`, { key })).body.fingerprint).toBe(fingerprint)
+  })
+
+  it.each(['{{ a\u0000b }}', '{{ token: \u0000 }}', '{{ "a\u0000b" }}'])('answers detokenize of %j as a token that does not exist: 400 naming the field', async (expression) => {
+    const response = await service.request('POST', '/detokenize', { key, body: { a: expression } })
+    expect(response.status).toBe(400)
+    expect(response.body.errors).toEqual({ a: ['names a token that does not exist'] })
   })
 
   it.each([
