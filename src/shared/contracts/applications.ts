@@ -2,10 +2,8 @@
 import { z } from 'zod'
 import { APPLICATION_TYPES, type ApplicationType } from '../permissions'
 import { accessRuleView, grantFields, permission } from './access'
-import { checkWith, pageOf, pageQuery, queryList, timestamp } from './common'
+import { checkWith, pageOf, pageQuery, queryList, timestamp, uuidFilter } from './common'
 import { nameText } from './fields'
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export const applicationName = nameText(z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'))
 export const applicationType = z.enum(APPLICATION_TYPES, { error: `must be one of ${APPLICATION_TYPES.join(', ')}` })
@@ -65,13 +63,7 @@ export const updateApplicationCommand = updateApplicationBody('unchecked')
 
 /** `GET /applications`. */
 export const listApplicationsQuery = z.strictObject({
-  id: queryList(
-    z
-      .string()
-      .regex(UUID_PATTERN, 'must be a UUID')
-      .transform((id) => id.toLowerCase())
-      .meta({ format: 'uuid' })
-  ).meta({ description: 'Only these applications (repeatable)' }),
+  id: queryList(uuidFilter).meta({ description: 'Only these applications (repeatable)' }),
   type: queryList(applicationType).meta({ description: 'Only these types (repeatable)' }),
   ...pageQuery(100)
 })

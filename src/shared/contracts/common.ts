@@ -34,6 +34,16 @@ export function queryInt(defaultValue: number, min: number, max: number) {
     .meta(documentedAs(() => ({ type: 'integer', minimum: min, maximum: max, default: defaultValue })))
 }
 
+/**
+ * A UUID filter value, as stored: lower case. SQLite compares the stored text,
+ * PostgreSQL's uuid columns ignore case: folded here, both engines find alike.
+ */
+export const uuidFilter = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID')
+  .transform((id) => id.toLowerCase())
+  .meta({ format: 'uuid' })
+
 /** A query parameter that may be given once or repeated (`?id=a&id=b`); always an array. */
 export function queryList<T extends z.ZodType>(item: T) {
   return z

@@ -1,13 +1,13 @@
 /** Tenant members and their users. */
 import { z } from 'zod'
-import { pageOf, pageQuery, queryList, timestamp } from './common'
+import { pageOf, pageQuery, queryList, timestamp, uuidFilter } from './common'
 
 /** Members page size: default 20, maximum 50. */
 export const MEMBERS_MAX_PAGE_SIZE = 50
 
 /** `GET /tenants/self/members`. */
 export const listMembersQuery = z.strictObject({
-  user_id: queryList(z.uuid('must be a UUID')).meta({ description: 'Only these users (repeatable)' }),
+  user_id: queryList(uuidFilter).meta({ description: 'Only these users (repeatable)' }),
   ...pageQuery(MEMBERS_MAX_PAGE_SIZE)
 })
 

@@ -47,11 +47,13 @@ describe('tenant members', () => {
       expect(owner).toMatchObject({ role: 'OWNER', tenant_id: service.tenantId, user: { id: service.ownerUserId, email: 'owner@example.com' } })
     })
 
-    it('filters by user_id, repeatable', async () => {
+    it('filters by user_id, repeatable, in either case', async () => {
       const one = await service.request('GET', `/tenants/self/members?user_id=${ada.user.id}`)
       expect(one.body.data.map((member: TenantMember) => member.id)).toEqual([ada.id])
       const two = await service.request('GET', `/tenants/self/members?user_id=${ada.user.id}&user_id=${grace.user.id}`)
       expect(two.body.data.map((member: TenantMember) => member.id)).toEqual([grace.id, ada.id])
+      const upperCase = await service.request('GET', `/tenants/self/members?user_id=${ada.user.id.toUpperCase()}`)
+      expect(upperCase.body.data.map((member: TenantMember) => member.id)).toEqual([ada.id])
       const none = await service.request('GET', `/tenants/self/members?user_id=${UNKNOWN_ID}`)
       expect(none.body).toEqual({ pagination: { total_items: 0, page_number: 1, page_size: 20, total_pages: 0 }, data: [] })
     })
