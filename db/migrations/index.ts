@@ -27,6 +27,7 @@ import * as postgresEntityIndexOnLogs from './20261225000000_postgres_entity_ind
 import * as webhookDeliveryQueues from './20261226000000_webhook_delivery_queues'
 import * as webhookAttemptLeases from './20261227000000_webhook_attempt_leases'
 import * as tokenContainers from './20261228000000_token_containers'
+import * as asciiFoldedEmails from './20261229000000_ascii_folded_emails'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -60,5 +61,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261225000000_postgres_entity_index_on_logs': postgresEntityIndexOnLogs,
   '20261226000000_webhook_delivery_queues': webhookDeliveryQueues,
   '20261227000000_webhook_attempt_leases': webhookAttemptLeases,
-  '20261228000000_token_containers': tokenContainers
+  '20261228000000_token_containers': tokenContainers,
+  '20261229000000_ascii_folded_emails': asciiFoldedEmails
 }

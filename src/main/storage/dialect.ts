@@ -50,6 +50,22 @@ export function storesMessageCodes(engine: Engine): boolean {
   return engine === 'sqlite'
 }
 
+/**
+ * SQL for the e-mail address `expression` as addresses are matched: its ASCII letters lowercased and
+ * every other character as it is, so `Alice@…` and `alice@…` are one address, `Ärger@…` and `ärger@…`
+ * two. SQLite's `lower` folds ASCII alone; PostgreSQL's follows the collation (the database's, which may
+ * fold `Ä` too), so it is given `"C"`, under which it folds ASCII alone as well. The unique index of
+ * invitations by address is on this expression (migration 20261229000000), so a query of it can use it.
+ */
+export function foldedEmail(db: Knex, expression: string): string {
+  return engineOf(db) === 'postgres' ? `lower(${expression} COLLATE "C")` : `lower(${expression})`
+}
+
+/** `query` narrowed to the rows whose e-mail address in `column` matches `email` (`foldedEmail`, both sides). */
+export function whereEmailMatches(db: Knex, query: Knex.QueryBuilder, column: string, email: string): Knex.QueryBuilder {
+  return query.whereRaw(`${foldedEmail(db, '??')} = ${foldedEmail(db, '?')}`, [column, email])
+}
+
 /** Advisory lock keys (PostgreSQL): one per thing only one instance may do at a time. */
 export const MIGRATION_LOCK = 0x7e55e7a1
 export const VAULT_CREATION_LOCK = 0x7e55e7a2

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db, type Tx } from '../connections'
+import { whereEmailMatches } from '../dialect'
 import { isUniqueViolation } from '../sql'
 
 
@@ -43,8 +44,9 @@ export async function findInvitationByLinkHash(db: Db, linkHash: string): Promis
   return sql(db)('invitations').where({ link_hash: linkHash }).first()
 }
 
+/** The tenant's invitation for this e-mail address, its ASCII letters in any case (`foldedEmail`): one search of the unique index. */
 export async function findInvitationByEmail(db: Db, tenantId: string, email: string): Promise<InvitationRow | undefined> {
-  return sql(db)('invitations').where({ tenant_id: tenantId }).whereRaw('lower(email) = lower(?)', [email]).first()
+  return whereEmailMatches(sql(db), sql(db)('invitations').where({ tenant_id: tenantId }), 'email', email).first()
 }
 
 function filtered(db: Db, filter: InvitationFilter): Knex.QueryBuilder {

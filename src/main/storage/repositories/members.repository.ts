@@ -1,5 +1,6 @@
 import type { Knex } from 'knex'
 import { sql, type Db } from '../connections'
+import { whereEmailMatches } from '../dialect'
 import type { MemberRow } from './tenants.repository'
 
 
@@ -51,12 +52,8 @@ export async function deleteMember(db: Db, tenantId: string, id: string): Promis
   return sql(db)('members').where({ tenant_id: tenantId, id }).delete()
 }
 
-/** The member whose user has this e-mail (case-insensitive), if any. */
+/** The member whose user has this e-mail address, its ASCII letters in any case (`foldedEmail`), if any. */
 export async function findMemberByEmail(db: Db, tenantId: string, email: string): Promise<MemberRow | undefined> {
-  return sql(db)('members')
-    .join('users', 'users.id', 'members.user_id')
-    .where('members.tenant_id', tenantId)
-    .whereRaw('lower(users.email) = lower(?)', [email])
-    .select('members.*')
-    .first()
+  const query = sql(db)('members').join('users', 'users.id', 'members.user_id').where('members.tenant_id', tenantId)
+  return whereEmailMatches(sql(db), query, 'users.email', email).select('members.*').first()
 }

@@ -1,4 +1,5 @@
 import { sql, type Db } from '../connections'
+import { whereEmailMatches } from '../dialect'
 import { tenantKeys } from '../tenant-keys'
 
 
@@ -46,8 +47,9 @@ export async function insertUser(db: Db, row: UserRow): Promise<void> {
   await sql(db)('users').insert(row)
 }
 
+/** The user with this e-mail address, its ASCII letters in any case (`foldedEmail`). */
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  return sql(db)('users').whereRaw('lower(email) = lower(?)', [email]).first()
+  return whereEmailMatches(sql(db), sql(db)('users'), 'email', email).first()
 }
 
 export async function insertMember(db: Db, row: MemberRow): Promise<void> {
