@@ -277,10 +277,9 @@ export class ApplicationsService {
       modified_by: actor.id,
       modified_at: now
     }
-    const updated = { ...existing, ...changes }
-    await this.writeChange(actor, existing, changes, 'update', 'Application updated', now, async (trx) => {
+    const updated = await this.writeChange(actor, existing.id, requireNoMorePrivileged, changes, 'update', 'Application updated', now, async (trx, changed) => {
       // Sessions it authorized live on only while it still holds what it granted them.
-      const beyond = sessionsBeyondGrant(applicationActor(updated), await listSessionsAuthorizedBy(trx, existing.id))
+      const beyond = sessionsBeyondGrant(applicationActor(changed), await listSessionsAuthorizedBy(trx, changed.id))
       return revokeSessions(trx, actor, beyond, 'Session revoked: its authorizing application no longer holds what it granted', now)
     })
     return this.withKeys(updated)
@@ -294,12 +293,12 @@ export class ApplicationsService {
     const now = this.context.clock.now()
     const fresh = newApplicationKey(existing, this.context.keyring.secretHashKey, actor.id, now)
     const changes = { modified_by: actor.id, modified_at: now }
-    await this.writeChange(actor, existing, changes, 'regenerate', 'Application key regenerated', now, async (trx) => {
+    const regenerated = await this.writeChange(actor, existing.id, requireHeldManagementPermissions, changes, 'regenerate', 'Application key regenerated', now, async (trx) => {
       await insertApplicationKey(trx, fresh.record)
       await deleteOtherApplicationKeys(trx, actor.tenantId, existing.id, fresh.record.id)
       return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application got a new key', now)
     })
-    return toApplication({ ...existing, ...changes }, [fresh.record], fresh)
+    return toApplication(regenerated, [fresh.record], fresh)
   }
 
   /** `POST /applications/{id}/keys`: one more key; the others keep working. */
@@ -312,7 +311,7 @@ export class ApplicationsService {
     const fresh = newApplicationKey(existing, this.context.keyring.secretHashKey, actor.id, now)
     await this.context.writes.run(async (trx) => {
       // Deleted meanwhile: a 404, not a foreign-key failure.
-      if (!(await findApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
+      await this.liveIn(trx, actor, existing.id, requireHeldManagementPermissions)
       await insertApplicationKey(trx, fresh.record)
       audit(trx, now, [keyCreatedEntry(actor, fresh.record)])
       emitEvent(this.context, trx, now, 'application.key.created', actor, keyEventData(existing, fresh.record))
@@ -351,6 +350,7 @@ export class ApplicationsService {
     const now = this.context.clock.now()
     const keyUuid = uuidPathId(keyId, 'Application key')
     await this.context.writes.run(async (trx) => {
+      await this.liveIn(trx, actor, existing.id, requireNoMorePrivileged)
       if (!(await deleteApplicationKey(trx, actor.tenantId, existing.id, keyUuid))) throw new NotFoundError('Application key')
       audit(trx, now, [
         { actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: `Application key ${keyUuid} deleted` }
@@ -373,9 +373,10 @@ export class ApplicationsService {
     requireNoMorePrivileged(actor, existing)
     const now = this.context.clock.now()
     const sessionIds = await this.context.writes.run(async (trx) => {
-      if (!(await deleteApplication(trx, actor.tenantId, existing.id))) throw new NotFoundError('Application')
-      audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation: 'delete', message: 'Application deleted' }])
-      emitEvent(this.context, trx, now, 'application.deleted', actor, applicationEventData(existing))
+      const current = await this.liveIn(trx, actor, existing.id, requireNoMorePrivileged)
+      if (!(await deleteApplication(trx, actor.tenantId, current.id))) throw new NotFoundError('Application')
+      audit(trx, now, [{ actor, entityType: 'application', entityId: current.id, operation: 'delete', message: 'Application deleted' }])
+      emitEvent(this.context, trx, now, 'application.deleted', actor, applicationEventData(current))
       await notifyChange(trx, { kind: 'application', ids: [existing.id] })
       return revokeSessions(trx, actor, await listSessionsOfApplication(trx, existing.id), 'Session revoked: its application was deleted', now)
     })
@@ -431,34 +432,51 @@ export class ApplicationsService {
 
   /** The application, unless it is unknown, in another tenant or expired (404). A malformed id is simply not found. */
   private async findLive(tenantId: string, id: string): Promise<ApplicationRecord> {
-    const row = await findApplication(this.context.reader, tenantId, uuidPathId(id, 'Application'))
+    return this.live(await findApplication(this.context.reader, tenantId, uuidPathId(id, 'Application')))
+  }
+
+  /**
+   * The application as a change's transaction reads it, with `check` passed against it. The checks made
+   * before the transaction saw the row as it was then: a concurrent update may since have granted it
+   * permissions the caller lacks, and a change made on that sight would act on it as on a lesser one.
+   */
+  private async liveIn(trx: Tx, actor: Actor, id: string, check: (actor: Actor, application: ApplicationRecord) => void): Promise<ApplicationRecord> {
+    const row = this.live(await findApplication(trx, actor.tenantId, id))
+    check(actor, row)
+    return row
+  }
+
+  private live(row: ApplicationRecord | undefined): ApplicationRecord {
     if (!row || isExpired(row, this.context.clock.now())) throw new NotFoundError('Application')
     return row
   }
 
   /**
-   * Applies `changes` with its log entry and the revocation of the sessions
-   * that must end with it, in one transaction; then drops the cached actors of
-   * the old key or grants and of those sessions.
+   * Applies `changes` to the application, once `check` passes against it as the transaction reads it,
+   * with its log entry and the revocation of the sessions that must end with it, in one transaction;
+   * then drops the cached actors of the old key or grants and of those sessions. Returns the changed application.
    */
   private async writeChange(
     actor: Actor,
-    existing: ApplicationRecord,
+    id: string,
+    check: (actor: Actor, application: ApplicationRecord) => void,
     changes: Partial<ApplicationRecord>,
     operation: AuditOperation,
     message: string,
     now: number,
-    revokeDependentSessions: (trx: Tx) => Promise<string[]>
-  ): Promise<void> {
-    const sessionIds = await this.context.writes.run(async (trx) => {
-      if (!(await updateApplication(trx, actor.tenantId, existing.id, changes))) throw new NotFoundError('Application')
-      audit(trx, now, [{ actor, entityType: 'application', entityId: existing.id, operation, message }])
+    revokeDependentSessions: (trx: Tx, changed: ApplicationRecord) => Promise<string[]>
+  ): Promise<ApplicationRecord> {
+    const { changed, sessionIds } = await this.context.writes.run(async (trx) => {
+      const changed = { ...(await this.liveIn(trx, actor, id, check)), ...changes }
+      if (!(await updateApplication(trx, actor.tenantId, id, changes))) throw new NotFoundError('Application')
+      audit(trx, now, [{ actor, entityType: 'application', entityId: id, operation, message }])
       const event = operation === 'regenerate' ? 'application.key.regenerated' : 'application.updated'
-      emitEvent(this.context, trx, now, event, actor, applicationEventData({ ...existing, ...changes }))
-      await notifyChange(trx, { kind: 'application', ids: [existing.id] })
-      return revokeDependentSessions(trx)
+      emitEvent(this.context, trx, now, event, actor, applicationEventData(changed))
+      await notifyChange(trx, { kind: 'application', ids: [id] })
+      return { changed, sessionIds: await revokeDependentSessions(trx, changed) }
     })
-    this.forget([existing.id, ...sessionIds])
+    this.forget([id, ...sessionIds])
+    return changed
   }
 
 }
