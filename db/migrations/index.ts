@@ -29,6 +29,7 @@ import * as webhookAttemptLeases from './20261227000000_webhook_attempt_leases'
 import * as tokenContainers from './20261228000000_token_containers'
 import * as asciiFoldedEmails from './20261229000000_ascii_folded_emails'
 import * as postgresTokenIdsInByteOrder from './20261230000000_postgres_token_ids_in_byte_order'
+import * as idempotencyCommits from './20261231000000_idempotency_commits'
 
 /**
  * Every migration, in order. Bundled builds cannot scan a folder, so new
@@ -64,5 +65,6 @@ export const migrations: Record<string, Knex.Migration> = {
   '20261227000000_webhook_attempt_leases': webhookAttemptLeases,
   '20261228000000_token_containers': tokenContainers,
   '20261229000000_ascii_folded_emails': asciiFoldedEmails,
-  '20261230000000_postgres_token_ids_in_byte_order': postgresTokenIdsInByteOrder
+  '20261230000000_postgres_token_ids_in_byte_order': postgresTokenIdsInByteOrder,
+  '20261231000000_idempotency_commits': idempotencyCommits
 }

@@ -5,9 +5,14 @@
  * writes them on their own with the next group commit (`audit(writes, …)`,
  * resolved once committed). The write queue seals every entry into the audit
  * chain (audit-chain.ts).
+ *
+ * A change made by a request holding a `BT-IDEMPOTENCY-KEY` also records, in
+ * its transaction, that the request committed (idempotency.service.ts): what
+ * keeps a retry from running it again when its response was lost.
  */
 import type { Actor } from '../domain/actor'
 import type { Tx } from '../storage/connections'
+import { appendIdempotencyCommit } from '../storage/repositories/idempotency.repository'
 import { appendLogEntries, type LogRow } from '../storage/repositories/logs.repository'
 import { bufferOf, WriteQueue, type RowBuffer } from '../storage/write-queue'
 
@@ -31,8 +36,11 @@ export type AuditOperation =
   | 'retire'
   | 'archive'
 
-/** Who an entry names as actor, and the trace id of the REST request it acted through (none for the desktop, the CLI and the system). */
-export type AuditActor = Pick<Actor, 'id' | 'type' | 'tenantId' | 'traceId'>
+/**
+ * Who an entry names as actor, and the trace id of the REST request it acted through (none for the desktop, the CLI and the system),
+ * and the idempotency key that request holds.
+ */
+export type AuditActor = Pick<Actor, 'id' | 'type' | 'tenantId' | 'traceId' | 'idempotencyKey'>
 
 /** What happened to which entity. */
 export interface AuditInput {
@@ -76,6 +84,25 @@ export function auditRows(now: number, events: readonly AuditEvent[]): LogRow[] 
 export function audit(into: WriteQueue, now: number, events: readonly AuditEvent[]): Promise<void>
 export function audit(into: Tx | RowBuffer, now: number, events: readonly AuditEvent[]): void
 export function audit(into: WriteQueue | Tx | RowBuffer, now: number, events: readonly AuditEvent[]): Promise<void> | void {
-  if (into instanceof WriteQueue) return events.length ? into.append((rows) => audit(rows, now, events), events.length) : Promise.resolve()
-  if (events.length) appendLogEntries(bufferOf(into), auditRows(now, events))
+  if (into instanceof WriteQueue) return events.length ? into.append((rows) => appendLogEntries(rows, auditRows(now, events)), events.length) : Promise.resolve()
+  if (events.length === 0) return
+  const rows = bufferOf(into)
+  appendLogEntries(rows, auditRows(now, events))
+  recordIdempotentCommits(rows, events)
+}
+
+/**
+ * The entries of a change name the request's actor: one holding an idempotency key marks it as
+ * committed with the change. A read in a change's transaction (a token returned by deduplication)
+ * changed nothing, and marks nothing: that request may run again. Entries written on their own
+ * (reads, above) never mark. One property read per entry for a request without a key.
+ */
+function recordIdempotentCommits(rows: RowBuffer, events: readonly AuditEvent[]): void {
+  let recorded: AuditActor['idempotencyKey']
+  for (const event of events) {
+    const held = event.actor?.idempotencyKey
+    if (held === undefined || held === recorded || event.operation === 'read') continue
+    appendIdempotencyCommit(rows, held.reservation, held.requestHash, held.expiresAt)
+    recorded = held
+  }
 }

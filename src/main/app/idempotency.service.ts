@@ -10,19 +10,28 @@
  * it never keeps token data or a secret: tokens are kept as their identity,
  * a response holding a key or nonce only as the fact that it succeeded. A
  * replay needs the route's permission as the caller holds it now.
+ *
+ * The response is stored after the request's change committed, in a
+ * transaction of its own: the service can stop in between (kill -9). So the
+ * change itself records that its request committed (the request's actor
+ * carries its key: audit.ts writes the record with the change's audit
+ * entries), and a reservation left without a response is run again only if
+ * its request changed nothing. One whose request committed is never run
+ * again under its key: a retry is a 409 saying the response was lost.
  */
 import { openJson, sealJson } from '../crypto/aead'
 import { keyedHash } from '../crypto/hashing'
 import { newId } from '../crypto/random'
 import type { Permission } from '../../shared/types'
 import { holdsPermission, requireTokenAccess } from '../domain/access'
-import type { Actor } from '../domain/actor'
+import type { Actor, HeldIdempotencyKey } from '../domain/actor'
 import { AppError, ConflictError, ForbiddenError } from '../domain/errors'
 import {
   completeIdempotencyRecord,
   deleteExpiredIdempotencyRecords,
   releaseIdempotencyKey,
   reserveIdempotencyKey,
+  type IdempotencyHolder,
   type IdempotencyId,
   type IdempotencyRecord
 } from '../storage/repositories/idempotency.repository'
@@ -33,8 +42,10 @@ import type { ServiceContext } from './service-context'
 /** How long a response is replayed. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000
 /**
- * A reservation older than this is taken to be abandoned (its service stopped
- * mid-request) and the key free again: far longer than any request runs.
+ * A reservation without a response older than this is taken to be abandoned
+ * (its service stopped mid-request): far longer than any request runs. The
+ * key is then free again if its request changed nothing, and answers that the
+ * response was lost if it did.
  */
 export const ABANDONED_RESERVATION_MS = 15 * 60_000
 
@@ -81,11 +92,12 @@ interface SealedResponse {
   withheld?: { id?: string }
 }
 
-/** A key held for one running request: completed with its response or released if it fails. */
-export interface Reservation {
+/**
+ * A key held for one running request: completed with its response or released if it fails.
+ * The request's actor carries it while it runs, so that its change records it (audit.ts).
+ */
+export interface Reservation extends HeldIdempotencyKey {
   id: IdempotencyId
-  reservation: string
-  requestHash: string
 }
 
 /** The request header carrying the key. */
@@ -115,11 +127,13 @@ export class IdempotencyService {
       created_at: now,
       expires_at: now + IDEMPOTENCY_WINDOW_MS
     }
-    const stale = (row: IdempotencyRecord) => row.expires_at <= now || (row.status_code === null && row.created_at + ABANDONED_RESERVATION_MS <= now)
+    const abandoned = (row: IdempotencyHolder) => row.status_code === null && row.created_at + ABANDONED_RESERVATION_MS <= now
+    // An abandoned reservation whose request committed its change keeps the key: its request is not run again.
+    const stale = (row: IdempotencyHolder) => row.expires_at <= now || (abandoned(row) && row.committed_request_hash === null)
     // Reserved before the body is read: a second request arriving meanwhile already sees the key taken.
     const holder = await this.context.writes.run((trx) => reserveIdempotencyKey(trx, mine, stale))
     if (holder.reservation === mine.reservation) {
-      const reservation: Reservation = { id, reservation: mine.reservation, requestHash: '' }
+      const reservation: Reservation = { id, reservation: mine.reservation, requestHash: '', expiresAt: mine.expires_at }
       try {
         reservation.requestHash = this.requestHash(actor.tenantId, request, await request.readBody())
       } catch (error) {
@@ -128,12 +142,13 @@ export class IdempotencyService {
       }
       return { kind: 'run', reservation }
     }
-    if (holder.status_code === null) throw new ConflictError(`A request with this ${HEADER} is still running; retry once it has finished.`)
-    if (holder.request_hash !== this.requestHash(actor.tenantId, request, await request.readBody())) {
-      throw new AppError('business_rule', `This ${HEADER} was already used for a different request; use a new key for a new request.`, {
-        [HEADER]: ['was already used for another method, path or body']
-      })
+    if (holder.status_code === null) {
+      if (!abandoned(holder)) throw new ConflictError(`A request with this ${HEADER} is still running; retry once it has finished.`)
+      // Abandoned, yet kept (not stale): its request committed its change, and its response was never stored.
+      if (holder.committed_request_hash !== this.requestHash(actor.tenantId, request, await request.readBody())) throw usedForAnotherRequest()
+      throw lostResponse()
     }
+    if (holder.request_hash !== this.requestHash(actor.tenantId, request, await request.readBody())) throw usedForAnotherRequest()
     const sealed = openJson<SealedResponse>(this.context.keyring.dataKey(id.tenant_id, holder.key_version!), holder.sealed_response!, idempotentResponseAssociatedData(id.tenant_id, holder.reservation))
     // Kept again under today's rule: a response stored under an older, looser one hands out no more.
     const kept = sealed.withheld ? sealed : toKeep(actor.tenantId, rule.keep, { status: holder.status_code, ...sealed })
@@ -161,7 +176,7 @@ export class IdempotencyService {
     )
   }
 
-  /** Frees the key: the request failed, so a retry under the key runs again. */
+  /** Frees the key: the request failed, so a retry under the key runs again (unless it had committed a change all the same). */
   async release(reservation: Reservation): Promise<void> {
     await this.context.writes.run((trx) => releaseIdempotencyKey(trx, reservation.id, reservation.reservation))
   }
@@ -242,6 +257,19 @@ function requireStillPermitted(actor: Actor, rule: ReplayRule, kept: unknown): v
     if (!holdsPermission(actor, permission)) throw new ForbiddenError(`The caller lacks the ${permission} permission.`)
     if (rule.keep === 'token-identities') for (const token of keptTokens(kept, actor.tenantId)) requireTokenAccess(actor, permission, token)
   }
+}
+
+function usedForAnotherRequest(): AppError {
+  return new AppError('business_rule', `This ${HEADER} was already used for a different request; use a new key for a new request.`, {
+    [HEADER]: ['was already used for another method, path or body']
+  })
+}
+
+/** A reservation whose request committed its change, but whose response was never stored (its service stopped in between). */
+function lostResponse(): ConflictError {
+  return new ConflictError(
+    `The request sent with this ${HEADER} was carried out (its change was committed), but its response was lost (the service stopped before keeping it), so it is not run again. Look up its result instead: read what it made or changed, or its entries in the audit log (GET /logs). Sending it again under a new key would run it a second time.`
+  )
 }
 
 function withheldReplay(status: number, id: string | undefined): ConflictError {

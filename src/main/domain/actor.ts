@@ -22,4 +22,20 @@ export interface Actor {
   isMember?: boolean
   /** The request's trace id (`BT-TRACE-ID`, sent or generated) when the call came over REST. */
   traceId?: string
+  /**
+   * The `BT-IDEMPOTENCY-KEY` the request holds while it runs (server/middleware/idempotency.ts).
+   * The transaction of its change records it (app/audit.ts): a retry after the service stopped
+   * between that commit and storing the response then never runs the request again.
+   */
+  idempotencyKey?: HeldIdempotencyKey
+}
+
+/** A `BT-IDEMPOTENCY-KEY` held by a running request (app/idempotency.service.ts). */
+export interface HeldIdempotencyKey {
+  /** The reservation holding the key (idempotency_keys.reservation). */
+  reservation: string
+  /** The keyed hash of the request (method, path and body). */
+  requestHash: string
+  /** When the key expires, epoch ms. */
+  expiresAt: number
 }

@@ -694,7 +694,7 @@ const idempotencyHeader = z.object({
 
 const IDEMPOTENCY_REASONS = {
   400: 'Invalid input: `errors` names each bad field (a malformed `BT-IDEMPOTENCY-KEY` included).',
-  409: 'A request with the same `BT-IDEMPOTENCY-KEY` is still running, or succeeded with a response holding a key or nonce, which is not replayed.',
+  409: 'A request with the same `BT-IDEMPOTENCY-KEY` is still running, succeeded with a response holding a key or nonce, which is not replayed, or was carried out but its response was lost (the service stopped before keeping it), and is not run again.',
   422: 'The `BT-IDEMPOTENCY-KEY` was already used for a different request (method, path or body).'
 }
 

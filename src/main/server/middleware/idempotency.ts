@@ -53,7 +53,8 @@ export type RouteOf = (method: string, path: string) => string
  * response again instead of running twice. Mounted after authentication (keys
  * belong to a caller). Requests without the header pay one header lookup.
  * Only responses the routes produce are kept; a request that fails with an
- * error frees its key, so a retry runs again.
+ * error frees its key, so a retry runs again. A request whose change committed
+ * but whose response was never kept (the service stopped) is not run again.
  */
 export function idempotency(service: IdempotencyService, bodyLimitBytes: number, routeOf: RouteOf): Middleware<AppState> {
   // Not async: a request without the header costs no promise hop.
@@ -84,6 +85,8 @@ async function runOnce(service: IdempotencyService, key: string, route: string, 
 }
 
 async function runAndKeep(service: IdempotencyService, reservation: Reservation, rule: ReplayRule, ctx: Context, next: () => Promise<unknown>): Promise<void> {
+  // The request's change records that it committed under this key, in its own transaction (app/audit.ts).
+  ctx.state.actor = { ...ctx.state.actor, idempotencyKey: reservation }
   try {
     await next()
   } catch (error) {

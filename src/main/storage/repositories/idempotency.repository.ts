@@ -1,8 +1,12 @@
 /**
  * Idempotency keys: reservations while a request runs, then its sealed
  * response. This layer sees only ciphertext; sealing lives in the service.
+ * Beside them, the reservations whose request committed its change
+ * (`idempotency_commits`), written with the change itself.
  */
 import { sql, type Db, type Tx } from '../connections'
+import type { AddOnConflict } from '../sql'
+import type { RowBuffer } from '../write-queue'
 
 export interface IdempotencyRecord {
   tenant_id: string
@@ -19,7 +23,16 @@ export interface IdempotencyRecord {
 
 export type IdempotencyId = Pick<IdempotencyRecord, 'tenant_id' | 'caller_id' | 'idempotency_key'>
 
+/** The row holding a key, and whether its request committed its change (when it has: the request's hash, from `idempotency_commits`). */
+export interface IdempotencyHolder extends IdempotencyRecord {
+  committed_request_hash: string | null
+}
+
 const TABLE = 'idempotency_keys'
+const COMMITS = 'idempotency_commits'
+const COMMIT_COLUMNS = ['reservation', 'request_hash', 'changes', 'expires_at'] as const
+/** A request's second change (another transaction, or another audit call in one) counts up instead of failing on the reservation. */
+const COUNT_CHANGES: AddOnConflict = { key: ['reservation'], column: 'changes' }
 
 function fromRow(row: IdempotencyRecord): IdempotencyRecord {
   return {
@@ -35,19 +48,37 @@ const byId = (id: IdempotencyId) => ({ tenant_id: id.tenant_id, caller_id: id.ca
 
 /**
  * Takes the key for `reservation` unless another request holds it: first drops
- * the row if it is `stale` (expired, or an abandoned reservation), then inserts
- * if absent. Returns the row now holding the key, whoever's it is.
+ * the row if it is `stale` (expired, or an abandoned reservation whose request
+ * changed nothing), then inserts if absent. Returns the row now holding the
+ * key, whoever's it is.
  */
-export async function reserveIdempotencyKey(tx: Tx, record: IdempotencyRecord, stale: (row: IdempotencyRecord) => boolean): Promise<IdempotencyRecord> {
-  const existing = await findIdempotencyRecord(tx, record)
+export async function reserveIdempotencyKey(tx: Tx, record: IdempotencyRecord, stale: (row: IdempotencyHolder) => boolean): Promise<IdempotencyHolder> {
+  const existing = await findIdempotencyHolder(tx, record)
   if (existing && stale(existing)) await sql(tx)(TABLE).where({ ...byId(record), reservation: existing.reservation }).delete()
   await sql(tx)(TABLE).insert(record).onConflict(['tenant_id', 'caller_id', 'idempotency_key']).ignore()
-  return (await findIdempotencyRecord(tx, record))!
+  return (await findIdempotencyHolder(tx, record))!
 }
 
 export async function findIdempotencyRecord(db: Db, id: IdempotencyId): Promise<IdempotencyRecord | undefined> {
   const row: IdempotencyRecord | undefined = await sql(db)(TABLE).where(byId(id)).first()
   return row && fromRow(row)
+}
+
+/** The row holding the key, with its request's commit if any: one probe of each table's key. */
+async function findIdempotencyHolder(db: Db, id: IdempotencyId): Promise<IdempotencyHolder | undefined> {
+  const row: IdempotencyHolder | undefined = await sql(db)(`${TABLE} as k`)
+    .leftJoin(`${COMMITS} as c`, 'c.reservation', 'k.reservation')
+    .where({ 'k.tenant_id': id.tenant_id, 'k.caller_id': id.caller_id, 'k.idempotency_key': id.idempotency_key })
+    .first('k.*', 'c.request_hash as committed_request_hash')
+  return row && { ...fromRow(row), committed_request_hash: row.committed_request_hash ?? null }
+}
+
+/**
+ * Queues, with a change of the request holding `reservation`, the row saying
+ * that request committed (in the change's transaction or appended unit).
+ */
+export function appendIdempotencyCommit(rows: RowBuffer, reservation: string, requestHash: string, expiresAt: number): void {
+  rows.insert(COMMITS, COMMIT_COLUMNS, [{ reservation, request_hash: requestHash, changes: 1, expires_at: expiresAt }], { addTo: COUNT_CHANGES })
 }
 
 /** Stores the response of the request holding `reservation`. */
@@ -60,15 +91,25 @@ export async function completeIdempotencyRecord(
   await sql(tx)(TABLE).where({ ...byId(id), reservation }).update(response)
 }
 
-/** Frees the key held by `reservation` (its request failed: a retry runs afresh). */
+/**
+ * Frees the key held by `reservation` (its request failed: a retry runs afresh),
+ * unless its request committed a change: then the key stays held, without a
+ * response, and is never run again under it.
+ */
 export async function releaseIdempotencyKey(tx: Tx, id: IdempotencyId, reservation: string): Promise<void> {
-  await sql(tx)(TABLE).where({ ...byId(id), reservation }).delete()
+  await sql(tx)(TABLE)
+    .where({ ...byId(id), reservation })
+    .whereNotExists((committed) => committed.select(sql(tx).raw('1')).from(COMMITS).where({ reservation }))
+    .delete()
 }
 
-/** Deletes up to `limit` rows expired by `now`; returns how many. */
+/** Deletes up to `limit` keys expired by `now`, and up to `limit` commits of expired keys; returns the larger count. */
 export async function deleteExpiredIdempotencyRecords(tx: Tx, now: number, limit: number): Promise<number> {
   const due: IdempotencyRecord[] = await sql(tx)(TABLE).select('tenant_id', 'caller_id', 'idempotency_key').where('expires_at', '<=', now).orderBy('expires_at').limit(limit)
   let deleted = 0
   for (const row of due) deleted += await sql(tx)(TABLE).where(byId(row)).andWhere('expires_at', '<=', now).delete()
-  return deleted
+  const commits = await sql(tx)(COMMITS)
+    .whereIn('reservation', sql(tx)(COMMITS).select('reservation').where('expires_at', '<=', now).orderBy('expires_at').limit(limit))
+    .delete()
+  return Math.max(deleted, commits)
 }
