@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestService, type TestService } from '../../helpers/service'
 import { updateApplication } from '../../../src/main/storage/repositories/applications.repository'
+import { sql } from '../../../src/main/storage/connections'
 
 describe('application changes racing a grant', () => {
   let service: TestService
@@ -25,7 +26,8 @@ describe('application changes racing a grant', () => {
    * `log:read` to the target in the write queue's transaction ahead of the caller's.
    */
   async function racingGrant(target: string, method: string, path: string, body?: unknown) {
-    const { reader, writes } = service.host.vault.services.context
+    const { writes } = service.host.vault.services.context
+    const reader = sql(service.host.vault.services.context.reader)
     let targetRead!: () => void
     const read = new Promise<void>((resolve) => (targetRead = resolve))
     const onQuery = (_response: unknown, query: { sql: string; bindings?: unknown[] }) => {
