@@ -44,8 +44,13 @@ export function keyType(key: string): string {
   return /^(key_(?:private|public|management|sess))_/.exec(key)?.[1] ?? 'unrecognised'
 }
 
+/** The 401 of a key that is unknown, expired or malformed; `type` as `keyType` names it. */
+export function invalidKeyOfType(type: string, why: 'unknown' | 'expired' | 'malformed'): UnauthenticatedError {
+  return new UnauthenticatedError('The API key is invalid or has expired.', `${why} key (type ${type})`)
+}
+
 function invalidKey(key: string, why: 'unknown' | 'expired' | 'malformed'): UnauthenticatedError {
-  return new UnauthenticatedError('The API key is invalid or has expired.', `${why} key (type ${keyType(key)})`)
+  return invalidKeyOfType(keyType(key), why)
 }
 
 function actorUnlessExpired(key: string, entry: CachedActor | undefined, now: number): Actor {
@@ -107,7 +112,7 @@ export class AuthService {
     const row = await findApplicationByKeyHash(this.context.reader, keyHash)
     if (!row) return undefined
     return {
-      actor: applicationActor(row),
+      actor: { ...applicationActor(row), keyId: row.key_id },
       expiresAt: row.expires_at === null ? null : Number(row.expires_at)
     }
   }

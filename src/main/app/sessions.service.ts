@@ -15,7 +15,7 @@ import type { AuthorizeSessionInput, ListSessionsQuery } from '../../shared/cont
 import type { AccessRule, ApplicationType, Page, Permission, Session, SessionCreated } from '../../shared/types'
 import { newId } from '../crypto/random'
 import { generateSecret, hashSecret } from '../crypto/secrets'
-import { findApplication } from '../storage/repositories/applications.repository'
+import { findApplication, findApplicationHoldingKey, type ApplicationRecord } from '../storage/repositories/applications.repository'
 import {
   authorizeSession,
   countActiveSessions,
@@ -29,7 +29,7 @@ import {
   type SessionSummary
 } from '../storage/repositories/sessions.repository'
 import { grantBeyond, requirePermission } from '../domain/access'
-import { applicationActor, SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
+import { applicationActor, invalidKeyOfType, SESSION_KEY_PREFIX, type AuthService, type CachedActor } from './auth.service'
 import type { Actor } from '../domain/actor'
 import { parseIsoExpiresAt, toIsoString } from '../domain/dates'
 import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors'
@@ -169,6 +169,8 @@ export class SessionsService {
       created_at: now
     }
     await writes.run(async (trx) => {
+      // A key regenerated away or deleted since it authenticated this request creates nothing.
+      await this.liveApplication(trx, actor, now)
       await insertSession(trx, row)
       audit(trx, now, [
         { actor: person ?? actor, tenantId: actor.tenantId, entityType: 'session', entityId: id, operation: 'create', message: sessionMessage('Session created', actor, person) }
@@ -194,8 +196,9 @@ export class SessionsService {
     const rules = normaliseRules(input.rules)
     const sessionId = await writes.run(async (trx) => {
       // Checked against the application as it is in this transaction, not as its
-      // key was cached: an update committed meanwhile must not be bypassed.
-      requireHeldPermissions(await this.currentApplication(trx, actor, now), { permissions, rules })
+      // key was cached: an update committed meanwhile must not be bypassed, nor a key
+      // regenerated away or deleted since it authenticated this request.
+      requireHeldPermissions(applicationActor(await this.liveApplication(trx, actor, now)), { permissions, rules })
       const session = await findSessionByNonceHash(trx, actor.tenantId, nonceHash)
       if (!session || Number(session.expires_at) <= now) throw new NotFoundError('Session')
       if (session.authorized_at !== null) throw new ConflictError('This nonce has already been used.')
@@ -274,11 +277,25 @@ export class SessionsService {
     return expiresAt
   }
 
-  /** The authorizing application's current grant; its key is refused (401) if it is gone or expired meanwhile. */
-  private async currentApplication(trx: Tx, actor: Actor, now: number): Promise<Actor> {
-    const row = await findApplication(trx, actor.tenantId, actor.id)
-    if (!row || (row.expires_at !== null && Number(row.expires_at) <= now)) throw new UnauthenticatedError('The API key is invalid or has expired.', 'unknown or expired key (type key_private)')
-    return applicationActor(row)
+  /**
+   * The application `actor` stands for, as it is in the write transaction `trx`; 401, as
+   * the key would be now, if it was deleted or expired, or the key the request
+   * authenticated with (`actor.keyId`) was regenerated away or deleted, since then.
+   *
+   * This is what keeps a session from outliving its application's key: a regenerate
+   * revokes the sessions that exist when it commits, so a session must not be created
+   * or authorized with the old key after that. The transaction follows every one that
+   * committed before it: SQLite has one writer, and on PostgreSQL each write transaction
+   * of every instance first waits for the audit chain's lock (write-queue.ts, `resume`),
+   * held until it ends; each statement after it sees what committed before.
+   * An application a person acts through (the desktop) has no key: only it is checked.
+   */
+  private async liveApplication(trx: Tx, actor: Actor, now: number): Promise<ApplicationRecord> {
+    const row = actor.keyId === undefined ? await findApplication(trx, actor.tenantId, actor.id) : await findApplicationHoldingKey(trx, actor.tenantId, actor.id, actor.keyId)
+    const type = `key_${actor.applicationType}`
+    if (!row) throw invalidKeyOfType(type, 'unknown')
+    if (row.expires_at !== null && Number(row.expires_at) <= now) throw invalidKeyOfType(type, 'expired')
+    return row
   }
 
   /**

@@ -13,6 +13,12 @@ export interface Actor {
   tenantId: string
   /** Set for applications (and for sessions: the type of the application that created them). */
   applicationType?: ApplicationType
+  /**
+   * The id of the application key the request authenticated with (application_keys.id):
+   * a write that must not outlive that key checks it still exists in its transaction.
+   * Absent for sessions, members, and an application a person acts through (the desktop).
+   */
+  keyId?: string
   permissions: readonly Permission[]
   rules: readonly AccessRule[]
   /**

@@ -13,6 +13,7 @@ function withTrace(actor: Actor, traceId: string): Actor {
     id: actor.id,
     tenantId: actor.tenantId,
     applicationType: actor.applicationType,
+    keyId: actor.keyId,
     permissions: actor.permissions,
     rules: actor.rules,
     isMember: actor.isMember,

@@ -40,12 +40,25 @@ export async function insertApplication(db: Db, application: ApplicationRecord):
   await sql(db)('applications').insert(toColumns(application))
 }
 
-/** The application one of whose keys has this hash. */
-export async function findApplicationByKeyHash(db: Db, keyHash: string): Promise<ApplicationRecord | undefined> {
+/** An application and the id of one of its keys. */
+export type ApplicationWithKey = ApplicationRecord & { key_id: string }
+
+/** The application one of whose keys has this hash, with that key's id. */
+export async function findApplicationByKeyHash(db: Db, keyHash: string): Promise<ApplicationWithKey | undefined> {
+  const row = await sql(db)('applications')
+    .select('applications.*', 'application_keys.id as key_id')
+    .join('application_keys', 'application_keys.application_id', 'applications.id')
+    .where('application_keys.key_hash', keyHash)
+    .first()
+  return toRecord(row) as ApplicationWithKey | undefined
+}
+
+/** The application, if `keyId` is still one of its keys (in one query: read in a write transaction, it is a round trip under the writers' lock). */
+export async function findApplicationHoldingKey(db: Db, tenantId: string, id: string, keyId: string): Promise<ApplicationRecord | undefined> {
   const row = await sql(db)('applications')
     .select('applications.*')
     .join('application_keys', 'application_keys.application_id', 'applications.id')
-    .where('application_keys.key_hash', keyHash)
+    .where({ 'applications.tenant_id': tenantId, 'applications.id': id, 'application_keys.id': keyId })
     .first()
   return toRecord(row)
 }
