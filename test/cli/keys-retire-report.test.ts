@@ -4,7 +4,7 @@
  * rather than lost, with its own exit code.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -32,6 +32,24 @@ describe('tessera keys retire --report', { timeout: 120_000 }, () => {
     const result = await keys('retire', '--version', '1', '--report', directory)
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(`tessera keys retire: ${directory} already exists.`)
+    expect((await versions()).find((version) => version.version === 1)!.retired_at).toBeUndefined()
+  })
+
+  it('refuses a report file name too long to create with exit code 2, before retiring anything', async () => {
+    const tooLong = join(root, `${'r'.repeat(300)}.json`)
+    const result = await keys('retire', '--version', '1', '--report', tooLong)
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toContain('the path, or a name in it, is too long.')
+    expect(result.stderr).toContain('hint: give --report a shorter path')
+    expect((await versions()).find((version) => version.version === 1)!.retired_at).toBeUndefined()
+  })
+
+  it('refuses a report path through a loop of symbolic links with exit code 2, before retiring anything', async () => {
+    const loop = join(root, 'loop')
+    await symlink(loop, loop)
+    const result = await keys('retire', '--version', '1', '--report', join(loop, 'report.json'))
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toContain('hint: give --report')
     expect((await versions()).find((version) => version.version === 1)!.retired_at).toBeUndefined()
   })
 

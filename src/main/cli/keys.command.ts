@@ -11,7 +11,7 @@
  * the server or the desktop app opens the vault. `status` only reads, so it
  * works while a server runs and shows that background pass's progress.
  */
-import { lstat, mkdir, stat } from 'node:fs/promises'
+import { access, constants, lstat, mkdir, stat } from 'node:fs/promises'
 import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
@@ -21,6 +21,7 @@ import type { Vault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
 import { writeNewPrivateFile } from '../infra/private-files'
 import { CliError } from './exit-codes'
+import { pathProblem } from './path-problems'
 import { placeOf, withOpenVault, withUnlockedVault } from './vault-access'
 
 
@@ -108,11 +109,21 @@ export async function keysRotate({ options }: CommandInput): Promise<void> {
  */
 async function reportTarget(reportFile: string): Promise<string> {
   const path = resolve(reportFile)
-  if (await lstat(path).then(() => true, () => false)) throw new CliError('USAGE', `${path} already exists.`, 'give --report a new file name: a retirement report never replaces a file.')
+  // Only a path that does not exist will do: any other failure to look it up (too long a name, a loop of links) would fail the write too.
+  const exists = await lstat(path).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw pathProblem(error, path, '--report') ?? error
+    }
+  )
+  if (exists) throw new CliError('USAGE', `${path} already exists.`, 'give --report a new file name: a retirement report never replaces a file.')
   await mkdir(dirname(path), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
-    throw new CliError('USAGE', `Cannot write ${path}: a file is in the way of its folder.`, 'give --report a file in a folder.')
+    if (error.code === 'EEXIST' || error.code === 'ENOTDIR') throw new CliError('USAGE', `Cannot write ${path}: a file is in the way of its folder.`, 'give --report a file in a folder.')
+    throw pathProblem(error, path, '--report') ?? error
   })
+  // A folder this user may not write to (EACCES, EROFS) is refused too, as a permission.
+  await access(dirname(path), constants.W_OK)
   return path
 }
 

@@ -1,0 +1,28 @@
+/**
+ * A path the system refuses to resolve at all: too long, a loop of symbolic
+ * links, or a file where one of its folders should be. Each command checks its
+ * paths before it changes anything, naming the option at fault.
+ */
+import { CliError, type ExitName } from './exit-codes'
+
+const PROBLEMS: Record<string, [why: string, fix: string]> = {
+  ENAMETOOLONG: ['the path, or a name in it, is too long', 'a shorter path (a file or folder name holds at most 255 bytes)'],
+  ELOOP: ['its symbolic links loop', 'a path whose symbolic links lead somewhere'],
+  ENOTDIR: ['a file is in the way of one of its folders', 'a path whose folders are folders']
+}
+
+/** `path` for a message: a very long one shortened to its start and end. */
+export function shownPath(path: string): string {
+  return path.length <= 200 ? path : `${path.slice(0, 80)}…${path.slice(-80)} (${path.length} characters)`
+}
+
+/**
+ * The failure to report when `error` says `path`, given with `option`, cannot
+ * be resolved; undefined for any other error.
+ */
+export function pathProblem(error: unknown, path: string, option: string, exit: ExitName = 'USAGE'): CliError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (typeof code !== 'string' || !Object.hasOwn(PROBLEMS, code)) return undefined
+  const [why, fix] = PROBLEMS[code]
+  return new CliError(exit, `Cannot use ${shownPath(path)}: ${why}.`, `give ${option} ${fix}.`)
+}
