@@ -44,13 +44,20 @@ export const uuidFilter = z
   .transform((id) => id.toLowerCase())
   .meta({ format: 'uuid' })
 
-/** A query parameter that may be given once or repeated (`?id=a&id=b`); always an array. */
+/**
+ * The most values a repeatable filter (`?id=a&id=b`) takes: the largest page size.
+ * Each value is a statement parameter, and SQLite takes at most 32,766 a statement.
+ */
+export const QUERY_LIST_MAX_VALUES = 100
+
+/** A query parameter that may be given once or repeated (`?id=a&id=b`), at most QUERY_LIST_MAX_VALUES times; always an array. */
 export function queryList<T extends z.ZodType>(item: T) {
   return z
     .union([item, z.array(item)])
     .optional()
     .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
-    .meta(documentedAs((rendered) => (rendered.anyOf as JsonSchema[])[1]))
+    .refine((values) => values.length <= QUERY_LIST_MAX_VALUES, `must list at most ${QUERY_LIST_MAX_VALUES} values`)
+    .meta(documentedAs((rendered) => ({ ...(rendered.anyOf as JsonSchema[])[1], maxItems: QUERY_LIST_MAX_VALUES })))
 }
 
 /**
