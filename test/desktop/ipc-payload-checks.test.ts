@@ -26,6 +26,47 @@ describe('IPC payload checks', () => {
 
   afterAll(() => started.dispose())
 
+  /** As the renderer's payload arrives: Electron's structured clone keeps an own `__proto__` key. */
+  const sent = (json: string) => structuredClone(JSON.parse(json) as unknown)
+  const tokenCount = async () => ((await call('app:tokens.list', {})) as { value: { pagination: { total_items: number } } }).value.pagination.total_items
+  const POISONED = '{"__proto__":{"type":"token","data":"a"},"b":"secret-b","c":{"type":"token","data":"c"}}'
+
+  describe('__proto__ keys', () => {
+    it.each([
+      ['app:tokenize.run', [POISONED], 'args[0].__proto__'],
+      ['app:tokenize.run', ['[{"b":"x"},{"c":[1,{"__proto__":null}]}]'], 'args[0][1].c[1].__proto__'],
+      ['app:tokens.create', ['{"type":"token","data":{"x":{"__proto__":{"admin":true}}}}'], 'args[0].data.x.__proto__'],
+      ['app:tokens.update', ['"tok"', '{"metadata":{"__proto__":"x"}}'], 'args[1].metadata.__proto__'],
+      ['app:tokens.list', ['{"metadata":{"__proto__":"risk"}}'], 'args[0].metadata.__proto__']
+    ])('%s refuses a payload holding one with a 400 naming where it is, and stores nothing', async (channel, payloads, where) => {
+      const before = await tokenCount()
+      expect(await call(channel, ...payloads.map(sent))).toEqual({
+        ok: false,
+        problem: expect.objectContaining({ status: 400, code: 'validation_failed', errors: { [where]: ['is a reserved key: a payload must not hold a __proto__ key'] } })
+      })
+      expect(await tokenCount()).toBe(before)
+    })
+
+    it('still takes "__proto__" as a value, and keys that only look like it', async () => {
+      const result = await call('app:tokenize.run', sent('{"proto":"__proto__","__proto":"x","constructor":"y"}'))
+      expect(result).toMatchObject({ ok: true, value: { proto: expect.any(String), __proto: expect.any(String), constructor: expect.any(String) } })
+    })
+
+    it('tokenize answers every token of a body holding a __proto__ key (through the service: REST and IPC refuse such a body first)', async () => {
+      const before = await tokenCount()
+      const response = (await desktop.requireVault().services.tokenize.run(desktop.actor(), sent(POISONED))) as Record<string, unknown>
+      expect(await tokenCount()).toBe(before + 3)
+      expect(Object.getPrototypeOf(response)).toBe(Object.prototype)
+      expect(Object.keys(response)).toEqual(['__proto__', 'b', 'c'])
+      const own = (key: string) => Object.getOwnPropertyDescriptor(response, key)?.value as Record<string, unknown>
+      expect(own('__proto__')).toMatchObject({ type: 'token', id: expect.any(String) })
+      expect(typeof own('b')).toBe('string')
+      expect(own('c')).toMatchObject({ type: 'token', id: expect.any(String) })
+      expect(new Set([own('__proto__').id, own('b'), own('c').id]).size).toBe(3)
+      expect(JSON.stringify(response)).toMatch(/^\{"__proto__":\{[^{}]*"type":"token"/)
+    })
+  })
+
   describe('list filters', () => {
     it.each([
       ['app:tokens.list', 'id', () => 'a'],

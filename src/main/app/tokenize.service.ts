@@ -98,9 +98,7 @@ export class TokenizeService {
     if (typeof value !== 'object') return this.slot({ type: 'token', data: value }, path, true, slots)
     if (isTokenRequest(value)) return this.slot(value, path, false, slots)
     if (Array.isArray(value)) return value.map((item, index) => this.walk(item, [...path, index], depth + 1, slots, errors))
-    const out: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) out[key] = this.walk(item, [...path, key], depth + 1, slots, errors)
-    return out
+    return ownEntries(Object.entries(value).map(([key, item]) => [key, this.walk(item, [...path, key], depth + 1, slots, errors)]))
   }
 
   /** Records one token request; returns a placeholder holding its slot index. Past the limit, the rest of the body is not walked. */
@@ -148,11 +146,20 @@ export class TokenizeService {
       return result ?? toWireToken(prepared.token, prepared.data, prepared.transform, { single: false })
     }
     if (Array.isArray(shape)) return shape.map((item) => this.fill(item, slots))
-    if (shape !== null && typeof shape === 'object') {
-      return Object.fromEntries(Object.entries(shape).map(([key, item]) => [key, this.fill(item, slots)]))
-    }
+    if (shape !== null && typeof shape === 'object') return ownEntries(Object.entries(shape).map(([key, item]) => [key, this.fill(item, slots)]))
     return shape
   }
+}
+
+/**
+ * A plain object of `entries`, each defined as an own property: a key `__proto__`
+ * stays a key (an assignment would set the object's prototype, making the
+ * shape a Placeholder or dropping the key from the response).
+ */
+function ownEntries(entries: [string, unknown][]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of entries) Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true })
+  return out
 }
 
 /** Marks where a created token goes in the response. */

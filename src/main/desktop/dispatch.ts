@@ -3,11 +3,14 @@
  * handler, and turn the outcome into an `IpcResult`. Failures become the same
  * problem documents the REST server sends; anything that is not an AppError is
  * a bug and is answered with a generic 500 that says nothing about internals
- * (a database error's message can hold statement values).
+ * (a database error's message can hold statement values). A payload holding
+ * an own `__proto__` key anywhere is refused before any handler runs, as REST
+ * refuses such a body: a 400 naming where it is.
  */
 import { CHANNEL_PREFIX, IPC_METHODS, type IpcResult, type Namespace } from '../../shared/ipc'
 import type { Logger } from '../infra/logger'
-import { AppError, problemOf, problemOfCode } from '../app'
+import { prototypeKeyPath } from '../../shared/prototype-keys'
+import { AppError, problemOf, problemOfCode, ValidationError } from '../app'
 import type { DesktopHandlers } from './handlers'
 
 type AnyHandler = (...args: unknown[]) => Promise<unknown>
@@ -26,6 +29,8 @@ export async function dispatch(handlers: DesktopHandlers, channel: unknown, args
   if (!target) return { ok: false, problem: problemOfCode('unknown_channel') }
   const handler = (handlers[target.namespace] as Record<string, AnyHandler>)[target.method]
   try {
+    const prototypeKey = prototypeKeyPath(args, 'args')
+    if (prototypeKey !== undefined) throw ValidationError.field(prototypeKey, 'is a reserved key: a payload must not hold a __proto__ key')
     return { ok: true, value: await handler(...args) }
   } catch (error) {
     if (!(error instanceof AppError)) {
