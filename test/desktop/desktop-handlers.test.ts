@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { Agent, get } from 'node:http'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -265,6 +266,49 @@ describe('desktop IPC handlers over a real vault', () => {
       expect.objectContaining({ actor_id: desktop.actor().id, message: 'SMTP settings added (host smtp.example.com)' })
     ])
     expect(JSON.stringify(logs)).not.toContain('hunter2')
+  })
+
+  it('refuses a hostile SMTP host or From and a link URL with credentials, control characters or another scheme: 400 naming the field, nothing saved or audited', async () => {
+    const file = () => readFile(desktop.settings.file, 'utf8')
+    const auditedSettings = async () =>
+      ((await call('app:logs.list', { entity_type: 'settings', size: 1 })) as { value: { pagination: { total_items: number } } }).value.pagination.total_items
+    const smtp = { host: 'smtp.elsewhere.example', port: 587, secure: false, user: 'vault', from: 'vault@example.com' }
+    const before = { view: desktop.settings.view(), file: await file(), audited: await auditedSettings() }
+    const refusals: [unknown, string, RegExp][] = [
+      [{ smtp: { host: 'a\u0000b\r\nX', port: 25, secure: false, from: 'vault@example.com' } }, 'smtp.host', /host name or an IP address/],
+      [{ smtp: { ...smtp, host: 'smtp.example.com\r\nRCPT TO:<a@b.c>' } }, 'smtp.host', /host name or an IP address/],
+      [{ smtp: { ...smtp, host: 'smtp example.com' } }, 'smtp.host', /host name or an IP address/],
+      [{ smtp: { ...smtp, from: 'x\r\nBcc: a@b.c' } }, 'smtp.from', /e-mail address/],
+      [{ smtp: { ...smtp, from: 'not an address' } }, 'smtp.from', /e-mail address/],
+      // A folded header line is a mailbox to the parser, but not one line.
+      [{ smtp: { ...smtp, from: 'Tessera\r\n <vault@example.com>' } }, 'smtp.from', /control characters/],
+      [{ publicBaseUrl: 'http://a\u0000b' }, 'publicBaseUrl', /control characters/],
+      [{ publicBaseUrl: 'https://vault.example.com\r\nX' }, 'publicBaseUrl', /control characters/],
+      [{ publicBaseUrl: 'http://user:hunter2@example.com' }, 'publicBaseUrl', /without user name or password/],
+      [{ publicBaseUrl: 'http://user@example.com' }, 'publicBaseUrl', /without user name or password/],
+      [{ publicBaseUrl: 'ftp://vault.example.com' }, 'publicBaseUrl', /http or https URL/],
+      [{ publicBaseUrl: 'javascript:alert(1)' }, 'publicBaseUrl', /http or https URL/],
+      [{ publicBaseUrl: 'https://vault.example.com/?token=x' }, 'publicBaseUrl', /query or fragment/]
+    ]
+    for (const [patch, field, message] of refusals) {
+      const result = await call('app:settings.update', patch)
+      expect.soft(result, JSON.stringify(patch)).toMatchObject({ ok: false, problem: { status: 400, errors: { [field]: expect.arrayContaining([expect.stringMatching(message)]) } } })
+      expect.soft(JSON.stringify(result)).not.toContain('hunter2')
+    }
+    expect(desktop.settings.view()).toEqual(before.view)
+    expect(await file()).toBe(before.file)
+    expect(await auditedSettings()).toBe(before.audited)
+
+    // Valid values still work: a From with a name, an IP host, a link URL with a path.
+    expect(await call('app:settings.update', { smtp: { ...smtp, host: '10.0.0.5', from: 'Tessera <vault@example.com>' } })).toMatchObject({
+      ok: true,
+      value: { smtp: { host: '10.0.0.5', from: 'Tessera <vault@example.com>' } }
+    })
+    expect(await call('app:settings.update', { smtp: { ...smtp, hasPassword: false } })).toMatchObject({ ok: true, value: { smtp: { host: 'smtp.elsewhere.example' } } })
+    expect(await call('app:settings.update', { publicBaseUrl: 'http://127.0.0.1:8080/vault/' })).toMatchObject({ ok: true, value: { publicBaseUrl: 'http://127.0.0.1:8080/vault/' } })
+    expect(await newestEntry('settings')).toMatchObject({ message: 'Invitation link URL set to http://127.0.0.1:8080/vault/' })
+    expect(await call('app:settings.update', { publicBaseUrl: null })).toMatchObject({ ok: true })
+    expect(await auditedSettings()).toBe(before.audited + 4)
   })
 
   it('locks (service stopped, keys dropped) and unlocks with the stored key, logging both as the OWNER', async () => {

@@ -174,6 +174,15 @@ describe('SettingsStore', () => {
     expect(store.view().smtp).toBeUndefined()
   })
 
+  it('still loads a file of an earlier version holding a link URL a change now refuses, with its other settings', async () => {
+    const smtp = { host: 'smtp.example.com', port: 587, secure: false, from: 'vault@example.com' }
+    await writeFile(join(dataDir, SETTINGS_FILE), JSON.stringify({ port: 5000, publicBaseUrl: 'https://vault.example.com/?team=1', smtp }))
+    const store = new SettingsStore(dataDir)
+    await store.load()
+    expect(store.view()).toMatchObject({ port: 5000, publicBaseUrl: 'https://vault.example.com/?team=1', smtp })
+    await expect(store.update({ publicBaseUrl: 'https://vault.example.com/?team=1' }, undefined)).rejects.toMatchObject({ errors: { publicBaseUrl: [expect.stringMatching(/query/)] } })
+  })
+
   it('rejects bad values and unknown fields, naming each', async () => {
     const store = new SettingsStore(dataDir)
     await expect(store.update({ port: 70000, publicBaseUrl: 'ftp://x', colour: 'red' }, undefined)).rejects.toMatchObject({

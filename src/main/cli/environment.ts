@@ -7,8 +7,8 @@
  */
 import { accessSync, constants } from 'node:fs'
 import { isIP } from 'node:net'
-import { parseOneAddress } from 'email-addresses'
 import { z } from 'zod'
+import { isMailbox } from '../../shared/contracts/fields'
 import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
 import { parseCvcRetention } from '../app'
 import { MAX_AUDIT_RETENTION_DAYS } from '../app/audit-archive'
@@ -100,8 +100,6 @@ export const trustedProxiesSchema = listSchema(
     (items) => items.every((item) => (parseAddressEntry(item)?.prefix ?? WIDEST_PROXY_PREFIX) >= WIDEST_PROXY_PREFIX),
     `must name the proxies, not a range wider than /${WIDEST_PROXY_PREFIX}: forwarding headers from every address in it would be believed`
   )
-
-const isMailbox = (value: string) => parseOneAddress(value)?.type === 'mailbox'
 
 const masterKeySchema = z
   .string()

@@ -6,8 +6,11 @@
  * the master key; it moves into the vault the first time the vault is unlocked.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises'
+import { isIP } from 'node:net'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { isMailbox, nameText } from '../../shared/contracts/fields'
+import { webhookUrl } from '../../shared/contracts/webhooks'
 import type { DesktopSettings } from '../../shared/ipc'
 import { parse, ValidationError } from '../app'
 import { openUnderMasterKey, type MasterKey } from '../bootstrap/master-key'
@@ -32,20 +35,50 @@ const auditRetentionDays = z
   .int('must be a whole number of days')
   .min(0, `must be from 0 (keep for ever) to ${MAX_AUDIT_RETENTION_DAYS} days`)
   .max(MAX_AUDIT_RETENTION_DAYS, `must be from 0 (keep for ever) to ${MAX_AUDIT_RETENTION_DAYS} days`)
-const httpUrl = z
+/** The link URL as files of earlier versions may hold it: read as it is, so a file is never dropped for it. */
+const storedHttpUrl = z
   .string()
   .max(2000)
   .refine((value) => /^https?:\/\/[^\s]+$/.test(value), 'must be an http or https URL')
 
+/**
+ * The public base URL of invitation links, as a change may set it. It is
+ * written to the audit log and the settings file, and links are built on it:
+ * an http or https URL without spaces or control characters, without a user
+ * name or password (the rule of webhook URLs), and without a query or fragment.
+ */
+const httpUrl = z
+  .string()
+  .max(2000, 'must be at most 2000 characters')
+  .refine((value) => !/[\s\p{Cc}]/u.test(value), 'must not contain spaces or control characters (line breaks, tabs, NUL)')
+  .refine((value) => /^https?:\/\//.test(value), 'must be an http or https URL, such as https://vault.example.com')
+  .pipe(webhookUrl)
+  .refine((value) => !/[?#]/.test(value), 'must not hold a query or fragment: invitation links are built on it')
+
+const dnsName = z.hostname()
+
+/** The rule of `TESSERA_SMTP_HOST` (cli/environment.ts): an IP address or a DNS name, so no spaces or control characters. */
+const smtpHost = z
+  .string()
+  .min(1, 'is required')
+  .max(255)
+  .refine((value) => isIP(value) !== 0 || dnsName.safeParse(value).success, 'must be a host name or an IP address, such as smtp.example.com or 10.0.0.5')
+
+/** The rule of `TESSERA_SMTP_FROM`: an address, optionally with a name; on one line (no control characters: no header can follow it). */
+const smtpFrom = nameText(z.string().min(3, 'is required').max(320)).refine(
+  isMailbox,
+  'must be an e-mail address, optionally with a name, such as Tessera <vault@example.com>'
+)
+
 const smtpInput = z.strictObject({
-  host: z.string().min(1, 'is required').max(255),
+  host: smtpHost,
   port,
   secure: z.boolean(),
   requireTLS: z.boolean().optional(),
   user: z.string().max(255).optional(),
   password: z.string().max(1000).optional(),
   hasPassword: z.boolean().optional(),
-  from: z.string().min(3, 'is required').max(320)
+  from: smtpFrom
 })
 
 /** What the renderer may change; validated like any other IPC payload. */
@@ -62,7 +95,7 @@ const storedSchema = z.object({
   port: port.default(DEFAULT_PORT),
   idleLockMinutes: idleLockMinutes.default(DEFAULT_IDLE_LOCK_MINUTES),
   auditRetentionDays: auditRetentionDays.default(0),
-  publicBaseUrl: httpUrl.optional(),
+  publicBaseUrl: storedHttpUrl.optional(),
   smtp: z
     .object({
       host: z.string(),

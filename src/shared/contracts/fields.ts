@@ -17,6 +17,15 @@ export function isEmailAddress(value: string): boolean {
 }
 
 /**
+ * A mailbox as a From header holds it: an address, optionally with a display
+ * name (`Tessera <vault@example.com>`). `TESSERA_SMTP_FROM` and the desktop's
+ * SMTP settings accept exactly these.
+ */
+export function isMailbox(value: string): boolean {
+  return parseOneAddress(value)?.type === 'mailbox'
+}
+
+/**
  * Text kept or looked up as text: no NUL character. PostgreSQL's text cannot
  * hold one (SQLite's can), so both engines refuse it alike, as a 400.
  */
