@@ -72,4 +72,20 @@ describe.skipIf(process.platform === 'win32')('the data directory and its key fi
     expect(after).not.toBe(before)
     expect((await run(['keys', 'status', '--data-dir', dataDir])).code).toBe(0)
   })
+
+  it('init refuses a data directory path too long to create with exit code 8, naming --data-dir', async () => {
+    const result = await run(['init', '--data-dir', join(root, 'd'.repeat(5000))])
+    expect(result.code, result.stderr).toBe(8)
+    expect(result.stderr).toContain('the path, or a name in it, is too long.')
+    expect(result.stderr).toContain('hint: give --data-dir (or TESSERA_DATA_DIR) a shorter path')
+  })
+
+  it('refuses a data directory path through a loop of symbolic links with exit code 8', async () => {
+    const loop = join(root, 'loop')
+    await symlink(loop, loop)
+    const result = await run(['keys', 'status', '--data-dir', join(loop, 'vault')])
+    expect(result.code, result.stderr).toBe(8)
+    expect(result.stderr).toContain('its symbolic links loop.')
+    expect(result.stderr).toContain('hint: give --data-dir (or TESSERA_DATA_DIR)')
+  })
 })

@@ -101,4 +101,14 @@ describe('tessera logs export --out', { timeout: 120_000 }, () => {
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('its folder does not exist')
   })
+
+  it('refuses a file name too long to create with exit code 2, naming --out', async () => {
+    for (const length of [300, 250]) {
+      // 250 characters: the name itself fits, the temporary one written beside it does not.
+      const result = await exportTo(dataDir, join(root, 'e'.repeat(length)))
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toContain('the path, or a name in it, is too long.')
+      expect(result.stderr).toContain('hint: give --out a shorter path')
+    }
+  })
 })

@@ -55,6 +55,14 @@ describe('tessera keys rotate-master --new-key-file', { timeout: 120_000 }, () =
     expect(await opensWithOldKey()).toBe(true)
   })
 
+  it('refuses a file name too long to create with exit code 2, naming --new-key-file, before the vault changes', async () => {
+    const result = await rotate(join(root, 'k'.repeat(300)))
+    expect(result.code, result.stderr).toBe(2)
+    expect(result.stderr).toContain('the path, or a name in it, is too long.')
+    expect(result.stderr).toContain('hint: give --new-key-file a shorter path')
+    expect(await opensWithOldKey()).toBe(true)
+  })
+
   it.skipIf(process.platform !== 'linux' || process.getuid?.() !== 0)('leaves no file when the write fails, so a retry works', async (context) => {
     const full = join(root, 'full')
     await mkdir(full)

@@ -8,6 +8,7 @@ import { access, constants, mkdir, rmdir, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { privateDirectoryProblem } from '../infra/private-directory'
 import { CliError } from './exit-codes'
+import { pathProblem } from './path-problems'
 
 const notADirectory = (dir: string) => new CliError('DATA_DIR', `The data directory ${dir} is not a directory.`, 'point --data-dir (or TESSERA_DATA_DIR) at a directory.')
 
@@ -27,7 +28,7 @@ export async function requireDataDir(dir: string, needs: 'read' | 'write'): Prom
     if (error.code === 'ENOENT') {
       throw new CliError('DATA_DIR', `The data directory ${dir} does not exist.`, `create a vault there with \`tessera init --data-dir ${dir}\`, or point --data-dir (or TESSERA_DATA_DIR) at an existing one.`)
     }
-    throw error.code === 'ENOTDIR' ? notADirectory(dir) : error
+    throw error.code === 'ENOTDIR' ? notADirectory(dir) : (pathProblem(error, dir, '--data-dir (or TESSERA_DATA_DIR)', 'DATA_DIR') ?? error)
   })
   if (!stats.isDirectory()) throw notADirectory(dir)
   try {
@@ -53,7 +54,7 @@ export async function prepareDataDir(dir: string): Promise<string | undefined> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EEXIST' || code === 'ENOTDIR') throw notADirectory(dir)
-    throw error
+    throw pathProblem(error, dir, '--data-dir (or TESSERA_DATA_DIR)', 'DATA_DIR') ?? error
   }
   await requireDataDir(dir, 'write')
   return created

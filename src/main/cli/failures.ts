@@ -6,6 +6,7 @@
 import { AppError, CannotUnlockError, VaultAlreadyInitialisedError } from '../app'
 import { VaultInUseError } from '../infra/vault-lock'
 import { CliError } from './exit-codes'
+import { shownPath } from './path-problems'
 
 function inUseHint({ dataDir, owner }: VaultInUseError): string {
   const stop = `\`tessera stop --data-dir ${dataDir}\``
@@ -33,6 +34,15 @@ function systemError(error: NodeJS.ErrnoException): CliError | undefined {
       return new CliError('PERMISSION_DENIED', `Permission denied${where}.`, PERMISSION_HINT)
     case 'EROFS':
       return new CliError('PERMISSION_DENIED', `The data directory is on a read-only file system${where}.`, 'use a data directory on a writable file system.')
+    case 'ENAMETOOLONG':
+    case 'ELOOP':
+    case 'ENOTDIR':
+      // The commands check the paths their options name first, naming the option; this is the rest.
+      return new CliError(
+        'USAGE',
+        `Cannot use the path${error.path ? ` ${shownPath(error.path)}` : ''}: ${error.code === 'ENAMETOOLONG' ? 'it, or a name in it, is too long' : error.code === 'ELOOP' ? 'its symbolic links loop' : 'a file is in the way of one of its folders'}.`,
+        'check the paths given in the options and environment variables (--data-dir, --out, --file, --report…): a file or folder name holds at most 255 bytes.'
+      )
     case 'ENOSPC':
       return new CliError('UNEXPECTED', `No space left on the device${where}.`, 'free some space on the disk of the data directory, then try again.')
     case 'SQLITE_NOTADB':

@@ -157,7 +157,14 @@ export async function keysRetire({ options }: CommandInput): Promise<void> {
  */
 async function newKeyFileTarget(newKeyFile: string): Promise<string> {
   const target = resolve(newKeyFile)
-  if (await lstat(target).then(() => true, () => false)) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
+  const exists = await lstat(target).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw pathProblem(error, target, '--new-key-file') ?? error
+    }
+  )
+  if (exists) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
   const folder = await stat(dirname(target)).catch(() => undefined)
   if (!folder?.isDirectory()) throw new CliError('USAGE', `Cannot write ${target}: its folder does not exist.`, 'give --new-key-file a new file in an existing folder.')
   return target

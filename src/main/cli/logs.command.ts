@@ -18,6 +18,7 @@ import { placeOf, withOpenVault, withUnlockedVault, type VaultPlace } from './va
 import { VaultInUseError } from '../infra/vault-lock'
 import { openNewPrivateFile, renameOrRemove, temporaryBeside } from '../infra/private-files'
 import { printable } from './printable'
+import { pathProblem } from './path-problems'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
@@ -69,7 +70,7 @@ async function* exportLines(input: AsyncIterable<string>): AsyncGenerator<string
 /** @throws CliError (USAGE) when `file` does not exist or is a directory */
 async function requireExportFile(file: string): Promise<void> {
   const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
-    throw error.code === 'ENOENT' || error.code === 'ENOTDIR' ? new CliError('USAGE', `The export ${file} does not exist.`, 'check the path given to --file.') : error
+    throw error.code === 'ENOENT' || error.code === 'ENOTDIR' ? new CliError('USAGE', `The export ${file} does not exist.`, 'check the path given to --file.') : (pathProblem(error, file, '--file') ?? error)
   })
   if (info.isDirectory()) throw new CliError('USAGE', `The export ${file} is a directory.`, 'give --file the export file itself.')
 }
@@ -118,7 +119,10 @@ async function requireOutsideDataDir(file: string, dataDir: string, what: 'expor
 async function exportTarget(out: string, dataDir: string): Promise<string> {
   const file = resolve(out)
   await requireOutsideDataDir(file, dataDir, 'export')
-  const entry = await lstat(file).catch(() => undefined)
+  const entry = await lstat(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw pathProblem(error, file, '--out') ?? error
+  })
   const target = entry?.isSymbolicLink() ? await stat(file).catch(() => undefined) : entry
   if (target?.isDirectory()) throw new CliError('USAGE', `Cannot write ${file}: it is a directory.`, 'give --out a file name.')
   if (target && !target.isFile()) {
@@ -140,7 +144,11 @@ export async function exportLogs({ options }: CommandInput): Promise<ExitCode> {
   return withUnlockedVault(place, async (vault) => {
     const target = await exportTarget(out, place.dataDir)
     const temporary = temporaryBeside(target)
-    const file = (await openNewPrivateFile(temporary)).createWriteStream()
+    // The temporary name is longer than --out's: a name just short enough for lstat can still be too long here.
+    const handle = await openNewPrivateFile(temporary).catch((error: unknown) => {
+      throw pathProblem(error, target, '--out') ?? error
+    })
+    const file = handle.createWriteStream()
     try {
       const summary = await vault.exportAuditLog(file, { ...range, now: Date.now() })
       file.end()
