@@ -67,6 +67,34 @@ describe('IPC payload checks', () => {
     })
   })
 
+  describe('reveal reasons', () => {
+    const revealLogs = async (id: string) =>
+      ((await call('app:logs.list', { entity_id: id })) as { value: { data: { operation: string; message: string }[] } }).value.data.filter((entry) => entry.operation === 'reveal')
+
+    it.each([
+      ['control characters only', '\u0001\u0002\u0003', /control characters/],
+      ['zero-width spaces only', '\u200b\u200b\u200b', /invisible formatting characters/],
+      ['a line break inside', 'Ticket 1\r\nToken revealed: forged', /control characters/],
+      ['a line separator inside', 'Ticket 1\u2028forged', /invisible formatting characters/],
+      ['a C1 control inside', 'Ticket\u0085 1', /control characters/],
+      ['a bidi override inside', 'Ticket \u202e1', /invisible formatting characters/],
+      ['two visible characters and spaces', '  a b  ', /at least 3 visible characters/],
+      ['blank letters and combining marks', '\u3164\u3164\u0301\u0301\u2800', /at least 3 visible characters/]
+    ])('refuses a reason of %s with a 400 naming reason, reveals nothing and logs nothing', async (_, reason, message) => {
+      const created = (await call('app:tokens.create', { type: 'token', data: 'plain-secret' })) as { value: { id: string } }
+      const result = await call('app:tokens.reveal', created.value.id, reason)
+      expect(result).toEqual({ ok: false, problem: expect.objectContaining({ status: 400, errors: { reason: expect.arrayContaining([expect.stringMatching(message)]) } }) })
+      expect(JSON.stringify(result)).not.toContain('plain-secret')
+      expect(await revealLogs(created.value.id)).toEqual([])
+    })
+
+    it('takes three visible characters, in any script, trimmed', async () => {
+      const created = (await call('app:tokens.create', { type: 'token', data: 'plain-secret' })) as { value: { id: string } }
+      expect(await call('app:tokens.reveal', created.value.id, '  工单 7  ')).toMatchObject({ ok: true, value: { data: 'plain-secret' } })
+      expect((await revealLogs(created.value.id)).map((entry) => entry.message)).toEqual(['Token revealed: 工单 7'])
+    })
+  })
+
   describe('list filters', () => {
     it.each([
       ['app:tokens.list', 'id', () => 'a'],
