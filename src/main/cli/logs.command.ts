@@ -18,7 +18,7 @@ import { placeOf, withOpenVault, withUnlockedVault, type VaultPlace } from './va
 import { VaultInUseError } from '../infra/vault-lock'
 import { openNewPrivateFile, renameOrRemove, temporaryBeside } from '../infra/private-files'
 import { printable } from './printable'
-import { pathProblem } from './path-problems'
+import { NOT_A_REGULAR_FILE, pathProblem } from './path-problems'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
@@ -67,12 +67,14 @@ async function* exportLines(input: AsyncIterable<string>): AsyncGenerator<string
   if (pending !== '') yield pending.replace(/\r$/, '')
 }
 
-/** @throws CliError (USAGE) when `file` does not exist or is a directory */
+/** @throws CliError (USAGE) when `file` does not exist or is not a regular file */
 async function requireExportFile(file: string): Promise<void> {
   const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' || error.code === 'ENOTDIR' ? new CliError('USAGE', `The export ${file} does not exist.`, 'check the path given to --file.') : (pathProblem(error, file, '--file') ?? error)
   })
   if (info.isDirectory()) throw new CliError('USAGE', `The export ${file} is a directory.`, 'give --file the export file itself.')
+  // A named pipe would be waited on, a device such as /dev/zero read forever.
+  if (!info.isFile()) throw new CliError('USAGE', `Cannot read the export ${file}: ${NOT_A_REGULAR_FILE}.`, 'give --file the export file itself, a regular file.')
 }
 
 async function verifyFile(file: string, pinned: Buffer | undefined): Promise<ExitCode> {
@@ -126,7 +128,7 @@ async function exportTarget(out: string, dataDir: string): Promise<string> {
   const target = entry?.isSymbolicLink() ? await stat(file).catch(() => undefined) : entry
   if (target?.isDirectory()) throw new CliError('USAGE', `Cannot write ${file}: it is a directory.`, 'give --out a file name.')
   if (target && !target.isFile()) {
-    throw new CliError('USAGE', `Cannot write ${file}: it is not a regular file (a device, a pipe or a socket).`, 'give --out the name of a regular file, new or to be replaced: the export replaces it once complete.')
+    throw new CliError('USAGE', `Cannot write ${file}: ${NOT_A_REGULAR_FILE}.`, 'give --out the name of a regular file, new or to be replaced: the export replaces it once complete.')
   }
   return file
 }

@@ -11,6 +11,9 @@ const PROBLEMS: Record<string, [why: string, fix: string]> = {
   ENOTDIR: ['a file is in the way of one of its folders', 'a path whose folders are folders']
 }
 
+/** Why a file that is not a regular one is refused: a device or a pipe could be read forever, or be gone once renamed over. */
+export const NOT_A_REGULAR_FILE = 'it is not a regular file (a device, a pipe or a socket)'
+
 /** `path` for a message: a very long one shortened to its start and end. */
 export function shownPath(path: string): string {
   return path.length <= 200 ? path : `${path.slice(0, 80)}…${path.slice(-80)} (${path.length} characters)`

@@ -4,19 +4,29 @@
  * and the path, never the files' content: a key must not end up in a log.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { createSecureContext } from 'node:tls'
 import type { TlsMaterial } from '../infra/listen'
 import type { CommandInput } from './commands'
 import { CliError } from './exit-codes'
+import { NOT_A_REGULAR_FILE, pathProblem } from './path-problems'
+
+/** Far more than a certificate chain or a key holds: a larger file is not one. */
+const MAX_PEM_BYTES = 1024 * 1024
 
 const CERT_HINT = 'give the server certificate as PEM ("-----BEGIN CERTIFICATE-----"), followed by any intermediate certificates.'
 const KEY_HINT = 'give the unencrypted PEM private key ("-----BEGIN PRIVATE KEY-----") of the certificate in --tls-cert.'
 
+/** The file, read only once it is known to be a regular file of a sensible size: a named pipe or a device (/dev/zero) would hang the command. */
 async function readOptionFile(source: string, path: string): Promise<Buffer> {
   try {
+    const info = await stat(path)
+    if (info.isDirectory()) throw Object.assign(new Error('directory'), { code: 'EISDIR' })
+    if (!info.isFile()) throw new CliError('USAGE', `${source} ${path}: ${NOT_A_REGULAR_FILE}.`, `give ${source} the path of a PEM file (a regular file).`)
+    if (info.size > MAX_PEM_BYTES) throw new CliError('USAGE', `${source} ${path} is larger than 1 MiB: it is no certificate or key.`, `give ${source} a PEM file holding only the certificate chain, or only the key.`)
     return await readFile(path)
   } catch (error) {
+    if (error instanceof CliError) throw error
     switch ((error as NodeJS.ErrnoException).code) {
       case 'ENOENT':
         throw new CliError('USAGE', `${source} ${path} does not exist.`, 'give the path of an existing PEM file.')
@@ -26,7 +36,7 @@ async function readOptionFile(source: string, path: string): Promise<Buffer> {
       case 'EPERM':
         throw new CliError('PERMISSION_DENIED', `${source} ${path} may not be read.`, 'the user running Tessera must be able to read it: fix its owner or mode.')
       default:
-        throw error
+        throw pathProblem(error, path, source) ?? error
     }
   }
 }
