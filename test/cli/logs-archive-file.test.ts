@@ -5,7 +5,7 @@
  * exported or pruned, also when the data directory is reached through a
  * symbolic link. A file outside it is archived as usual.
  */
-import { mkdtemp, readdir, rm, symlink } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -55,6 +55,21 @@ describe('tessera logs archive --out', { timeout: 120_000 }, () => {
     const exported = join(root, 'after-refusals.jsonl')
     expect((await run(['logs', 'export', '--data-dir', dataDir, '--out', exported])).code).toBe(0)
     expect((await run(['logs', 'verify', '--file', exported])).stdout).toMatch(/^Export intact: [1-9]\d* entries, seq 1 to /)
+  })
+
+  it('refuses an existing file, or a symbolic link even one leading nowhere, with exit code 2 and a hint, pruning nothing', async () => {
+    const existing = join(root, 'existing.jsonl')
+    await writeFile(existing, 'kept\n')
+    const dangling = join(root, 'dangling.jsonl')
+    await symlink(join(root, 'nowhere'), dangling)
+    for (const out of [existing, dangling]) {
+      const result = await archiveTo(out)
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toContain(`tessera logs archive: ${out} already exists.`)
+      expect(result.stderr).toContain('hint: an archive never replaces a file')
+    }
+    expect(existsSync(join(root, 'nowhere'))).toBe(false)
+    expect((await verifyVault()).stdout.split('\n')[0]).toBe(intact)
   })
 
   it('archives to a file outside the data directory', async () => {

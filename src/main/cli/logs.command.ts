@@ -6,7 +6,7 @@
  * to itself. A broken chain or export exits with AUDIT_BROKEN, naming the
  * first broken link.
  */
-import { createReadStream, existsSync } from 'node:fs'
+import { createReadStream } from 'node:fs'
 import { lstat, realpath, rm, stat } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
 import { finished } from 'node:stream/promises'
@@ -186,7 +186,15 @@ async function archiveTarget(out: string | undefined, before: number | undefined
   if (before > Date.now()) throw new CliError('USAGE', `--before ${new Date(before).toISOString()} is in the future.`, 'give a date in the past: the entries created before it are archived.')
   const file = resolve(out)
   await requireOutsideDataDir(file, dataDir, 'archive')
-  if (existsSync(file)) throw new CliError('USAGE', `${file} already exists.`, 'an archive never replaces a file (it may hold the only copy of pruned entries): give --out a new file name.')
+  // lstat, not exists: a symbolic link is there even when it leads nowhere, and the archive would not be written through it.
+  const there = await lstat(file).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw pathProblem(error, file, '--out') ?? error
+    }
+  )
+  if (there) throw new CliError('USAGE', `${file} already exists.`, 'an archive never replaces a file (it may hold the only copy of pruned entries), nor a symbolic link, even one that leads nowhere: give --out a new file name.')
   return file
 }
 
