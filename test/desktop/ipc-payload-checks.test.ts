@@ -95,6 +95,18 @@ describe('IPC payload checks', () => {
     })
   })
 
+  describe('dates', () => {
+    it.each([
+      ['app:logs.list', { start_date: '2026-02-30' }, 'args[0].start_date', 'start_date names a day or time that does not exist (such as February 30, month 13 or hour 24)'],
+      ['app:logs.list', { end_date: '2026-11-29T03:53:25' }, 'args[0].end_date', 'end_date must state its time zone: add Z (UTC) or an offset such as +01:00 after the time, as in 2026-11-01T12:00:00Z'],
+      ['app:logs.export', { start_date: '2026-11-01 (x)' }, 'args[0].start_date', 'start_date must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC'],
+      ['app:logs.archive', '2026-02-30', 'args[0]', 'names a day or time that does not exist (such as February 30, month 13 or hour 24)'],
+      ['app:logs.archive', '2026-11-29T03:53:25', 'args[0]', 'must state its time zone: add Z (UTC) or an offset such as +01:00 after the time, as in 2026-11-01T12:00:00Z']
+    ])('%s refuses %j with a 400 naming it', async (channel, payload, where, message) => {
+      expect(await call(channel, payload)).toEqual({ ok: false, problem: expect.objectContaining({ status: 400, errors: { [where]: [message] } }) })
+    })
+  })
+
   describe('list filters', () => {
     it.each([
       ['app:tokens.list', 'id', () => 'a'],

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod'
 import { defaultDataDir } from '../infra/paths'
-import { isoDateToEpochMs } from '../../shared/contracts/common'
+import { isoDateText } from '../../shared/contracts/common'
 import { emailSchema, tenantNameSchema } from '../../shared/contracts/fields'
 import { allowedHostsSchema, databaseUrlSchema, hostSchema, listenPortSchema, trustedProxiesSchema, upgradeWaitSchema, webhookAllowedHostsSchema, type EnvName, type Environment } from './environment'
 import type { ExitCode } from './exit-codes'
@@ -87,10 +87,7 @@ const nonEmpty = z.string().min(1, 'must not be empty')
 const json: OptionSpec = { name: 'json', description: 'print one JSON object instead of text' }
 
 /** An ISO 8601 date or time, as epoch milliseconds. */
-const dateSchema = z
-  .string()
-  .refine((value) => !Number.isNaN(isoDateToEpochMs(value)), 'must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01 or 2026-11-01T12:00:00Z')
-  .transform(isoDateToEpochMs)
+const dateSchema = isoDateText('must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01 or 2026-11-01T12:00:00Z')
 
 /** A base64 Ed25519 public key (32 bytes). */
 const publicKeySchema = z
@@ -214,8 +211,8 @@ export const COMMANDS: CommandSpec[] = [
     options: [
       dataDir, databaseUrl,
       { name: 'out', value: 'FILE', description: 'file to write (required)', schema: z.string().min(1, 'must not be empty') },
-      { name: 'since', value: 'DATE', description: 'first entry at or after this ISO 8601 date', schema: dateSchema },
-      { name: 'until', value: 'DATE', description: 'last entry before this ISO 8601 date', schema: dateSchema }
+      { name: 'since', value: 'DATE', description: 'first entry at or after this ISO 8601 date (midnight UTC) or date-time with Z or an offset', schema: dateSchema },
+      { name: 'until', value: 'DATE', description: 'last entry before this ISO 8601 date (midnight UTC) or date-time with Z or an offset', schema: dateSchema }
     ],
     env: ['TESSERA_MASTER_KEY'],
     run: (input) => (load('logs') as typeof import('./logs.command')).exportLogs(input)
@@ -230,7 +227,7 @@ export const COMMANDS: CommandSpec[] = [
       'app first, or set a retention (TESSERA_AUDIT_RETENTION_DAYS, or Settings in the desktop app) to archive on a schedule.',
     options: [
       dataDir, databaseUrl,
-      { name: 'before', value: 'DATE', description: 'archive the entries created before this ISO 8601 date (required, not in the future)', schema: dateSchema },
+      { name: 'before', value: 'DATE', description: 'archive the entries created before this ISO 8601 date (midnight UTC) or date-time with Z or an offset (required, not in the future)', schema: dateSchema },
       { name: 'out', value: 'FILE', description: 'new file to write the archive to (required)', schema: z.string().min(1, 'must not be empty') }
     ],
     env: ['TESSERA_MASTER_KEY'],

@@ -94,10 +94,70 @@ export function pageOf<T extends z.ZodType>(item: T, id: string) {
 /** The span of times an ISO 8601 date-time with a four-digit year can state in UTC, as every answer gives them (epoch ms). */
 export const ISO_TIME_SPAN = { earliest: Date.parse('0000-01-01T00:00:00.000Z'), latest: Date.parse('9999-12-31T23:59:59.999Z') }
 
-/** Epoch ms of an ISO 8601 date or date-time whose time in UTC still has a four-digit year; NaN otherwise. */
+/**
+ * `YYYY-MM-DD`, or that date with `THH:MM`, optional `:SS` and fraction, and a
+ * zone: `Z` or an offset `±HH:MM` (at most 14 hours, as real offsets are).
+ */
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?)?$/
+
+/** Why a text is not an ISO 8601 date the filters take (see readIsoDate). */
+export type IsoDateProblem = 'format' | 'no_time_zone' | 'no_such_time' | 'out_of_range'
+
+/** What the problems other than `format` and `out_of_range` are answered with (completing "<field> …"). */
+export const ISO_DATE_MESSAGES = {
+  no_time_zone: 'must state its time zone: add Z (UTC) or an offset such as +01:00 after the time, as in 2026-11-01T12:00:00Z',
+  no_such_time: 'names a day or time that does not exist (such as February 30, month 13 or hour 24)'
+} as const
+
+const MINUTE = 60_000
+
+/**
+ * Reads an ISO 8601 date (`2026-11-01`: midnight UTC) or date-time with `Z` or an
+ * explicit offset (`2026-11-01T12:00:00Z`, `…+01:00`) as epoch ms, strictly: a
+ * date-time without a time zone is refused rather than read in the process's
+ * local time, and so is a day or time that does not exist (February 30, month 13,
+ * hour 24, second 60) rather than rolled over. The time in UTC must keep a
+ * four-digit year (ISO_TIME_SPAN).
+ */
+export function readIsoDate(value: string): { ms: number } | { problem: IsoDateProblem } {
+  const match = ISO_DATE.exec(value)
+  if (!match) return { problem: 'format' }
+  const [, year, month, day, hour, minute, second = '0', fraction = '', zone] = match
+  if (hour !== undefined && zone === undefined) return { problem: 'no_time_zone' }
+  const date = new Date(0)
+  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day))
+  if (date.getUTCFullYear() !== Number(year) || date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day)) return { problem: 'no_such_time' }
+  const [h, m, sec] = [Number(hour ?? 0), Number(minute ?? 0), Number(second)]
+  if (h > 23 || m > 59 || sec > 59) return { problem: 'no_such_time' }
+  let offsetMinutes = 0
+  if (zone !== undefined && zone !== 'Z') {
+    const [offsetHours, offsetMins] = [Number(zone.slice(1, 3)), Number(zone.slice(4, 6))]
+    if (offsetMins > 59 || offsetHours * 60 + offsetMins > 14 * 60) return { problem: 'no_such_time' }
+    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins)
+  }
+  const ms = date.getTime() + (h * 60 + m) * MINUTE + sec * 1000 + Number(fraction.slice(0, 3).padEnd(3, '0')) - offsetMinutes * MINUTE
+  return ms >= ISO_TIME_SPAN.earliest && ms <= ISO_TIME_SPAN.latest ? { ms } : { problem: 'out_of_range' }
+}
+
+/** Epoch ms of an ISO 8601 date or date-time as readIsoDate reads it; NaN otherwise. */
 export function isoDateToEpochMs(value: string): number {
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN
-  return ms >= ISO_TIME_SPAN.earliest && ms <= ISO_TIME_SPAN.latest ? ms : Number.NaN
+  const read = readIsoDate(value)
+  return 'ms' in read ? read.ms : Number.NaN
+}
+
+/**
+ * A text field or option holding an ISO 8601 date or date-time (readIsoDate), as epoch ms:
+ * `general` answers a text of another form or out of range; a date-time without a time zone
+ * and a day or time that does not exist are named as such, after `prefix`.
+ */
+export function isoDateText(general: string, prefix = '') {
+  return z.string().transform((value, ctx) => {
+    const read = readIsoDate(value)
+    if ('ms' in read) return read.ms
+    const message = read.problem === 'format' || read.problem === 'out_of_range' ? general : `${prefix}${ISO_DATE_MESSAGES[read.problem]}`
+    ctx.issues.push({ code: 'custom', message, input: value })
+    return z.NEVER
+  })
 }
 
 /** A timestamp in responses: ISO 8601 (the service answers in UTC). */

@@ -1,21 +1,20 @@
 /** The audit log: listing entries and the entity types they name. */
 import { z } from 'zod'
-import { isoDateToEpochMs, pageOf, pageQuery, timestamp } from './common'
+import { isoDateText, pageOf, pageQuery, timestamp } from './common'
 import { withoutNul } from './fields'
 
-const isoDate = (field: string) =>
-  z
-    .string()
-    .refine((value) => !Number.isNaN(isoDateToEpochMs(value)), `${field} must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC`)
-    .transform(isoDateToEpochMs)
-    .optional()
+const isoDate = (field: string) => isoDateText(`${field} must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC`, `${field} `).optional()
+
+/** What `start_date` and `end_date` take (readIsoDate). */
+const DATE_FORMS =
+  'ISO 8601: a date (`2026-11-01`, midnight UTC) or a date-time with `Z` or an offset (`2026-11-01T12:00:00Z`, `2026-11-01T13:00:00+01:00`); a date-time without either, or a day that does not exist (`2026-02-30`), is a 400'
 
 /** `GET /logs`: newest first, within a half-open date range. */
 export const listLogsQuery = z.strictObject({
   entity_type: withoutNul(z.string().max(50)).optional().meta({ description: 'Only entries about this entity type (see `GET /logs/entity-types`)' }),
   entity_id: withoutNul(z.string().max(400)).optional().meta({ description: 'Only entries about this entity' }),
-  start_date: isoDate('start_date').meta({ description: 'ISO 8601; keeps entries created at or after it' }),
-  end_date: isoDate('end_date').meta({ description: 'ISO 8601; keeps entries created before it' }),
+  start_date: isoDate('start_date').meta({ description: `${DATE_FORMS}; keeps entries created at or after it` }),
+  end_date: isoDate('end_date').meta({ description: `${DATE_FORMS}; keeps entries created before it` }),
   ...pageQuery()
 })
 
@@ -27,11 +26,7 @@ export const logFiltersQuery = listLogsQuery.omit({ page: true, size: true })
 export type LogFilters = z.infer<typeof logFiltersQuery>
 
 /** The desktop's "Archive now": the entries created before this ISO 8601 date or time (epoch ms once parsed). */
-export const archiveBefore = z
-  .string()
-  .max(40)
-  .refine((value) => !Number.isNaN(isoDateToEpochMs(value)), 'must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01')
-  .transform(isoDateToEpochMs)
+export const archiveBefore = z.string().max(40).pipe(isoDateText('must be an ISO 8601 date from 0000-01-01 to 9999-12-31 in UTC, such as 2026-11-01'))
 
 /** The desktop's activity chart: at most this many periods per call. */
 export const MAX_ACTIVITY_PERIODS = 62
