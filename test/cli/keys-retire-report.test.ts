@@ -53,6 +53,16 @@ describe('tessera keys retire --report', { timeout: 120_000 }, () => {
     expect((await versions()).find((version) => version.version === 1)!.retired_at).toBeUndefined()
   })
 
+  it('says what to do when the version does not exist or is the current one (exit 11)', async () => {
+    const missing = await keys('retire', '--version', '99')
+    expect(missing.code, missing.stderr).toBe(11)
+    expect(missing.stderr).toContain('tessera keys retire: Data key version 99 not found.\nhint: `tessera keys status` (with the same --data-dir or --database-url) lists')
+    const current = await keys('retire', '--version', '2')
+    expect(current.code, current.stderr).toBe(11)
+    expect(current.stderr).toContain('tessera keys retire: Data key version 2 is the current one; rotate first')
+    expect(current.stderr).toContain('\nhint: `tessera keys status` (with the same --data-dir or --database-url) shows which version is current')
+  })
+
   it.skipIf(process.platform !== 'linux' || !existsSync('/sys/kernel'))('prints the report and exits 14 when it cannot be written after the key is deleted', async () => {
     // sysfs lets no one, root included, create a file.
     const unwritable = join('/sys', `tessera-report-${process.pid}.json`)

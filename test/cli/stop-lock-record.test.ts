@@ -53,7 +53,7 @@ describe.skipIf(process.platform === 'win32')('tessera status and stop against a
     expect(JSON.parse(status.stdout)).toEqual({ data_dir: dataDir, running: false })
     const stopped = await run(['stop', '--data-dir', dataDir, '--timeout', '1'])
     expect(stopped.code).toBe(9)
-    expect(stopped.stderr).toContain(`No Tessera process holds ${dataDir}; nothing to stop.`)
+    expect(stopped.stderr).toContain(`No Tessera process holds ${dataDir}; nothing to stop.\nhint: if a server runs, it serves another data directory`)
   })
 
   it.skipIf(process.platform !== 'linux')('while a server holds the vault, signals no process a record without a start time names (exit 5)', async () => {

@@ -20,6 +20,7 @@ import { describeCounts, type CeremonyActor } from '../app/keys.service'
 import type { Vault } from '../bootstrap/vault'
 import type { CommandInput } from './commands'
 import { writeNewPrivateFile } from '../infra/private-files'
+import { ConflictError, NotFoundError } from '../app'
 import { CliError } from './exit-codes'
 import { pathProblem } from './path-problems'
 import { placeOf, withOpenVault, withUnlockedVault } from './vault-access'
@@ -127,6 +128,21 @@ async function reportTarget(reportFile: string): Promise<string> {
   return path
 }
 
+const STATUS = '`tessera keys status` (with the same --data-dir or --database-url)'
+
+/** A retirement the vault refused, with what to do about it; any other error as it is. */
+function retireRefusal(error: unknown): unknown {
+  if (error instanceof NotFoundError) return new CliError('REFUSED', error.message, `${STATUS} lists the vault's data-key versions: give --version one of them.`)
+  if (error instanceof ConflictError) {
+    return new CliError(
+      'REFUSED',
+      error.message,
+      `${STATUS} shows which version is current, what each one seals and which are retired: a version can be retired once another one is current (\`tessera keys rotate\` makes one and moves the data onto it) and it seals nothing.`
+    )
+  }
+  return error
+}
+
 /** `tessera keys retire`: deletes a data-key version nothing uses and writes the report that proves it. */
 export async function keysRetire({ options }: CommandInput): Promise<void> {
   const dataDir = options['data-dir'] as string
@@ -134,7 +150,9 @@ export async function keysRetire({ options }: CommandInput): Promise<void> {
   if (version === undefined) throw new CliError('USAGE', '--version N is required: the data-key version to retire.', 'see `tessera keys status` for the versions.', true)
   const chosen = options.report === undefined ? undefined : await reportTarget(options.report as string)
   await withOpenVault(placeOf(options), async (vault) => {
-    const report = await vault.services.keys.retire(cliActor(vault), vault.tenantId, version)
+    const report = await vault.services.keys.retire(cliActor(vault), vault.tenantId, version).catch((error: unknown) => {
+      throw retireRefusal(error)
+    })
     const path = chosen ?? join(resolve(dataDir), `key-retirement-v${version}-${report.retired_at.replace(/[:.]/g, '-')}.json`)
     const text = JSON.stringify(report, null, 2) + '\n'
     try {

@@ -18,7 +18,9 @@ export async function stop({ options }: CommandInput): Promise<void> {
   await requireDataDir(dataDir, 'read')
   // Only the holder of the OS lock is signalled, named by the lock's record with its start time: a process that merely reuses the id never is.
   const holder = await vaultHolder(dataDir)
-  if (!holder.held) throw new CliError('NOT_RUNNING', `No Tessera process holds ${dataDir}; nothing to stop.`)
+  if (!holder.held) {
+    throw new CliError('NOT_RUNNING', `No Tessera process holds ${dataDir}; nothing to stop.`, 'if a server runs, it serves another data directory: give `tessera stop` its --data-dir (or TESSERA_DATA_DIR), as the server was started with.')
+  }
   const owner = holder.owner
   if (!owner) {
     throw new CliError('IN_USE', `A process holds ${dataDir}, but the vault's lock record does not name it; nothing was signalled.`, 'it may be starting or exiting: run `tessera status` or `tessera stop` again in a moment.')
