@@ -41,6 +41,26 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
     expectClearFailure(await run(['serve', '--data-dir', dataDir, '--port', '0', '--database-url', url], { TESSERA_LOG_LEVEL: 'info' }), 'serve', 'the connection to 127\\.0\\.0\\.1:44999 was refused')
   })
 
+  it("a URL's bad query options: a socket folder with no server, an sslmode that is none, a setting the server refuses", async () => {
+    const socketless = `postgres://postgres:${PASSWORD}@127.0.0.1/tessera?host=${encodeURIComponent(join(dataDir, 'no-such-folder'))}`
+    expectClearFailure(await run(['keys', 'status', '--data-dir', dataDir, '--database-url', socketless]), 'keys status', `there is no PostgreSQL socket at ${escaped(join(dataDir, 'no-such-folder'))}/\\.s\\.PGSQL\\.5432`)
+
+    const bogus = await run(['keys', 'status', '--data-dir', dataDir, '--database-url', `postgres://postgres:${PASSWORD}@127.0.0.1:44999/tessera?sslmode=bogus`])
+    expect(bogus.code, bogus.stderr).toBe(2)
+    expect(bogus.stderr).toContain('tessera keys status: --database-url has sslmode="bogus", which is not a mode: use verify-full (with sslrootcert=FILE) for TLS, or disable.\nhint: ')
+
+    const server = new URL(SERVER)
+    server.password = PASSWORD
+    server.pathname = '/postgres'
+    for (const setting of ['statement_timeout%3Dabc', 'no_such_setting%3D1']) {
+      const refused = await run(['keys', 'status', '--data-dir', dataDir, '--database-url', `${server.href}?options=-c%20${setting}`])
+      expect(refused.code, refused.stderr).toBe(2)
+      expect(refused.stderr).toMatch(/^tessera keys status: The team database refused a setting of the connection \([^)]+\)\.\nhint: check the options parameter of --database-url/)
+      expect(refused.stderr).not.toContain(PASSWORD)
+    }
+    expect(bogus.stderr).not.toContain(PASSWORD)
+  })
+
   it('a database that does not exist', async () => {
     const url = new URL(SERVER)
     url.password = PASSWORD
@@ -127,6 +147,13 @@ describe('team vault database failures', { timeout: 120_000 }, () => {
     it('a server without TLS, when the URL asks for it', async () => {
       const url = await impostor((socket) => socket.write('N'), '?sslmode=verify-full')
       expectClearFailure(await run(['init', '--data-dir', dataDir, '--database-url', url]), 'init', escaped('the server does not accept TLS, which the URL asks for (sslmode)'))
+    })
+
+    it('sslmode=require is refused as any TLS request, without the driver\'s multi-line warning', async () => {
+      const url = await impostor((socket) => socket.write('N'), '?sslmode=require')
+      const result = await run(['init', '--data-dir', dataDir, '--database-url', url])
+      expectClearFailure(result, 'init', escaped('the server does not accept TLS, which the URL asks for (sslmode)'))
+      expect(result.stderr).not.toContain('SECURITY WARNING')
     })
 
     it('a certificate that is not trusted, or not for the host connected to', async () => {

@@ -125,6 +125,18 @@ function unreadableTlsFiles(url: URL): string[] {
   })
 }
 
+/** The values of sslmode node-postgres knows; any other would be taken as a request for TLS. */
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify']
+
+/**
+ * node-postgres takes sslmode prefer, require and verify-ca for verify-full (unless uselibpqcompat=true), and
+ * says so on stderr in a multi-line "SECURITY WARNING" once per process. Naming verify-full does the same without it.
+ */
+function withoutSslModeAlias(url: string): string {
+  if (/[?&]uselibpqcompat=/i.test(url)) return url
+  return url.replace(/([?&]sslmode=)(prefer|require|verify-ca)(?=&|#|$)/g, '$1verify-full')
+}
+
 /** A PostgreSQL URL; it may hold a password, so it is never echoed (the paths of its TLS files are). */
 export const databaseUrlSchema = z
   .string()
@@ -133,7 +145,12 @@ export const databaseUrlSchema = z
     if (!URL.canParse(value)) return // refused above
     const unreadable = unreadableTlsFiles(new URL(value))
     if (unreadable.length > 0) context.addIssue({ code: 'custom', message: `names TLS files that cannot be read: ${unreadable.join(', ')}` })
+    const sslmode = new URL(value).searchParams.get('sslmode')
+    if (sslmode !== null && !SSL_MODES.includes(sslmode)) {
+      context.addIssue({ code: 'custom', message: `has sslmode=${JSON.stringify(sslmode)}, which is not a mode: use verify-full (with sslrootcert=FILE) for TLS, or disable` })
+    }
   })
+  .transform(withoutSslModeAlias)
 
 /** `--upgrade-wait` and `TESSERA_UPGRADE_WAIT`: seconds, as milliseconds. */
 export const upgradeWaitSchema = z

@@ -101,6 +101,17 @@ function databaseError(error: NodeJS.ErrnoException & { address?: string; port?:
     case 'ETIMEDOUT':
     case 'EHOSTUNREACH':
       return cannot('the server did not answer')
+    case 'ENOENT':
+      // A host that is a folder: the server's Unix socket in it (host=/var/run/postgresql).
+      if (error.syscall !== 'connect') return undefined
+      return cannot(`there is no PostgreSQL socket${error.address ? ` at ${error.address}` : ''}`, "check the host of --database-url (or TESSERA_DATABASE_URL): a folder names the server's Unix socket folder, such as /var/run/postgresql.")
+    case '22023':
+    case '42704':
+      return new CliError(
+        'USAGE',
+        `The team database refused a setting of the connection (${error.code === '22023' ? 'a value it does not accept' : 'a setting it does not know'}).`,
+        'check the options parameter of --database-url (or TESSERA_DATABASE_URL), such as options=-c%20statement_timeout%3D5000: each -c NAME=VALUE must be a PostgreSQL setting and a value it takes.'
+      )
     case '3D000':
       return cannot('the database does not exist', 'create it (`createdb NAME`), or check the database name in --database-url (or TESSERA_DATABASE_URL).')
     case '28P01':
