@@ -85,7 +85,9 @@ describe('tessera status, stop and the vault lock', { timeout: 120_000 }, () => 
 
     const again = await run(['stop', '--data-dir', dataDir])
     expect(again.code).toBe(9)
-    expect(again.stderr).toBe(`tessera stop: No Tessera process holds ${dataDir}; nothing to stop.\n`)
+    expect(again.stderr).toBe(
+      `tessera stop: No Tessera process holds ${dataDir}; nothing to stop.\nhint: if a server runs, it serves another data directory: give \`tessera stop\` its --data-dir (or TESSERA_DATA_DIR), as the server was started with.\n`
+    )
   })
 
   it('stop exits 10 when the server is still finishing a request at the timeout', async () => {
