@@ -11,7 +11,7 @@
  * the server or the desktop app opens the vault. `status` only reads, so it
  * works while a server runs and shows that background pass's progress.
  */
-import { access, constants, lstat, mkdir, stat } from 'node:fs/promises'
+import { access, constants, mkdir, stat } from 'node:fs/promises'
 import { userInfo } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { KeyStatus, TenantKeyStatus } from '../../shared/types'
@@ -22,7 +22,7 @@ import type { CommandInput } from './commands'
 import { writeNewPrivateFile } from '../infra/private-files'
 import { ConflictError, NotFoundError } from '../app'
 import { CliError } from './exit-codes'
-import { pathProblem } from './path-problems'
+import { pathProblem, somethingAt } from './path-problems'
 import { placeOf, withOpenVault, withUnlockedVault } from './vault-access'
 
 
@@ -111,14 +111,7 @@ export async function keysRotate({ options }: CommandInput): Promise<void> {
 async function reportTarget(reportFile: string): Promise<string> {
   const path = resolve(reportFile)
   // Only a path that does not exist will do: any other failure to look it up (too long a name, a loop of links) would fail the write too.
-  const exists = await lstat(path).then(
-    () => true,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return false
-      throw pathProblem(error, path, '--report') ?? error
-    }
-  )
-  if (exists) throw new CliError('USAGE', `${path} already exists.`, 'give --report a new file name: a retirement report never replaces a file.')
+  if (await somethingAt(path, '--report')) throw new CliError('USAGE', `${path} already exists.`, 'give --report a new file name: a retirement report never replaces a file.')
   await mkdir(dirname(path), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EEXIST' || error.code === 'ENOTDIR') throw new CliError('USAGE', `Cannot write ${path}: a file is in the way of its folder.`, 'give --report a file in a folder.')
     throw pathProblem(error, path, '--report') ?? error
@@ -175,14 +168,7 @@ export async function keysRetire({ options }: CommandInput): Promise<void> {
  */
 async function newKeyFileTarget(newKeyFile: string): Promise<string> {
   const target = resolve(newKeyFile)
-  const exists = await lstat(target).then(
-    () => true,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return false
-      throw pathProblem(error, target, '--new-key-file') ?? error
-    }
-  )
-  if (exists) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
+  if (await somethingAt(target, '--new-key-file')) throw new CliError('USAGE', `${target} already exists.`, 'give --new-key-file a file that does not exist yet.')
   const folder = await stat(dirname(target)).catch(() => undefined)
   if (!folder?.isDirectory()) throw new CliError('USAGE', `Cannot write ${target}: its folder does not exist.`, 'give --new-key-file a new file in an existing folder.')
   return target

@@ -18,7 +18,7 @@ import { placeOf, withOpenVault, withUnlockedVault, type VaultPlace } from './va
 import { VaultInUseError } from '../infra/vault-lock'
 import { openNewPrivateFile, renameOrRemove, temporaryBeside } from '../infra/private-files'
 import { printable } from './printable'
-import { NOT_A_REGULAR_FILE, pathProblem } from './path-problems'
+import { NOT_A_REGULAR_FILE, pathProblem, somethingAt } from './path-problems'
 
 function print(text: string): void {
   process.stdout.write(text + '\n')
@@ -186,15 +186,8 @@ async function archiveTarget(out: string | undefined, before: number | undefined
   if (before > Date.now()) throw new CliError('USAGE', `--before ${new Date(before).toISOString()} is in the future.`, 'give a date in the past: the entries created before it are archived.')
   const file = resolve(out)
   await requireOutsideDataDir(file, dataDir, 'archive')
-  // lstat, not exists: a symbolic link is there even when it leads nowhere, and the archive would not be written through it.
-  const there = await lstat(file).then(
-    () => true,
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return false
-      throw pathProblem(error, file, '--out') ?? error
-    }
-  )
-  if (there) throw new CliError('USAGE', `${file} already exists.`, 'an archive never replaces a file (it may hold the only copy of pruned entries), nor a symbolic link, even one that leads nowhere: give --out a new file name.')
+  // A symbolic link is there even when it leads nowhere, and the archive would not be written through it.
+  if (await somethingAt(file, '--out')) throw new CliError('USAGE', `${file} already exists.`, 'an archive never replaces a file (it may hold the only copy of pruned entries), nor a symbolic link, even one that leads nowhere: give --out a new file name.')
   return file
 }
 

@@ -3,6 +3,7 @@
  * links, or a file where one of its folders should be. Each command checks its
  * paths before it changes anything, naming the option at fault.
  */
+import { lstat } from 'node:fs/promises'
 import { CliError, type ExitName } from './exit-codes'
 
 const PROBLEMS: Record<string, [why: string, fix: string]> = {
@@ -28,4 +29,18 @@ export function pathProblem(error: unknown, path: string, option: string, exit: 
   if (typeof code !== 'string' || !Object.hasOwn(PROBLEMS, code)) return undefined
   const [why, fix] = PROBLEMS[code]
   return new CliError(exit, `Cannot use ${shownPath(path)}: ${why}.`, `give ${option} ${fix}.`)
+}
+
+/**
+ * Whether anything is at `path`: a file, a folder, or a symbolic link even one
+ * that leads nowhere. A path that cannot be resolved is refused naming `option`.
+ */
+export async function somethingAt(path: string, option: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw pathProblem(error, path, option) ?? error
+    }
+  )
 }
