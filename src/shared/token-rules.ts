@@ -138,3 +138,29 @@ export function tokenDataErrors(type: string, data: unknown, path = 'data', part
   if (!partial) for (const field of shape.required) if (data[field] === undefined) add(`${path}.${field}`, 'is required')
   return errors
 }
+
+/**
+ * What shows nothing on its own: white space and separators, combining marks, control
+ * and format characters, and the letters and symbols drawn blank (Hangul fillers, the
+ * blank Braille pattern).
+ */
+const BLANK_CHARACTERS = /[\s\p{Z}\p{M}\p{Cc}\p{Cf}\u115f\u1160\u3164\uffa0\u2800]/gu
+
+/** Control characters (C0, DEL, C1), invisible formatting characters and the line and paragraph separators. */
+const CONTROL_OR_INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029]/u
+
+/** The fewest characters people can see that a reveal reason holds. */
+export const REVEAL_REASON_MIN_VISIBLE = 3
+
+/** How many characters of `text` people can see (BLANK_CHARACTERS left out). */
+export function visibleCharacterCount(text: string): number {
+  return [...text.replace(BLANK_CHARACTERS, '')].length
+}
+
+/** Why `reason` would be refused as a reveal reason (the service's `revealReason`), as a sentence for the window; undefined when it would not. */
+export function revealReasonProblem(reason: string): string | undefined {
+  const trimmed = reason.trim()
+  if (CONTROL_OR_INVISIBLE.test(trimmed)) return 'Remove the control or invisible characters (such as zero-width spaces) from the reason.'
+  if (visibleCharacterCount(trimmed) < REVEAL_REASON_MIN_VISIBLE) return `Give a reason of at least ${REVEAL_REASON_MIN_VISIBLE} characters people can see.`
+  return undefined
+}

@@ -2,7 +2,8 @@ import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { abaRoutingValid, isTokenTypeName, luhnValid, TOKEN_TYPE_NAMES, tokenDataErrors } from '../../src/shared/token-rules'
+import { abaRoutingValid, isTokenTypeName, luhnValid, revealReasonProblem, TOKEN_TYPE_NAMES, tokenDataErrors } from '../../src/shared/token-rules'
+import { revealReason } from '../../src/shared/contracts/tokens'
 import { ValidationError } from '../../src/main/domain/errors'
 import { getTokenType, tokenTypeNames } from '../../src/main/domain/token-types'
 import { breakLuhn, cardNumber, withCheckDigit } from '../helpers/tokens'
@@ -143,5 +144,20 @@ describe('the service agrees', () => {
     const source = readFileSync(join(__dirname, '../../src/shared/token-rules.ts'), 'utf8')
     const imports = [...source.matchAll(/(?:from\s+|import\s*\()\s*['"]([^'"]+)['"]/g)].map((match) => match[1])
     expect(imports.filter((path) => !/^\.\/[^.]/.test(path))).toEqual([])
+  })
+})
+
+describe('reveal reasons', () => {
+  // The window's rule (RevealDialog) and the service's (the revealReason contract) must agree, or the window
+  // would offer Reveal for a reason the service refuses, or hold back one it takes.
+  const pieces = fc.constantFrom('a', 'Z', '7', '票', ' ', '\t', '\n', '\u0007', '\u0085', '\u200b', '\u202e', '\u2028', '\u0301', '\u3164', '\u00a0', '\u2800', '😀')
+  it('refuses in the window exactly the reasons the service refuses (up to the 200 characters the field takes)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pieces, fc.string({ maxLength: 3 })), { maxLength: 12 }), (parts) => {
+        const reason = parts.join('')
+        expect(revealReasonProblem(reason) === undefined).toBe(revealReason.safeParse(reason).success)
+      }),
+      { numRuns: 2000 }
+    )
   })
 })

@@ -1,7 +1,7 @@
 /** Tokens and tokenize: create, list, update (merge patch), reveal, and the token object. */
 import { z } from 'zod'
 import { containerPath } from './access'
-import { isTokenTypeName, TOKEN_TYPE_NAMES, TOKENIZE_MAX_TOKENS } from '../token-rules'
+import { isTokenTypeName, REVEAL_REASON_MIN_VISIBLE, TOKEN_TYPE_NAMES, TOKENIZE_MAX_TOKENS, visibleCharacterCount } from '../token-rules'
 import { checkWith, pageOf, pageQuery, queryInt, queryList, timestamp } from './common'
 import { nameText, shownText, withoutInvisibleCharacters, withoutNul } from './fields'
 
@@ -176,16 +176,6 @@ export const searchTokensV2Body = z
 export type SearchTokensV2Body = z.infer<typeof searchTokensV2Body>
 
 /**
- * What shows nothing on its own: white space and separators, combining marks, control
- * and format characters, and the letters and symbols drawn blank (Hangul fillers, the
- * blank Braille pattern).
- */
-const BLANK_CHARACTERS = /[\s\p{Z}\p{M}\p{Cc}\p{Cf}\u115f\u1160\u3164\uffa0\u2800]/gu
-
-/** The fewest characters people can see that a reveal reason holds. */
-export const REVEAL_REASON_MIN_VISIBLE = 3
-
-/**
  * Desktop only: why a member reveals a token's plaintext, written into the audit
  * message on one line: trimmed, at most 200 characters, no control characters
  * (C0, DEL, C1: a line break would forge another line), no invisible formatting
@@ -193,7 +183,7 @@ export const REVEAL_REASON_MIN_VISIBLE = 3
  * 3 characters people can see.
  */
 export const revealReason = nameText(z.string().trim().max(200)).refine(
-  (value) => [...value.replace(BLANK_CHARACTERS, '')].length >= REVEAL_REASON_MIN_VISIBLE,
+  (value) => visibleCharacterCount(value) >= REVEAL_REASON_MIN_VISIBLE,
   `give a reason of at least ${REVEAL_REASON_MIN_VISIBLE} visible characters`
 )
 
