@@ -144,7 +144,7 @@ describe('tessera keys', { timeout: 180_000 }, () => {
     expect((await stat(reportFile)).mode & 0o777).toBe(0o600)
     expect((await status()).versions[0]).toMatchObject({ version: 1, retired_at: report.retired_at })
     const again = await keys(['retire', '--version', '1'])
-    expect(again).toMatchObject({ code: 11, stderr: 'tessera keys retire: Data key version 1 is already retired.\n' })
+    expect(again).toMatchObject({ code: 11, stderr: expect.stringMatching(/^tessera keys retire: Data key version 1 is already retired\.\nhint: `tessera keys status` .+\n$/) })
   })
 
   it('resumes an unfinished rotation with `keys rotate` instead of starting another', async () => {
