@@ -12,14 +12,14 @@ import { isMailbox } from '../../shared/contracts/fields'
 import { MASTER_KEY_BYTES } from '../bootstrap/master-key'
 import { parseCvcRetention } from '../app'
 import { MAX_AUDIT_RETENTION_DAYS } from '../app/audit-archive'
-import { parseAddressEntry } from '../infra/address-list'
+import { isHostOrIp, parseAddressEntry } from '../infra/address-list'
 import type { MailConfig } from '../infra/mail-transport'
 import { CliError } from './exit-codes'
 
 const hostname = z.hostname()
 
 /** An IP address or a DNS name; messages complete "<variable or option> …". */
-export const hostSchema = z.string().refine((value) => isIP(value) !== 0 || hostname.safeParse(value).success, 'must be an IP address or a host name, such as 127.0.0.1 or localhost')
+export const hostSchema = z.string().refine(isHostOrIp, 'must be an IP address or a host name, such as 127.0.0.1 or localhost')
 
 function portSchema(min: number) {
   const message = `must be a port number from ${min} to 65535`

@@ -6,7 +6,7 @@
 import { AppError, CannotUnlockError, VaultAlreadyInitialisedError } from '../app'
 import { VaultInUseError } from '../infra/vault-lock'
 import { CliError } from './exit-codes'
-import { shownPath } from './path-problems'
+import { shownPath, unresolvablePath } from './path-problems'
 
 function inUseHint({ dataDir, owner }: VaultInUseError): string {
   const stop = `\`tessera stop --data-dir ${dataDir}\``
@@ -40,7 +40,7 @@ function systemError(error: NodeJS.ErrnoException): CliError | undefined {
       // The commands check the paths their options name first, naming the option; this is the rest.
       return new CliError(
         'USAGE',
-        `Cannot use the path${error.path ? ` ${shownPath(error.path)}` : ''}: ${error.code === 'ENAMETOOLONG' ? 'it, or a name in it, is too long' : error.code === 'ELOOP' ? 'its symbolic links loop' : 'a file is in the way of one of its folders'}.`,
+        `Cannot use the path${error.path ? ` ${shownPath(error.path)}` : ''}: ${unresolvablePath(error)!.why}.`,
         'check the paths given in the options and environment variables (--data-dir, --out, --file, --report…): a file or folder name holds at most 255 bytes.'
       )
     case 'ENOSPC':

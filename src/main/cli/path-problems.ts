@@ -20,15 +20,21 @@ export function shownPath(path: string): string {
   return path.length <= 200 ? path : `${path.slice(0, 80)}…${path.slice(-80)} (${path.length} characters)`
 }
 
+/** Why and how to fix it, when `error` says a path cannot be resolved at all; undefined for any other error. */
+export function unresolvablePath(error: unknown): { why: string; fix: string } | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (typeof code !== 'string' || !Object.hasOwn(PROBLEMS, code)) return undefined
+  const [why, fix] = PROBLEMS[code]
+  return { why, fix }
+}
+
 /**
  * The failure to report when `error` says `path`, given with `option`, cannot
  * be resolved; undefined for any other error.
  */
 export function pathProblem(error: unknown, path: string, option: string, exit: ExitName = 'USAGE'): CliError | undefined {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code
-  if (typeof code !== 'string' || !Object.hasOwn(PROBLEMS, code)) return undefined
-  const [why, fix] = PROBLEMS[code]
-  return new CliError(exit, `Cannot use ${shownPath(path)}: ${why}.`, `give ${option} ${fix}.`)
+  const problem = unresolvablePath(error)
+  return problem && new CliError(exit, `Cannot use ${shownPath(path)}: ${problem.why}.`, `give ${option} ${problem.fix}.`)
 }
 
 /**

@@ -19,25 +19,26 @@ const KEY_HINT = 'give the unencrypted PEM private key ("-----BEGIN PRIVATE KEY-
 
 /** The file, read only once it is known to be a regular file of a sensible size: a named pipe or a device (/dev/zero) would hang the command. */
 async function readOptionFile(source: string, path: string): Promise<Buffer> {
-  try {
-    const info = await stat(path)
-    if (info.isDirectory()) throw Object.assign(new Error('directory'), { code: 'EISDIR' })
-    if (!info.isFile()) throw new CliError('USAGE', `${source} ${path}: ${NOT_A_REGULAR_FILE}.`, `give ${source} the path of a PEM file (a regular file).`)
-    if (info.size > MAX_PEM_BYTES) throw new CliError('USAGE', `${source} ${path} is larger than 1 MiB: it is no certificate or key.`, `give ${source} a PEM file holding only the certificate chain, or only the key.`)
-    return await readFile(path)
-  } catch (error) {
-    if (error instanceof CliError) throw error
-    switch ((error as NodeJS.ErrnoException).code) {
-      case 'ENOENT':
-        throw new CliError('USAGE', `${source} ${path} does not exist.`, 'give the path of an existing PEM file.')
-      case 'EISDIR':
-        throw new CliError('USAGE', `${source} ${path} is a directory, not a file.`, 'give the path of a PEM file.')
-      case 'EACCES':
-      case 'EPERM':
-        throw new CliError('PERMISSION_DENIED', `${source} ${path} may not be read.`, 'the user running Tessera must be able to read it: fix its owner or mode.')
-      default:
-        throw pathProblem(error, path, source) ?? error
-    }
+  const unreadable = (error: unknown) => {
+    throw unreadableFile(source, path, error)
+  }
+  const info = await stat(path).catch(unreadable)
+  if (info.isDirectory()) throw new CliError('USAGE', `${source} ${path} is a directory, not a file.`, 'give the path of a PEM file.')
+  if (!info.isFile()) throw new CliError('USAGE', `${source} ${path}: ${NOT_A_REGULAR_FILE}.`, `give ${source} the path of a PEM file (a regular file).`)
+  if (info.size > MAX_PEM_BYTES) throw new CliError('USAGE', `${source} ${path} is larger than 1 MiB: it is no certificate or key.`, `give ${source} a PEM file holding only the certificate chain, or only the key.`)
+  return readFile(path).catch(unreadable)
+}
+
+/** Why `path`, given with `source`, cannot be looked at or read; any other error as it is. */
+function unreadableFile(source: string, path: string, error: unknown): unknown {
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      return new CliError('USAGE', `${source} ${path} does not exist.`, 'give the path of an existing PEM file.')
+    case 'EACCES':
+    case 'EPERM':
+      return new CliError('PERMISSION_DENIED', `${source} ${path} may not be read.`, 'the user running Tessera must be able to read it: fix its owner or mode.')
+    default:
+      return pathProblem(error, path, source) ?? error
   }
 }
 

@@ -6,8 +6,8 @@
  * the master key; it moves into the vault the first time the vault is unlocked.
  */
 import { readFile, rename, writeFile } from 'node:fs/promises'
-import { isIP } from 'node:net'
 import { join } from 'node:path'
+import { isHostOrIp } from '../infra/address-list'
 import { z } from 'zod'
 import { isMailbox, nameText } from '../../shared/contracts/fields'
 import { webhookUrl } from '../../shared/contracts/webhooks'
@@ -55,14 +55,12 @@ const httpUrl = z
   .pipe(webhookUrl)
   .refine((value) => !/[?#]/.test(value), 'must not hold a query or fragment: invitation links are built on it')
 
-const dnsName = z.hostname()
-
-/** The rule of `TESSERA_SMTP_HOST` (cli/environment.ts): an IP address or a DNS name, so no spaces or control characters. */
+/** The rule of `TESSERA_SMTP_HOST`: an IP address or a DNS name, so no spaces or control characters. */
 const smtpHost = z
   .string()
   .min(1, 'is required')
   .max(255)
-  .refine((value) => isIP(value) !== 0 || dnsName.safeParse(value).success, 'must be a host name or an IP address, such as smtp.example.com or 10.0.0.5')
+  .refine(isHostOrIp, 'must be a host name or an IP address, such as smtp.example.com or 10.0.0.5')
 
 /** The rule of `TESSERA_SMTP_FROM`: an address, optionally with a name; on one line (no control characters: no header can follow it). */
 const smtpFrom = nameText(z.string().min(3, 'is required').max(320)).refine(

@@ -1,5 +1,13 @@
-/** Lists of IP addresses and CIDR ranges (`10.0.0.5`, `10.0.0.0/8`, `fd00::/8`), as `--trust-proxy` takes them. */
+/** Lists of IP addresses and CIDR ranges (`10.0.0.5`, `10.0.0.0/8`, `fd00::/8`), as `--trust-proxy` takes them; host names. */
 import { BlockList, isIP } from 'node:net'
+import { z } from 'zod'
+
+const dnsName = z.hostname()
+
+/** Whether `value` is an IP address or a DNS name (a server to connect to: `smtp.example.com`, `10.0.0.5`). */
+export function isHostOrIp(value: string): boolean {
+  return isIP(value) !== 0 || dnsName.safeParse(value).success
+}
 
 type Family = 'ipv4' | 'ipv6'
 
